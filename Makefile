@@ -1,0 +1,28 @@
+# mtdpp: PGXS build.  BLAS/LAPACK come from the system (OpenBLAS when
+# installed, through Debian's alternatives for libblas.so.3/liblapack.so.3).
+
+EXTENSION = mtdpp
+EXTVERSION = 0.1.0
+
+MODULE_big = mtdpp
+OBJS = \
+	src/aggregate.o \
+	src/complete.o \
+	src/evaluate.o \
+	src/linalg.o \
+	src/model.o \
+	src/params.o \
+	src/store.o \
+	src/train.o
+
+DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
+REGRESS = mtdpp_setup train complete evaluate bad_input models
+REGRESS_OPTS = --load-extension=$(EXTENSION)
+TAP_TESTS = 1
+
+PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
+SHLIB_LINK = -llapacke -llapack -lblas -lm
+
+PG_CONFIG ?= pg_config
+PGXS := $(shell $(PG_CONFIG) --pgxs)
+include $(PGXS)

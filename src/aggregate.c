@@ -1,0 +1,354 @@
+/*
+ * aggregate.c
+ *		The training aggregate mtdpp_fit: order lines in, a trained model out.
+ *
+ * The transition function only gathers order lines, 16 bytes each (order id,
+ * item id, position), in one array that grows by doubling; large arrays are
+ * remapped by the allocator rather than copied, so resident memory stays
+ * near 16 bytes a line.  Partial states combine by concatenation and
+ * serialise as a flat copy, which is what lets PostgreSQL's parallel workers
+ * (and engines built on partial aggregation) read the orders side by side.
+ *
+ * The final function makes the result independent of the plan: it sorts the
+ * lines (order, item, position), drops repeated items of a basket (the
+ * first position counts), orders each basket by position, maps item ids to
+ * dense indices, and hands the baskets to the trainer.  The hyperparameters
+ * come with the rows (the same jsonb on each) and travel in the state.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "utils/builtins.h"
+#include "utils/jsonb.h"
+#include "utils/memutils.h"
+
+#include "mtdpp.h"
+
+typedef struct OrderLine
+{
+	int64		order_id;
+	int32		item_id;
+	int32		position;
+} OrderLine;
+
+StaticAssertDecl(sizeof(OrderLine) == 16, "an order line takes 16 bytes");
+
+typedef struct FitState
+{
+	int64		n;
+	int64		cap;
+	OrderLine  *lines;
+	Jsonb	   *params;			/* NULL until a row brings some */
+} FitState;
+
+/* serialised state: this header, the params jsonb (padded to 8), the lines */
+typedef struct FitStateHeader
+{
+	uint32		format;
+	int32		params_len;
+	int64		n;
+} FitStateHeader;
+
+PG_FUNCTION_INFO_V1(mtdpp_fit_transfn);
+PG_FUNCTION_INFO_V1(mtdpp_fit_combinefn);
+PG_FUNCTION_INFO_V1(mtdpp_fit_serialfn);
+PG_FUNCTION_INFO_V1(mtdpp_fit_deserialfn);
+PG_FUNCTION_INFO_V1(mtdpp_fit_finalfn);
+
+static MemoryContext
+aggregate_context(FunctionCallInfo fcinfo, const char *fn)
+{
+	MemoryContext ctx;
+
+	if (!AggCheckCallContext(fcinfo, &ctx))
+		elog(ERROR, "%s called in non-aggregate context", fn);
+	return ctx;
+}
+
+static FitState *
+state_new(MemoryContext ctx)
+{
+	FitState   *st = MemoryContextAllocZero(ctx, sizeof(FitState));
+
+	return st;
+}
+
+/* Room for ADD more lines, checked against maintenance_work_mem. */
+static void
+state_reserve(MemoryContext ctx, FitState *st, int64 add)
+{
+	int64		need = st->n + add;
+	Size		limit = (Size) maintenance_work_mem * 1024;
+	int64		cap;
+
+	if (need <= st->cap)
+		return;
+	if ((Size) need * sizeof(OrderLine) > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gathering " INT64_FORMAT " order lines needs %zu kB, more than maintenance_work_mem (%d kB)",
+						need, (Size) need * sizeof(OrderLine) / 1024, maintenance_work_mem),
+				 errhint("Raise maintenance_work_mem for this session (16 bytes per order line), or train on fewer orders.")));
+	cap = Max(need, Max(st->cap * 2, 1024));
+	cap = Min(cap, (int64) (limit / sizeof(OrderLine)));
+	cap = Max(cap, need);
+	if (st->lines == NULL)
+		st->lines = MemoryContextAllocHuge(ctx, (Size) cap * sizeof(OrderLine));
+	else
+		st->lines = repalloc_huge(st->lines, (Size) cap * sizeof(OrderLine));
+	st->cap = cap;
+}
+
+Datum
+mtdpp_fit_transfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext ctx = aggregate_context(fcinfo, "mtdpp_fit_transfn");
+	FitState   *st = PG_ARGISNULL(0) ? NULL : (FitState *) PG_GETARG_POINTER(0);
+	int			nargs = PG_NARGS();
+
+	if (st == NULL)
+		st = state_new(ctx);
+
+	if (nargs > 4 && !PG_ARGISNULL(4) && st->params == NULL)
+	{
+		Jsonb	   *j = PG_GETARG_JSONB_P(4);
+		MtdppParams check;
+
+		/* fail on the first row, not after reading the whole table */
+		mtdpp_params_resolve(&check, j);
+		st->params = MemoryContextAlloc(ctx, VARSIZE(j));
+		memcpy(st->params, j, VARSIZE(j));
+	}
+
+	/* a line without order or item says nothing about a basket */
+	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+		PG_RETURN_POINTER(st);
+
+	state_reserve(ctx, st, 1);
+	st->lines[st->n].order_id = PG_GETARG_INT64(1);
+	st->lines[st->n].item_id = PG_GETARG_INT32(2);
+	st->lines[st->n].position = (nargs > 3 && !PG_ARGISNULL(3)) ? PG_GETARG_INT32(3) : 0;
+	st->n++;
+	PG_RETURN_POINTER(st);
+}
+
+Datum
+mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
+{
+	MemoryContext ctx = aggregate_context(fcinfo, "mtdpp_fit_combinefn");
+	FitState   *a = PG_ARGISNULL(0) ? NULL : (FitState *) PG_GETARG_POINTER(0);
+	FitState   *b = PG_ARGISNULL(1) ? NULL : (FitState *) PG_GETARG_POINTER(1);
+
+	if (b == NULL)
+		PG_RETURN_POINTER(a);
+	if (a == NULL)
+		a = state_new(ctx);
+	if (a->params == NULL && b->params != NULL)
+	{
+		a->params = MemoryContextAlloc(ctx, VARSIZE(b->params));
+		memcpy(a->params, b->params, VARSIZE(b->params));
+	}
+	if (b->n > 0)
+	{
+		state_reserve(ctx, a, b->n);
+		memcpy(a->lines + a->n, b->lines, (Size) b->n * sizeof(OrderLine));
+		a->n += b->n;
+	}
+	PG_RETURN_POINTER(a);
+}
+
+Datum
+mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
+{
+	FitState   *st = (FitState *) PG_GETARG_POINTER(0);
+	FitStateHeader h;
+	int			plen = st->params ? VARSIZE(st->params) : 0;
+	int			padded = TYPEALIGN(8, plen);
+	Size		size = add_size(VARHDRSZ + sizeof(h) + padded,
+								mul_size(st->n, sizeof(OrderLine)));
+	bytea	   *out;
+	char	   *p;
+
+	aggregate_context(fcinfo, "mtdpp_fit_serialfn");
+	out = palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	SET_VARSIZE(out, size);
+	h.format = MTDPP_FORMAT_VERSION;
+	h.params_len = plen;
+	h.n = st->n;
+	p = VARDATA(out);
+	memcpy(p, &h, sizeof(h));
+	p += sizeof(h);
+	if (plen > 0)
+		memcpy(p, st->params, plen);
+	p += padded;
+	if (st->n > 0)
+		memcpy(p, st->lines, (Size) st->n * sizeof(OrderLine));
+	PG_RETURN_BYTEA_P(out);
+}
+
+Datum
+mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
+{
+	MemoryContext ctx = aggregate_context(fcinfo, "mtdpp_fit_deserialfn");
+	bytea	   *in = PG_GETARG_BYTEA_PP(0);
+	const char *p = VARDATA_ANY(in);
+	Size		len = VARSIZE_ANY_EXHDR(in);
+	FitStateHeader h;
+	FitState   *st = state_new(ctx);
+
+	if (len < sizeof(h))
+		elog(ERROR, "mtdpp_fit state is truncated");
+	memcpy(&h, p, sizeof(h));
+	if (h.format != MTDPP_FORMAT_VERSION ||
+		len != sizeof(h) + TYPEALIGN(8, h.params_len) + (Size) h.n * sizeof(OrderLine))
+		elog(ERROR, "mtdpp_fit state has format %u and %zu bytes, which do not match",
+			 h.format, len);
+	p += sizeof(h);
+	if (h.params_len > 0)
+	{
+		st->params = MemoryContextAlloc(ctx, h.params_len);
+		memcpy(st->params, p, h.params_len);
+	}
+	p += TYPEALIGN(8, h.params_len);
+	if (h.n > 0)
+	{
+		state_reserve(ctx, st, h.n);
+		memcpy(st->lines, p, (Size) h.n * sizeof(OrderLine));
+		st->n = h.n;
+	}
+	PG_RETURN_POINTER(st);
+}
+
+static int
+cmp_order_item_pos(const void *a, const void *b)
+{
+	const OrderLine *x = a,
+			   *y = b;
+
+	if (x->order_id != y->order_id)
+		return x->order_id < y->order_id ? -1 : 1;
+	if (x->item_id != y->item_id)
+		return x->item_id < y->item_id ? -1 : 1;
+	if (x->position != y->position)
+		return x->position < y->position ? -1 : 1;
+	return 0;
+}
+
+static int
+cmp_pos_item(const void *a, const void *b)
+{
+	const OrderLine *x = a,
+			   *y = b;
+
+	if (x->position != y->position)
+		return x->position < y->position ? -1 : 1;
+	if (x->item_id != y->item_id)
+		return x->item_id < y->item_id ? -1 : 1;
+	return 0;
+}
+
+static int
+cmp_int32(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a,
+				y = *(const int32 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* Sorts the gathered lines into baskets over dense item indices. */
+static MtdppBaskets *
+build_baskets(FitState *st)
+{
+	MtdppBaskets *d = palloc0(sizeof(MtdppBaskets));
+	OrderLine  *l = st->lines;
+	int64		n = 0;
+	int64		nb = 0;
+	int			ni = 0;
+
+	pg_qsort(l, st->n, sizeof(OrderLine), cmp_order_item_pos);
+	CHECK_FOR_INTERRUPTS();
+
+	/* repeated items of a basket: the first position counts */
+	for (int64 k = 0; k < st->n; k++)
+	{
+		if (n > 0 && l[n - 1].order_id == l[k].order_id && l[n - 1].item_id == l[k].item_id)
+			continue;
+		l[n++] = l[k];
+	}
+
+	/* distinct items */
+	d->item_ids = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
+	for (int64 k = 0; k < n; k++)
+		d->item_ids[k] = l[k].item_id;
+	pg_qsort(d->item_ids, n, sizeof(int32), cmp_int32);
+	for (int64 k = 0; k < n; k++)
+		if (ni == 0 || d->item_ids[ni - 1] != d->item_ids[k])
+			d->item_ids[ni++] = d->item_ids[k];
+	d->n_items = ni;
+	d->popularity = palloc0(sizeof(int32) * Max(ni, 1));
+
+	/* baskets in position order */
+	for (int64 k = 0; k < n; k++)
+		if (k == 0 || l[k].order_id != l[k - 1].order_id)
+			nb++;
+	if (nb > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many orders: " INT64_FORMAT ", at most %d", nb, PG_INT32_MAX)));
+	d->n_baskets = (int) nb;
+	d->n_lines = n;
+	d->start = mtdpp_alloc_huge(sizeof(int64) * (nb + 1));
+	d->items = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
+	nb = 0;
+	for (int64 s = 0; s < n;)
+	{
+		int64		e = s + 1;
+
+		while (e < n && l[e].order_id == l[s].order_id)
+			e++;
+		pg_qsort(l + s, e - s, sizeof(OrderLine), cmp_pos_item);
+		d->start[nb++] = s;
+		for (int64 k = s; k < e; k++)
+		{
+			int32	   *hit = bsearch(&l[k].item_id, d->item_ids, ni, sizeof(int32), cmp_int32);
+			int32		idx = (int32) (hit - d->item_ids);
+
+			d->items[k] = idx;
+			d->popularity[idx]++;
+		}
+		s = e;
+		if ((nb & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	d->start[nb] = n;
+	return d;
+}
+
+Datum
+mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
+{
+	FitState   *st = PG_ARGISNULL(0) ? NULL : (FitState *) PG_GETARG_POINTER(0);
+	MtdppParams p;
+	MtdppBaskets *data;
+	MtdppModel *m;
+
+	aggregate_context(fcinfo, "mtdpp_fit_finalfn");
+	if (st == NULL || st->n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("mtdpp_fit received no order lines"),
+				 errhint("The source is empty, or every row has a NULL order id or item id.")));
+
+	mtdpp_params_resolve(&p, st->params);
+	data = build_baskets(st);
+
+	/* the lines are no longer needed: give their memory back before training */
+	pfree(st->lines);
+	st->lines = NULL;
+	st->n = st->cap = 0;
+
+	m = mtdpp_train_model(data, &p);
+	PG_RETURN_BYTEA_P(mtdpp_model_serialize(m));
+}

@@ -1,0 +1,269 @@
+/*
+ * complete.c
+ *		Query time: mtdpp_complete and mtdpp_score.
+ *
+ * A basket arrives as int[]; items the model has never seen are ignored and
+ * repeated items count once (a model cannot say anything about an item it
+ * never saw).  The remaining context is scored against the whole catalog in
+ * one batch (see model.c) and the k best items not in the basket are kept
+ * with a bounded heap, ties broken by item id so answers are repeatable.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/lsyscache.h"
+#include "utils/tuplestore.h"
+
+#include "mtdpp.h"
+
+PG_FUNCTION_INFO_V1(mtdpp_complete);
+PG_FUNCTION_INFO_V1(mtdpp_score);
+
+/* A one-dimensional int[] without NULLs, or an error saying what is wrong. */
+static ArrayType *
+checked_int_array(FunctionCallInfo fcinfo, int arg, const char *what)
+{
+	ArrayType  *a;
+
+	if (PG_ARGISNULL(arg))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not be NULL", what),
+				 errhint("Pass an array of item ids, such as ARRAY[1, 2, 3]; '{}' for none.")));
+	a = PG_GETARG_ARRAYTYPE_P(arg);
+	if (ARR_NDIM(a) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+				 errmsg("%s must be a one-dimensional array, not %d-dimensional", what, ARR_NDIM(a)),
+				 errhint("Pass a flat array of item ids.")));
+	if (array_contains_nulls(a))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("%s must not contain NULL elements", what),
+				 errhint("Remove NULLs with array_remove(%s, NULL).", what)));
+	return a;
+}
+
+static const char *
+model_arg(FunctionCallInfo fcinfo, int arg)
+{
+	return PG_ARGISNULL(arg) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(arg));
+}
+
+/*
+ * Dense indices of the known, distinct items of BASKET, in basket order;
+ * beyond MTDPP_MAX_CONTEXT items the last ones are kept.
+ */
+int32 *
+mtdpp_basket_indices(const MtdppModel *m, ArrayType *basket, int *n_out)
+{
+	int			n = ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket));
+	int32	   *ids = (int32 *) ARR_DATA_PTR(basket);
+	int32	   *ctx = palloc(sizeof(int32) * Max(n, 1));
+	int			b = 0;
+
+	for (int k = 0; k < n; k++)
+	{
+		int			idx = mtdpp_model_index(m, ids[k]);
+		bool		seen = false;
+
+		if (idx < 0)
+			continue;
+		for (int s = 0; s < b && !seen; s++)
+			seen = (ctx[s] == idx);
+		if (!seen)
+			ctx[b++] = idx;
+	}
+	if (b > MTDPP_MAX_CONTEXT)
+	{
+		memmove(ctx, ctx + (b - MTDPP_MAX_CONTEXT), sizeof(int32) * MTDPP_MAX_CONTEXT);
+		b = MTDPP_MAX_CONTEXT;
+	}
+	*n_out = b;
+	return ctx;
+}
+
+static inline bool
+better(double sa, int32 ia, double sb, int32 ib)
+{
+	return sa > sb || (sa == sb && ia < ib);
+}
+
+typedef struct Ranked
+{
+	double		score;
+	int32		item_id;
+} Ranked;
+
+/* sift down in a min-heap (worst at the root) of N entries */
+static void
+heap_sift(Ranked *h, int n, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					r = l + 1,
+					w = i;
+
+		if (l < n && better(h[w].score, h[w].item_id, h[l].score, h[l].item_id))
+			w = l;
+		if (r < n && better(h[w].score, h[w].item_id, h[r].score, h[r].item_id))
+			w = r;
+		if (w == i)
+			return;
+		{
+			Ranked		t = h[i];
+
+			h[i] = h[w];
+			h[w] = t;
+		}
+		i = w;
+	}
+}
+
+static int
+cmp_ranked(const void *a, const void *b)
+{
+	const Ranked *x = a,
+			   *y = b;
+
+	if (better(x->score, x->item_id, y->score, y->item_id))
+		return -1;
+	if (better(y->score, y->item_id, x->score, x->item_id))
+		return 1;
+	return 0;
+}
+
+Datum
+mtdpp_complete(PG_FUNCTION_ARGS)
+{
+	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
+	int			k;
+	MtdppModel *m;
+	int32	   *ctx;
+	int			b;
+	double	   *scores;
+	bool	   *in_ctx;
+	Ranked	   *heap;
+	int			nh = 0;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("k must not be NULL"),
+				 errhint("Ask for the number of completions wanted, such as 10.")));
+	k = PG_GETARG_INT32(1);
+	if (k < 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("k must be at least 1, not %d", k),
+				 errhint("Ask for the number of completions wanted, such as 10.")));
+
+	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
+	ctx = mtdpp_basket_indices(m, basket, &b);
+	scores = palloc(sizeof(double) * Max(m->n_items, 1));
+	mtdpp_score_all(m, ctx, b, scores);
+
+	/* basket items are excluded: even unknown ids are not in the catalog */
+	in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
+	for (int s = 0; s < b; s++)
+		in_ctx[ctx[s]] = true;
+	{
+		int			n = ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket));
+		int32	   *ids = (int32 *) ARR_DATA_PTR(basket);
+
+		/* items beyond the context limit are still basket items */
+		for (int j = 0; j < n; j++)
+		{
+			int			idx = mtdpp_model_index(m, ids[j]);
+
+			if (idx >= 0)
+				in_ctx[idx] = true;
+		}
+	}
+
+	k = Min(k, m->n_items);
+	heap = palloc(sizeof(Ranked) * Max(k, 1));
+	for (int i = 0; i < m->n_items; i++)
+	{
+		if (in_ctx[i])
+			continue;
+		if (nh < k)
+		{
+			heap[nh].score = scores[i];
+			heap[nh].item_id = m->item_ids[i];
+			nh++;
+			if (nh == k)
+				for (int j = k / 2 - 1; j >= 0; j--)
+					heap_sift(heap, nh, j);
+		}
+		else if (better(scores[i], m->item_ids[i], heap[0].score, heap[0].item_id))
+		{
+			heap[0].score = scores[i];
+			heap[0].item_id = m->item_ids[i];
+			heap_sift(heap, nh, 0);
+		}
+	}
+	qsort(heap, nh, sizeof(Ranked), cmp_ranked);
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0; i < nh; i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = Int32GetDatum(heap[i].item_id);
+		values[1] = Float8GetDatum(heap[i].score);
+		values[2] = Int32GetDatum(i + 1);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_NULL();
+}
+
+Datum
+mtdpp_score(PG_FUNCTION_ARGS)
+{
+	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
+	ArrayType  *items = checked_int_array(fcinfo, 1, "items");
+	MtdppModel *m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
+	int			n = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
+	int32	   *ids = (int32 *) ARR_DATA_PTR(items);
+	int32	   *cands = palloc(sizeof(int32) * Max(n, 1));
+	double	   *scores = palloc(sizeof(double) * Max(n, 1));
+	int			nc = 0;
+	int32	   *ctx;
+	int			b;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	ctx = mtdpp_basket_indices(m, basket, &b);
+	for (int i = 0; i < n; i++)
+	{
+		int			idx = mtdpp_model_index(m, ids[i]);
+
+		if (idx >= 0)
+			cands[nc++] = idx;
+	}
+	mtdpp_score_some(m, ctx, b, cands, nc, scores);
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int i = 0, c = 0; i < n; i++)
+	{
+		Datum		values[2];
+		bool		nulls[2] = {false, false};
+
+		values[0] = Int32GetDatum(ids[i]);
+		if (mtdpp_model_index(m, ids[i]) >= 0)
+			values[1] = Float8GetDatum(scores[c++]);
+		else
+			nulls[1] = true;
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_NULL();
+}

@@ -1,0 +1,266 @@
+/*
+ * evaluate.c
+ *		mtdpp_evaluate: mean percentile rank and precision@K, in the database.
+ *
+ * The protocol of the benchmark (data/README.md of the benchmark data):
+ * for each test basket, context = the basket without its held-out item;
+ * candidates = every catalog item not in the context; every candidate is
+ * scored, and
+ *		rank = 1 + #(candidates scored higher) + 0.5 #(other candidates tied)
+ *		PR = 100 (n - rank) / (n - 1),		n = number of candidates
+ * MPR is the mean PR, precision@K the percentage of baskets with rank <= K.
+ *
+ * The catalog is the model's items, or, given catalog_size, a larger one
+ * whose items the model never saw: those score below every known item and
+ * tie among themselves, so a held-out item the model never saw is ranked
+ * honestly rather than dropped.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/regproc.h"
+
+#include "mtdpp.h"
+
+PG_FUNCTION_INFO_V1(mtdpp_evaluate);
+
+static void
+check_column(Oid relid, const char *col, const char *what)
+{
+	if (get_attnum(relid, col) == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" (%s) does not exist in %s", col, what, get_rel_name(relid)),
+				 errhint("The test source needs a basket (int[]) and a held-out item (int) column; name them with basket_col and held_out_col.")));
+}
+
+static char *
+json_quoted(const char *s)
+{
+	StringInfoData buf;
+
+	initStringInfo(&buf);
+	escape_json(&buf, s);
+	return buf.data;
+}
+
+Datum
+mtdpp_evaluate(PG_FUNCTION_ARGS)
+{
+	const char *name = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
+	Oid			relid;
+	char	   *basket_col,
+			   *held_col;
+	int			catalog_size = PG_ARGISNULL(4) ? -1 : PG_GETARG_INT32(4);
+	StringInfoData q;
+	MtdppModel *m;
+	int			model_id;
+	double	   *scores;
+	bool	   *in_ctx;
+	double		sum_pr = 0.0;
+	int			hits5 = 0,
+				hits10 = 0,
+				hits20 = 0,
+				counted = 0;
+	instr_time	start,
+				now;
+	TupleDesc	tupdesc;
+	Datum		values[6];
+	bool		nulls[6] = {0};
+	double		seconds;
+	MemoryContext per_basket,
+				old;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("source must not be NULL"),
+				 errhint("Name a table or view of test baskets with their held-out items.")));
+	relid = PG_GETARG_OID(1);
+	if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("basket_col and held_out_col must not be NULL")));
+	basket_col = text_to_cstring(PG_GETARG_TEXT_PP(2));
+	held_col = text_to_cstring(PG_GETARG_TEXT_PP(3));
+	check_column(relid, basket_col, "basket_col");
+	check_column(relid, held_col, "held_out_col");
+
+	m = mtdpp_lookup_model(name, &model_id);
+	if (catalog_size != -1 && catalog_size < m->n_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("catalog_size %d is smaller than the model's %d items", catalog_size, m->n_items),
+				 errhint("Pass the number of distinct items of the whole catalog, or NULL for the model's items.")));
+
+	initStringInfo(&q);
+	appendStringInfo(&q, "SELECT %s::integer[], %s::integer FROM %s",
+					 quote_identifier(basket_col), quote_identifier(held_col),
+					 DatumGetCString(DirectFunctionCall1(regclassout, ObjectIdGetDatum(relid))));
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(q.data, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read %s", q.data);
+
+	scores = palloc(sizeof(double) * Max(m->n_items, 1));
+	in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
+	per_basket = AllocSetContextCreate(CurrentMemoryContext, "mtdpp evaluate basket",
+									   ALLOCSET_DEFAULT_SIZES);
+	for (uint64 row = 0; row < SPI_processed; row++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[row];
+		bool		bnull,
+					hnull;
+		Datum		bd = SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &bnull);
+		Datum		hd = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &hnull);
+		ArrayType  *basket;
+		int32		held;
+		int			held_idx;
+		int32	   *ids;
+		int32	   *ctx;
+		int			nids,
+					b = 0,
+					n_ctx_distinct = 0,
+					known_cands = 0,
+					n;
+		double		above = 0.0,
+					ties = 0.0,
+					rank,
+					sh;
+
+		if (bnull || hnull)
+			continue;
+		CHECK_FOR_INTERRUPTS();
+		old = MemoryContextSwitchTo(per_basket);
+		basket = DatumGetArrayTypeP(bd);
+		held = DatumGetInt32(hd);
+		held_idx = mtdpp_model_index(m, held);
+		if (ARR_NDIM(basket) > 1 || array_contains_nulls(basket))
+			ereport(ERROR,
+					(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
+					 errmsg("test basket at row " UINT64_FORMAT " is not a one-dimensional array without NULLs",
+							row + 1)));
+		nids = ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket));
+		ids = (int32 *) ARR_DATA_PTR(basket);
+
+		/* context: distinct items except the held-out one */
+		ctx = palloc(sizeof(int32) * Max(nids, 1));
+		{
+			int32	   *seen = palloc(sizeof(int32) * Max(nids, 1));
+
+			for (int k = 0; k < nids; k++)
+			{
+				bool		dup = false;
+
+				if (ids[k] == held)
+					continue;
+				for (int s = 0; s < n_ctx_distinct && !dup; s++)
+					dup = (seen[s] == ids[k]);
+				if (dup)
+					continue;
+				seen[n_ctx_distinct++] = ids[k];
+				{
+					int			idx = mtdpp_model_index(m, ids[k]);
+
+					if (idx >= 0)
+						ctx[b++] = idx;
+				}
+			}
+		}
+		for (int s = 0; s < b; s++)
+			in_ctx[ctx[s]] = true;
+		if (b > MTDPP_MAX_CONTEXT)
+		{
+			memmove(ctx, ctx + (b - MTDPP_MAX_CONTEXT), sizeof(int32) * MTDPP_MAX_CONTEXT);
+			b = MTDPP_MAX_CONTEXT;
+		}
+
+		mtdpp_score_all(m, ctx, b, scores);
+		sh = held_idx >= 0 ? scores[held_idx] : -INFINITY;
+		for (int i = 0; i < m->n_items; i++)
+		{
+			if (in_ctx[i])
+				continue;
+			known_cands++;
+			if (i == held_idx)
+				continue;
+			if (scores[i] > sh)
+				above += 1.0;
+			else if (scores[i] == sh)
+				ties += 1.0;
+		}
+		for (int k = 0; k < nids; k++)
+		{
+			int			idx = mtdpp_model_index(m, ids[k]);
+
+			if (idx >= 0)
+				in_ctx[idx] = false;
+		}
+
+		if (catalog_size > 0)
+			n = catalog_size - n_ctx_distinct;
+		else
+			n = known_cands + (held_idx < 0 ? 1 : 0);
+		if (held_idx < 0)		/* unknown: below every known item, tied with the unknown */
+		{
+			above = known_cands;
+			ties = Max(0, n - known_cands - 1);
+		}
+		MemoryContextSwitchTo(old);
+		MemoryContextReset(per_basket);
+		if (n < 2)
+			continue;
+		rank = 1.0 + above + 0.5 * ties;
+		sum_pr += 100.0 * (n - rank) / (n - 1);
+		hits5 += rank <= 5.0;
+		hits10 += rank <= 10.0;
+		hits20 += rank <= 20.0;
+		counted++;
+	}
+	SPI_finish();
+
+	if (counted == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("no test basket to evaluate in %s", get_rel_name(relid)),
+				 errhint("Each row needs a non-NULL basket and held-out item, with at least two candidates left.")));
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	seconds = INSTR_TIME_GET_DOUBLE(now);
+
+	values[0] = Int32GetDatum(counted);
+	values[1] = Float8GetDatum(sum_pr / counted);
+	values[2] = Float8GetDatum(100.0 * hits5 / counted);
+	values[3] = Float8GetDatum(100.0 * hits10 / counted);
+	values[4] = Float8GetDatum(100.0 * hits20 / counted);
+	values[5] = Float8GetDatum(seconds);
+
+	mtdpp_store_metrics(model_id,
+						psprintf("{\"baskets\": %d, \"mpr\": %.4f, \"precision_at_5\": %.4f, "
+								 "\"precision_at_10\": %.4f, \"precision_at_20\": %.4f, "
+								 "\"evaluated_on\": %s, \"evaluate_seconds\": %.3f}",
+								 counted, sum_pr / counted, 100.0 * hits5 / counted,
+								 100.0 * hits10 / counted, 100.0 * hits20 / counted,
+								 json_quoted(get_rel_name(relid)), seconds));
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "mtdpp_evaluate must return a row");
+	tupdesc = BlessTupleDesc(tupdesc);
+	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+}

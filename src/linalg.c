@@ -1,0 +1,187 @@
+/*
+ * linalg.c
+ *		The only file that calls BLAS and LAPACK.
+ *
+ * mtdpp needs three things from linear algebra: matrix products that build
+ * many small kernels at once (level-3 BLAS), Cholesky factorisations of those
+ * kernels for their log-determinants, and the inverse of a factorised kernel
+ * for the gradients.  Determinants are never formed: ln det K is twice the
+ * sum of the logs of the Cholesky diagonal, so a basket of 100 items neither
+ * underflows nor overflows.
+ *
+ * Kernels of a basket are small (a few rows, at most a hundred or so), and
+ * LAPACK's per-call overhead dominates below a few dozen rows, so kernels up
+ * to SMALL_N rows are factorised by a plain unblocked Cholesky here and
+ * larger ones by LAPACK's dpotrf.  Both compute the same factor.
+ *
+ * BLAS runs single-threaded inside a backend: PostgreSQL's parallel workers
+ * are the parallelism, and a threaded BLAS inside every backend of a busy
+ * server would oversubscribe the cores.
+ */
+#include "postgres.h"
+
+#include <dlfcn.h>
+#include <math.h>
+
+#include <cblas.h>
+#include <lapacke.h>
+
+#include "mtdpp.h"
+
+#define SMALL_N 48
+
+/*
+ * Ask OpenBLAS (when it is the BLAS behind libblas.so.3) for one thread.
+ * Looked up dynamically: the reference BLAS has no such call.
+ */
+void
+mtdpp_blas_init(void)
+{
+	void		(*set_threads) (int);
+
+	set_threads = (void (*) (int)) dlsym(RTLD_DEFAULT, "openblas_set_num_threads");
+	if (set_threads != NULL)
+		set_threads(1);
+}
+
+/*
+ * Cholesky factorisation in place of the symmetric n x n matrix A (only its
+ * lower triangle, row-major, is read): A = L L^T, L in the lower triangle.
+ * Returns false if A is not numerically positive definite.
+ */
+bool
+mtdpp_cholesky(double *A, int n)
+{
+	if (n > SMALL_N)
+	{
+		/* row-major lower is column-major upper */
+		lapack_int	info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, A, n);
+
+		if (info < 0)
+			elog(ERROR, "dpotrf: argument %d is invalid", (int) -info);
+		return info == 0;
+	}
+
+	for (int j = 0; j < n; j++)
+	{
+		double	   *Aj = A + (size_t) j * n;
+		double		d = Aj[j];
+
+		for (int k = 0; k < j; k++)
+			d -= Aj[k] * Aj[k];
+		if (!(d > 0.0))			/* also catches NaN */
+			return false;
+		d = sqrt(d);
+		Aj[j] = d;
+		for (int i = j + 1; i < n; i++)
+		{
+			double	   *Ai = A + (size_t) i * n;
+			double		s = Ai[j];
+
+			for (int k = 0; k < j; k++)
+				s -= Ai[k] * Aj[k];
+			Ai[j] = s / d;
+		}
+	}
+	return true;
+}
+
+/* ln det A from its Cholesky factor */
+double
+mtdpp_cholesky_logdet(const double *L, int n)
+{
+	double		s = 0.0;
+
+	for (int i = 0; i < n; i++)
+		s += log(L[(size_t) i * n + i]);
+	return 2.0 * s;
+}
+
+/*
+ * Inverse of A from its Cholesky factor (as left by mtdpp_cholesky), written
+ * over it as a full symmetric matrix.
+ */
+void
+mtdpp_cholesky_inverse(double *A, int n)
+{
+	if (n > SMALL_N)
+	{
+		lapack_int	info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', n, A, n);
+
+		if (info != 0)
+			elog(ERROR, "dpotri failed with info %d on a %d x %d kernel", (int) info, n, n);
+	}
+	else
+	{
+		/* invert L in place (lower triangle), then A^-1 = L^-T L^-1 */
+		for (int j = 0; j < n; j++)
+		{
+			A[(size_t) j * n + j] = 1.0 / A[(size_t) j * n + j];
+			for (int i = j + 1; i < n; i++)
+			{
+				double		s = 0.0;
+
+				for (int k = j; k < i; k++)
+					s -= A[(size_t) i * n + k] * A[(size_t) k * n + j];
+				A[(size_t) i * n + j] = s / A[(size_t) i * n + i];
+			}
+		}
+		/* lower triangle of L^-T L^-1: (i >= j) sum_k>=i Linv[k][i] Linv[k][j] */
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j <= i; j++)
+			{
+				double		s = 0.0;
+
+				for (int k = i; k < n; k++)
+					s += A[(size_t) k * n + i] * A[(size_t) k * n + j];
+				A[(size_t) i * n + j] = s;
+			}
+	}
+	/* mirror the lower triangle (row-major) into the upper one */
+	for (int i = 0; i < n; i++)
+		for (int j = i + 1; j < n; j++)
+			A[(size_t) i * n + j] = A[(size_t) j * n + i];
+}
+
+/* C (m x n) = A (m x k) B^T, B being n x k; all row-major */
+void
+mtdpp_gemm_nt(int m, int n, int k, const double *A, int lda,
+			  const double *B, int ldb, double *C, int ldc)
+{
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k,
+				1.0, A, lda, B, ldb, 0.0, C, ldc);
+}
+
+/* C (m x n) = A (m x k) B, B being k x n; all row-major */
+void
+mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
+			  const double *B, int ldb, double *C, int ldc)
+{
+	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+				1.0, A, lda, B, ldb, 0.0, C, ldc);
+}
+
+/*
+ * ln P(y = 1) = ln(1 - exp(-z)) with z = w det K given as ln z, accurate for
+ * every z: the series ln z - z/2 where z is tiny (it may not even be
+ * representable), expm1 or log1p on either side of ln 2 (Maechler's rule).
+ */
+double
+mtdpp_log_p_one(double log_z)
+{
+	double		z;
+
+	if (log_z < -30.0)
+		return log_z - 0.5 * exp(log_z);
+	z = exp(log_z);
+	if (z <= M_LN2)
+		return log(-expm1(-z));
+	return log1p(-exp(-z));
+}
+
+/* ln P(y = 0) = -z, saturated well before overflow */
+double
+mtdpp_log_p_zero(double log_z)
+{
+	return -exp(Min(log_z, 700.0));
+}

@@ -1,0 +1,418 @@
+/*
+ * model.c
+ *		Kernels, scores and the serialised form of a model.
+ *
+ * This is the numeric core that training and query time share.  For a
+ * context C of b items and a target t, the multi-task kernel is
+ *
+ *		K_t[C] = V_C diag(R_t^2) V_C^T + D_C^2		(paper, eq. "rescal")
+ *
+ * Its entry (s, u) is sum_j V_sj V_uj R_tj^2, linear in R_t^2.  So for one
+ * context we form once the r x b(b+1)/2 matrix of products V_sj V_uj (the
+ * "pairs"), and one level-3 BLAS call, R^2 (targets x r) times the pairs,
+ * yields the lower triangle of every target's kernel at once.  Each kernel is
+ * then unpacked, its bias added, and factorised by Cholesky; the score of t
+ * is ln P(y = 1 | C, t) = ln(1 - exp(-w det K_t[C])), from ln det.
+ *
+ * Training uses the same pairs and product for the positive and negative
+ * targets of one context, so the trainer and the scorer cannot drift apart.
+ *
+ * An empty context (every basket item unknown to the model) has no kernel:
+ * completions then fall back to popularity, scored ln(share of baskets).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "mtdpp.h"
+
+/* candidates scored per BLAS call: bounds the scratch to about 16 MB */
+#define SCORE_SCRATCH_DOUBLES (2 * 1024 * 1024)
+
+typedef struct SerialHeader
+{
+	uint32		magic;
+	uint16		format;
+	uint16		kind;
+	int32		n_items;
+	int32		rank;
+	double		log_w;
+	int32		n_baskets;
+	int32		epochs_run;
+	int64		n_examples;
+	int32		best_epoch;
+	int32		json_len;		/* bytes of hyperparameter JSON, padded to 8 */
+	double		final_loss;
+	double		seconds;
+} SerialHeader;
+
+/* zeroed memory that may exceed 1 GB (large catalogs at high rank) */
+void *
+mtdpp_alloc_huge(Size size)
+{
+	return MemoryContextAllocExtended(CurrentMemoryContext, size,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+}
+
+MtdppModel *
+mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
+{
+	MtdppModel *m = palloc0(sizeof(MtdppModel));
+	Size		cells = mul_size(n_items, rank);
+
+	m->kind = kind;
+	m->n_items = n_items;
+	m->rank = rank;
+	m->item_ids = palloc0(mul_size(n_items, sizeof(int32)));
+	m->popularity = palloc0(mul_size(n_items, sizeof(int32)));
+	m->D = palloc0(mul_size(n_items, sizeof(double)));
+	m->V = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
+	m->R = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
+	return m;
+}
+
+/* Builds the squared factors that scoring reads; call after any change. */
+void
+mtdpp_model_prepare(MtdppModel *m)
+{
+	Size		cells = (Size) m->n_items * m->rank;
+	bool		bias = (m->kind != MTDPP_MULTITASK_NOBIAS && m->kind != MTDPP_LOWRANK);
+
+	if (m->R2 == NULL)
+		m->R2 = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
+	if (m->D2 == NULL)
+		m->D2 = palloc0(mul_size(m->n_items, sizeof(double)));
+	for (Size i = 0; i < cells; i++)
+		m->R2[i] = m->R[i] * m->R[i];
+	for (int i = 0; i < m->n_items; i++)
+		m->D2[i] = (bias ? m->D[i] * m->D[i] : 0.0) + MTDPP_JITTER;
+}
+
+bool
+mtdpp_model_is_dpp(const MtdppModel *m)
+{
+	return m->kind != MTDPP_ITEMKNN && m->kind != MTDPP_POPULARITY;
+}
+
+/* dense index of ITEM_ID, or -1 if the model has never seen it */
+int
+mtdpp_model_index(const MtdppModel *m, int32 item_id)
+{
+	int			lo = 0,
+				hi = m->n_items - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (m->item_ids[mid] == item_id)
+			return mid;
+		if (m->item_ids[mid] < item_id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/*
+ * The pairs of a context: P[j][q] = V_{c_s, j} V_{c_u, j} for the lower
+ * triangle (u <= s) enumerated row by row, q = s(s+1)/2 + u.
+ */
+void
+mtdpp_context_pairs(const MtdppModel *m, const int32 *ctx, int b, double *P)
+{
+	int			r = m->rank;
+	int			npair = b * (b + 1) / 2;
+
+	for (int s = 0, q = 0; s < b; s++)
+	{
+		const double *vs = m->V + (size_t) ctx[s] * r;
+
+		for (int u = 0; u <= s; u++, q++)
+		{
+			const double *vu = m->V + (size_t) ctx[u] * r;
+
+			for (int j = 0; j < r; j++)
+				P[(size_t) j * npair + q] = vs[j] * vu[j];
+		}
+	}
+}
+
+/* Unpacks one packed kernel row into the b x b matrix K and adds the bias. */
+void
+mtdpp_kernel_unpack(const MtdppModel *m, const int32 *ctx, int b,
+					const double *packed, double *K)
+{
+	for (int s = 0, q = 0; s < b; s++)
+		for (int u = 0; u <= s; u++, q++)
+			K[(size_t) s * b + u] = K[(size_t) u * b + s] = packed[q];
+	for (int s = 0; s < b; s++)
+		K[(size_t) s * b + s] += m->D2[ctx[s]];
+}
+
+/*
+ * ln det of K_t[ctx] for NT targets whose R^2 rows are at R2ROWS
+ * (contiguous, nt x rank), from the pairs P.  PACKED (nt x npair) and K
+ * (b x b) are scratch.  -inf for a kernel that is not positive definite.
+ */
+static void
+kernels_logdet(const MtdppModel *m, const int32 *ctx, int b, const double *P,
+			   const double *R2rows, int nt, double *packed, double *K,
+			   double *logdet)
+{
+	int			npair = b * (b + 1) / 2;
+
+	mtdpp_gemm_nn(nt, npair, m->rank, R2rows, m->rank, P, npair, packed, npair);
+	for (int t = 0; t < nt; t++)
+	{
+		mtdpp_kernel_unpack(m, ctx, b, packed + (size_t) t * npair, K);
+		logdet[t] = mtdpp_cholesky(K, b) ? mtdpp_cholesky_logdet(K, b) : -INFINITY;
+	}
+}
+
+/*
+ * ln det K_t[ctx] for one target, leaving the Cholesky factor in K (b x b).
+ * Used by the trainer, which then needs the factor for the gradient.
+ */
+double
+mtdpp_example_logdet(const MtdppModel *m, const int32 *ctx, int b,
+					 int target, double *K)
+{
+	const double *r2 = m->R2 + (size_t) target * m->rank;
+	int			r = m->rank;
+
+	for (int s = 0; s < b; s++)
+	{
+		const double *vs = m->V + (size_t) ctx[s] * r;
+
+		for (int u = 0; u <= s; u++)
+		{
+			const double *vu = m->V + (size_t) ctx[u] * r;
+			double		k = 0.0;
+
+			for (int j = 0; j < r; j++)
+				k += vs[j] * vu[j] * r2[j];
+			K[(size_t) s * b + u] = K[(size_t) u * b + s] = k;
+		}
+		K[(size_t) s * b + s] += m->D2[ctx[s]];
+	}
+	return mtdpp_cholesky(K, b) ? mtdpp_cholesky_logdet(K, b) : -INFINITY;
+}
+
+static double
+popularity_score(const MtdppModel *m, int item)
+{
+	double		total = m->n_baskets > 0 ? m->n_baskets : 1;
+
+	return log((m->popularity[item] + 0.5) / (total + 1.0));
+}
+
+/* rows of candidates per BLAS call for a context of b items */
+static int
+score_block_rows(const MtdppModel *m, int b)
+{
+	int			npair = b * (b + 1) / 2;
+	int			rows = SCORE_SCRATCH_DOUBLES / Max(npair, m->rank);
+
+	return Max(16, Min(rows, 4096));
+}
+
+/*
+ * Scores every item of the model as the completion of the context CTX (dense
+ * indices, distinct) into SCORES (n_items entries).  Context items are
+ * scored too; callers skip them.
+ */
+void
+mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	int			npair = b * (b + 1) / 2;
+	int			block;
+	double	   *P,
+			   *packed,
+			   *K;
+
+	if (b == 0 || !mtdpp_model_is_dpp(m))
+	{
+		for (int i = 0; i < m->n_items; i++)
+			scores[i] = popularity_score(m, i);
+		return;
+	}
+
+	block = score_block_rows(m, b);
+	P = palloc(sizeof(double) * (size_t) m->rank * npair);
+	packed = palloc(sizeof(double) * (size_t) block * npair);
+	K = palloc(sizeof(double) * (size_t) b * b);
+	mtdpp_context_pairs(m, ctx, b, P);
+	for (int start = 0; start < m->n_items; start += block)
+	{
+		int			nt = Min(block, m->n_items - start);
+
+		kernels_logdet(m, ctx, b, P, m->R2 + (size_t) start * m->rank, nt,
+					   packed, K, scores + start);
+		for (int t = start; t < start + nt; t++)
+			scores[t] = mtdpp_log_p_one(m->log_w + scores[t]);
+	}
+	pfree(P);
+	pfree(packed);
+	pfree(K);
+}
+
+/* Scores the N candidates CANDS (dense indices) of the context CTX. */
+void
+mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
+				 const int32 *cands, int n, double *scores)
+{
+	int			npair = b * (b + 1) / 2;
+	int			r = m->rank;
+	int			block;
+	double	   *P,
+			   *packed,
+			   *K,
+			   *rows;
+
+	if (b == 0 || !mtdpp_model_is_dpp(m))
+	{
+		for (int i = 0; i < n; i++)
+			scores[i] = popularity_score(m, cands[i]);
+		return;
+	}
+
+	block = Min(score_block_rows(m, b), Max(n, 1));
+	P = palloc(sizeof(double) * (size_t) r * npair);
+	packed = palloc(sizeof(double) * (size_t) block * npair);
+	rows = palloc(sizeof(double) * (size_t) block * r);
+	K = palloc(sizeof(double) * (size_t) b * b);
+	mtdpp_context_pairs(m, ctx, b, P);
+	for (int start = 0; start < n; start += block)
+	{
+		int			nt = Min(block, n - start);
+
+		for (int t = 0; t < nt; t++)
+			memcpy(rows + (size_t) t * r, m->R2 + (size_t) cands[start + t] * r,
+				   sizeof(double) * r);
+		kernels_logdet(m, ctx, b, P, rows, nt, packed, K, scores + start);
+		for (int t = start; t < start + nt; t++)
+			scores[t] = mtdpp_log_p_one(m->log_w + scores[t]);
+	}
+	pfree(P);
+	pfree(packed);
+	pfree(rows);
+	pfree(K);
+}
+
+/*
+ * Serialised form (bytea): a header, the resolved hyperparameters as JSON,
+ * the training history, then the per-item arrays.  The format word lets a
+ * later version read an older model or refuse it clearly.
+ */
+bytea *
+mtdpp_model_serialize(const MtdppModel *m)
+{
+	SerialHeader h;
+	StringInfoData buf;
+	int			json_len = m->hyperparams ? strlen(m->hyperparams) + 1 : 1;
+	int			padded = TYPEALIGN(8, json_len);
+	Size		cells = (Size) m->n_items * m->rank;
+	static const char zeros[8] = {0};
+
+	memset(&h, 0, sizeof(h));
+	h.magic = MTDPP_MODEL_MAGIC;
+	h.format = MTDPP_FORMAT_VERSION;
+	h.kind = m->kind;
+	h.n_items = m->n_items;
+	h.rank = m->rank;
+	h.log_w = m->log_w;
+	h.n_baskets = m->n_baskets;
+	h.epochs_run = m->epochs_run;
+	h.n_examples = m->n_examples;
+	h.best_epoch = m->best_epoch;
+	h.json_len = padded;
+	h.final_loss = m->final_loss;
+	h.seconds = m->seconds;
+
+	initStringInfo(&buf);
+	appendBinaryStringInfo(&buf, zeros, VARHDRSZ);
+	appendBinaryStringInfo(&buf, (char *) &h, sizeof(h));
+	appendBinaryStringInfo(&buf, m->hyperparams ? m->hyperparams : "", json_len);
+	appendBinaryStringInfo(&buf, zeros, padded - json_len);
+	if (m->epochs_run > 0)
+	{
+		appendBinaryStringInfo(&buf, (char *) m->loss_history, sizeof(double) * m->epochs_run);
+		appendBinaryStringInfo(&buf, (char *) m->val_history, sizeof(double) * m->epochs_run);
+	}
+	appendBinaryStringInfo(&buf, (char *) m->item_ids, sizeof(int32) * m->n_items);
+	appendBinaryStringInfo(&buf, (char *) m->popularity, sizeof(int32) * m->n_items);
+	appendBinaryStringInfo(&buf, (char *) m->D, sizeof(double) * m->n_items);
+	appendBinaryStringInfo(&buf, (char *) m->V, sizeof(double) * cells);
+	appendBinaryStringInfo(&buf, (char *) m->R, sizeof(double) * cells);
+	SET_VARSIZE(buf.data, buf.len);
+	return (bytea *) buf.data;
+}
+
+static void
+read_bytes(const char **pos, const char *end, void *dst, Size len)
+{
+	if (len > (Size) (end - *pos))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model value is truncated"),
+				 errhint("Pass the value returned by the mtdpp_fit aggregate unchanged.")));
+	memcpy(dst, *pos, len);
+	*pos += len;
+}
+
+MtdppModel *
+mtdpp_model_deserialize(bytea *blob)
+{
+	const char *pos = VARDATA_ANY(blob);
+	const char *end = pos + VARSIZE_ANY_EXHDR(blob);
+	SerialHeader h;
+	MtdppModel *m;
+	Size		cells;
+
+	read_bytes(&pos, end, &h, sizeof(h));
+	if (h.magic != MTDPP_MODEL_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("value is not an mtdpp model"),
+				 errhint("Pass the value returned by the mtdpp_fit aggregate.")));
+	if (h.format != MTDPP_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model has format %d, this version reads format %d",
+						h.format, MTDPP_FORMAT_VERSION),
+				 errhint("Train the model again with this version of mtdpp.")));
+	if (h.kind > MTDPP_POPULARITY || h.n_items < 0 || h.rank < 0 ||
+		h.rank > MTDPP_MAX_RANK || h.epochs_run < 0 || h.json_len < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model header is corrupt")));
+
+	m = mtdpp_model_alloc((MtdppKind) h.kind, h.n_items, h.rank);
+	m->log_w = h.log_w;
+	m->n_baskets = h.n_baskets;
+	m->epochs_run = h.epochs_run;
+	m->n_examples = h.n_examples;
+	m->best_epoch = h.best_epoch;
+	m->final_loss = h.final_loss;
+	m->seconds = h.seconds;
+	m->hyperparams = palloc0(h.json_len + 1);
+	read_bytes(&pos, end, m->hyperparams, h.json_len);
+	m->loss_history = palloc0(sizeof(double) * Max(1, h.epochs_run));
+	m->val_history = palloc0(sizeof(double) * Max(1, h.epochs_run));
+	read_bytes(&pos, end, m->loss_history, sizeof(double) * h.epochs_run);
+	read_bytes(&pos, end, m->val_history, sizeof(double) * h.epochs_run);
+	cells = (Size) h.n_items * h.rank;
+	read_bytes(&pos, end, m->item_ids, sizeof(int32) * h.n_items);
+	read_bytes(&pos, end, m->popularity, sizeof(int32) * h.n_items);
+	read_bytes(&pos, end, m->D, sizeof(double) * h.n_items);
+	read_bytes(&pos, end, m->V, sizeof(double) * cells);
+	read_bytes(&pos, end, m->R, sizeof(double) * cells);
+	for (int i = 1; i < m->n_items; i++)
+		if (m->item_ids[i] <= m->item_ids[i - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("mtdpp model item ids are not ascending")));
+	return m;
+}

@@ -1,0 +1,176 @@
+/*
+ * mtdpp.h
+ *		Shared definitions of the mtdpp extension.
+ *
+ * One model struct serves every subsystem: the trainer fills it, the store
+ * writes it to and reads it from the tables of schema mtdpp, the scorer
+ * answers mtdpp_complete, mtdpp_score and mtdpp_evaluate from it.
+ *
+ * The multi-task DPP (Warlop, Mary, Gartrell, AAAI 2019) gives, for a basket
+ * (context) C and a target item t,
+ *
+ *		K_t = V R_t^2 V^T + D^2,	P(y = 1 | C, t) = 1 - exp(-w det K_t[C])
+ *
+ * with V (items x rank) the item factors, R_t the diagonal task factors of t
+ * and D the diagonal item bias.  Everything is computed in log space: the
+ * score of t is ln P(y = 1 | C, t).
+ */
+#ifndef MTDPP_H
+#define MTDPP_H
+
+#include "postgres.h"
+
+#include "common/pg_prng.h"
+#include "utils/jsonb.h"
+
+/* bumped whenever the serialised model or aggregate state changes shape */
+#define MTDPP_FORMAT_VERSION	1
+#define MTDPP_MODEL_MAGIC		0x4d444450	/* "MDDP" */
+
+#define MTDPP_MAX_RANK			1024
+/* contexts beyond this many items keep their last (or a random) 100 */
+#define MTDPP_MAX_CONTEXT		100
+
+typedef enum MtdppKind
+{
+	MTDPP_MULTITASK = 0,
+	MTDPP_MULTITASK_NOBIAS,
+	MTDPP_LOGISTIC,
+	MTDPP_LOWRANK,
+	MTDPP_ITEMKNN,
+	MTDPP_POPULARITY
+} MtdppKind;
+
+typedef enum MtdppTarget
+{
+	MTDPP_TARGET_RANDOM = 0,
+	MTDPP_TARGET_LAST
+} MtdppTarget;
+
+typedef enum MtdppOptimizer
+{
+	MTDPP_OPT_ADAM = 0,
+	MTDPP_OPT_MOMENTUM
+} MtdppOptimizer;
+
+/* Hyperparameters, resolved: every field holds a value after parsing. */
+typedef struct MtdppParams
+{
+	MtdppKind	kind;
+	MtdppTarget target;
+	MtdppOptimizer optimizer;
+	int			rank;
+	int			epochs;
+	int			batch_size;
+	int			negatives;		/* negative targets per positive */
+	int			positives;		/* positive targets per basket and epoch, 0 = all */
+	int			patience;		/* epochs without validation gain before stopping */
+	double		learning_rate;
+	double		lr_decay;		/* learning rate multiplied by this each epoch */
+	double		momentum;
+	double		l2;
+	double		l2_bias;
+	double		log_w;			/* ln w, the logistic scale */
+	double		init_scale;
+	double		validation_fraction;
+	int			validation_baskets;	/* cap on the validation slice */
+	int64		seed;
+	bool		verbose;
+} MtdppParams;
+
+/* Baskets gathered by the training aggregate: CSR over dense item indices. */
+typedef struct MtdppBaskets
+{
+	int			n_baskets;
+	int			n_items;
+	int64		n_lines;
+	int32	   *item_ids;		/* dense index -> item id, ascending */
+	int32	   *popularity;		/* baskets holding each item */
+	int64	   *start;			/* basket b is items[start[b] .. start[b+1]) */
+	int32	   *items;			/* dense indices, in position order */
+} MtdppBaskets;
+
+/* A trained model, in memory. */
+typedef struct MtdppModel
+{
+	MtdppKind	kind;
+	int			n_items;
+	int			rank;
+	double		log_w;
+	int32	   *item_ids;		/* ascending: lookups by binary search */
+	int32	   *popularity;
+	double	   *V;				/* n_items x rank, row-major */
+	double	   *R;				/* n_items x rank, row-major: task factors */
+	double	   *D;				/* n_items */
+	double	   *R2;				/* R squared, built by mtdpp_model_prepare */
+	double	   *D2;				/* D squared plus jitter, likewise */
+
+	/* training record */
+	int			n_baskets;
+	int64		n_examples;
+	int			epochs_run;
+	int			best_epoch;
+	double		final_loss;
+	double		seconds;
+	double	   *loss_history;	/* epochs_run entries */
+	double	   *val_history;	/* epochs_run entries */
+	char	   *hyperparams;	/* resolved hyperparameters, JSON text */
+} MtdppModel;
+
+/* added to every kernel diagonal so K stays positive definite without bias */
+#define MTDPP_JITTER	1e-6
+
+/* params.c */
+extern void mtdpp_params_defaults(MtdppParams *p, MtdppKind kind);
+extern void mtdpp_params_parse(MtdppParams *p, Jsonb *json);
+extern void mtdpp_params_resolve(MtdppParams *p, Jsonb *json);
+extern char *mtdpp_params_to_json(const MtdppParams *p);
+extern MtdppKind mtdpp_kind_from_name(const char *name);
+extern const char *mtdpp_kind_name(MtdppKind kind);
+extern MtdppTarget mtdpp_target_from_name(const char *name);
+
+/* linalg.c: the only file that calls BLAS/LAPACK */
+extern void mtdpp_blas_init(void);
+extern bool mtdpp_cholesky(double *A, int n);
+extern double mtdpp_cholesky_logdet(const double *L, int n);
+extern void mtdpp_cholesky_inverse(double *A, int n);
+extern void mtdpp_gemm_nt(int m, int n, int k, const double *A, int lda,
+						  const double *B, int ldb, double *C, int ldc);
+extern void mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
+						  const double *B, int ldb, double *C, int ldc);
+extern double mtdpp_log_p_one(double log_z);
+extern double mtdpp_log_p_zero(double log_z);
+
+/* model.c: kernels, scores and gradients shared by training and scoring */
+extern void *mtdpp_alloc_huge(Size size);
+extern MtdppModel *mtdpp_model_alloc(MtdppKind kind, int n_items, int rank);
+extern void mtdpp_model_prepare(MtdppModel *m);
+extern int	mtdpp_model_index(const MtdppModel *m, int32 item_id);
+extern bool mtdpp_model_is_dpp(const MtdppModel *m);
+extern void mtdpp_context_pairs(const MtdppModel *m, const int32 *ctx, int b,
+								double *P);
+extern void mtdpp_kernel_unpack(const MtdppModel *m, const int32 *ctx, int b,
+								const double *packed, double *K);
+extern double mtdpp_example_logdet(const MtdppModel *m, const int32 *ctx, int b,
+								   int target, double *K);
+extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
+							double *scores);
+extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
+							 const int32 *cands, int n, double *scores);
+extern bytea *mtdpp_model_serialize(const MtdppModel *m);
+extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
+
+/* train.c */
+extern MtdppModel *mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p);
+
+/* store.c */
+extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
+							  const char *source);
+extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id);
+extern void mtdpp_store_metrics(int model_id, const char *json);
+
+/* complete.c */
+extern int32 *mtdpp_basket_indices(const MtdppModel *m, ArrayType *basket,
+								   int *n_out);
+
+#endif							/* MTDPP_H */

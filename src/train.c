@@ -1,0 +1,752 @@
+/*
+ * train.c
+ *		Fits a multi-task DPP to baskets by minibatch stochastic gradient.
+ *
+ * Examples (the paper's Algorithm 1 and appendix).  Every training basket
+ * yields positive examples: a target item t and the rest of the basket as
+ * context C (target => 'random': each item in turn, or `positives` of them
+ * drawn per epoch; target => 'last': each item after the first with the items
+ * added before it as context, so the model learns what comes next).  Each
+ * positive brings `negatives` negative examples: the same context with a
+ * target drawn uniformly from the items not in the basket.
+ *
+ * Loss of an example, z = w det K_t[C]:
+ *		y = 1:	-ln(1 - exp(-z))		y = 0:	z
+ * and its derivative with respect to ln det K is -z / expm1(z) or z.  From
+ * d ln det K = tr(K^-1 dK) (paper, appendix) with M = K^-1 V_C:
+ *		d/dV_C = 2 M diag(R_t^2)
+ *		d/dR_tj = 2 R_tj sum_s V_sj M_sj
+ *		d/dD_s = 2 [K^-1]_ss D_s
+ * These are checked against finite differences by mtdpp_gradient_check.
+ *
+ * Optimiser.  Adam (default) or the paper's momentum, on the rows a minibatch
+ * touches only, so an epoch costs the examples and not the catalog.  Rows
+ * touched receive the popularity-weighted L2 term l2 * alpha_i * theta_i with
+ * alpha_i = mean popularity / popularity_i: rare items, seen in few
+ * examples, are held closer to zero (Gartrell et al. 2017).
+ *
+ * Early stopping.  A validation slice of the training baskets (never the
+ * user's test baskets) is held out; after each epoch its mean percentile rank
+ * is measured with the scorer that serves queries, and the best epoch's
+ * parameters are kept.  Training stops after `patience` epochs without gain.
+ *
+ * Memory.  The whole working set is sized and checked against
+ * maintenance_work_mem before anything is allocated; everything lives in a
+ * memory context of its own, so an error or a cancel frees it all.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+#include "utils/memutils.h"
+
+#include "mtdpp.h"
+
+/* one positive example: basket and position of the target inside it */
+typedef struct Positive
+{
+	int32		basket;
+	int32		pos;
+} Positive;
+
+typedef struct Trainer
+{
+	const MtdppParams *p;
+	MtdppBaskets *data;
+	MtdppModel *m;
+	pg_prng_state rng;
+	bool		bias;			/* D is trained */
+	double		mean_pop;
+
+	/* gradients, touched rows and optimiser state */
+	double	   *gV,
+			   *gR,
+			   *gD;
+	bool	   *touchedV,
+			   *touchedR;
+	int32	   *listV,
+			   *listR;
+	int			nV,
+				nR;
+	double	   *mV,
+			   *vV,
+			   *mR,
+			   *vR,
+			   *mD,
+			   *vD;
+	int64		step;
+
+	/* best parameters so far */
+	double	   *bestV,
+			   *bestR,
+			   *bestD;
+
+	/* scratch for one context */
+	int32	   *ctx;
+	int32	   *targets;
+	double	   *labels;
+	double	   *P,
+			   *R2rows,
+			   *packed,
+			   *K,
+			   *M;
+
+	/* validation */
+	int32	   *val_baskets;
+	int32	   *val_held;
+	int			n_val;
+	double	   *val_scores;
+} Trainer;
+
+static double
+gaussian(pg_prng_state *rng)
+{
+	double		u1 = pg_prng_double(rng),
+				u2 = pg_prng_double(rng);
+
+	if (u1 < 1e-300)
+		u1 = 1e-300;
+	return sqrt(-2.0 * log(u1)) * cos(2.0 * M_PI * u2);
+}
+
+static inline bool
+basket_contains(const MtdppBaskets *d, int b, int item)
+{
+	for (int64 k = d->start[b]; k < d->start[b + 1]; k++)
+		if (d->items[k] == item)
+			return true;
+	return false;
+}
+
+/* Working set in bytes: parameters, gradients, optimiser state, best copy. */
+static Size
+training_memory(const MtdppBaskets *d, const MtdppParams *p)
+{
+	Size		cells = mul_size(d->n_items, p->rank);
+	Size		per_cell = sizeof(double) * 10;	/* V R R2, gV gR, mV vV mR vR, best */
+	Size		total = mul_size(cells, per_cell + sizeof(double) * 2);
+
+	total = add_size(total, mul_size(d->n_items, sizeof(double) * 8 + sizeof(bool) * 2 + 8));
+	total = add_size(total, mul_size(d->start[d->n_baskets], sizeof(Positive)));
+	return total;
+}
+
+static void
+check_memory(const MtdppBaskets *d, const MtdppParams *p)
+{
+	Size		need = training_memory(d, p);
+	Size		limit = (Size) maintenance_work_mem * 1024;
+
+	if (need > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("training a rank %d model of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
+						p->rank, d->n_items, need / 1024, maintenance_work_mem),
+				 errhint("Raise maintenance_work_mem for this session, or train with a lower rank.")));
+}
+
+static void
+touch_row(bool *flags, int32 *list, int *n, int row)
+{
+	if (!flags[row])
+	{
+		flags[row] = true;
+		list[(*n)++] = row;
+	}
+}
+
+/*
+ * Forward and backward pass for one context and its targets; adds the
+ * gradients (scaled by SCALE) and returns the summed loss.
+ */
+static double
+context_step(Trainer *tr, int b, int nt, double scale)
+{
+	MtdppModel *m = tr->m;
+	int			r = m->rank;
+	int			npair = b * (b + 1) / 2;
+	double		loss = 0.0;
+
+	for (int t = 0; t < nt; t++)
+		memcpy(tr->R2rows + (size_t) t * r, m->R2 + (size_t) tr->targets[t] * r,
+			   sizeof(double) * r);
+	mtdpp_context_pairs(m, tr->ctx, b, tr->P);
+	mtdpp_gemm_nn(nt, npair, r, tr->R2rows, r, tr->P, npair, tr->packed, npair);
+
+	for (int t = 0; t < nt; t++)
+	{
+		int			target = tr->targets[t];
+		double		logdet,
+					log_z,
+					g;
+		double	   *gRt;
+		const double *Rt = m->R + (size_t) target * r;
+		const double *R2t = m->R2 + (size_t) target * r;
+
+		mtdpp_kernel_unpack(m, tr->ctx, b, tr->packed + (size_t) t * npair, tr->K);
+		if (!mtdpp_cholesky(tr->K, b))
+			continue;			/* numerically singular: no signal, skip */
+		logdet = mtdpp_cholesky_logdet(tr->K, b);
+		log_z = m->log_w + logdet;
+		if (tr->labels[t] > 0.5)
+		{
+			loss -= mtdpp_log_p_one(log_z);
+			if (log_z < -30.0)
+				g = -1.0;
+			else
+			{
+				double		z = exp(Min(log_z, 700.0));
+
+				g = -z / expm1(z);
+			}
+		}
+		else
+		{
+			loss -= mtdpp_log_p_zero(log_z);
+			g = Min(exp(Min(log_z, 700.0)), 100.0);
+		}
+		g *= scale;
+		if (g == 0.0)
+			continue;
+
+		/* M = K^-1 V_C */
+		mtdpp_cholesky_inverse(tr->K, b);
+		for (int s = 0; s < b; s++)
+		{
+			double	   *Ms = tr->M + (size_t) s * r;
+
+			memset(Ms, 0, sizeof(double) * r);
+			for (int u = 0; u < b; u++)
+			{
+				double		k = tr->K[(size_t) s * b + u];
+				const double *vu = m->V + (size_t) tr->ctx[u] * r;
+
+				for (int j = 0; j < r; j++)
+					Ms[j] += k * vu[j];
+			}
+		}
+
+		touch_row(tr->touchedR, tr->listR, &tr->nR, target);
+		gRt = tr->gR + (size_t) target * r;
+		for (int s = 0; s < b; s++)
+		{
+			int			item = tr->ctx[s];
+			const double *Ms = tr->M + (size_t) s * r;
+			const double *vs = m->V + (size_t) item * r;
+			double	   *gVs = tr->gV + (size_t) item * r;
+
+			touch_row(tr->touchedV, tr->listV, &tr->nV, item);
+			for (int j = 0; j < r; j++)
+			{
+				gVs[j] += 2.0 * g * Ms[j] * R2t[j];
+				gRt[j] += 2.0 * g * Rt[j] * vs[j] * Ms[j];
+			}
+			if (tr->bias)
+				tr->gD[item] += 2.0 * g * tr->K[(size_t) s * b + s] * m->D[item];
+		}
+	}
+	return loss;
+}
+
+/* Adam or momentum on one row of parameters; clears its gradient. */
+static void
+update_row(Trainer *tr, double *theta, double *grad, double *m1, double *m2,
+		   int len, double l2, double lr)
+{
+	const MtdppParams *p = tr->p;
+
+	if (p->optimizer == MTDPP_OPT_ADAM)
+	{
+		double		b1 = p->momentum,
+					b2 = 0.999;
+		double		c1 = 1.0 - pow(b1, (double) tr->step),
+					c2 = 1.0 - pow(b2, (double) tr->step);
+		double		step = lr * sqrt(c2) / c1;
+
+		for (int j = 0; j < len; j++)
+		{
+			double		gj = grad[j] + l2 * theta[j];
+
+			m1[j] = b1 * m1[j] + (1.0 - b1) * gj;
+			m2[j] = b2 * m2[j] + (1.0 - b2) * gj * gj;
+			theta[j] -= step * m1[j] / (sqrt(m2[j]) + 1e-8);
+			grad[j] = 0.0;
+		}
+	}
+	else
+	{
+		/* Nesterov momentum, in the form that needs no look-ahead point */
+		double		mu = p->momentum;
+
+		for (int j = 0; j < len; j++)
+		{
+			double		gj = grad[j] + l2 * theta[j];
+
+			m1[j] = mu * m1[j] - lr * gj;
+			theta[j] += mu * m1[j] - lr * gj;
+			grad[j] = 0.0;
+		}
+	}
+}
+
+static void
+apply_updates(Trainer *tr, double lr)
+{
+	MtdppModel *m = tr->m;
+	const MtdppParams *p = tr->p;
+	int			r = m->rank;
+
+	tr->step++;
+	for (int k = 0; k < tr->nV; k++)
+	{
+		int			i = tr->listV[k];
+		double		alpha = tr->mean_pop / Max(m->popularity[i], 1);
+
+		update_row(tr, m->V + (size_t) i * r, tr->gV + (size_t) i * r,
+				   tr->mV + (size_t) i * r, tr->vV + (size_t) i * r, r,
+				   p->l2 * alpha, lr);
+		if (tr->bias)
+		{
+			update_row(tr, m->D + i, tr->gD + i, tr->mD + i, tr->vD + i, 1,
+					   p->l2_bias * alpha, lr);
+			m->D2[i] = m->D[i] * m->D[i] + MTDPP_JITTER;
+		}
+		tr->touchedV[i] = false;
+	}
+	for (int k = 0; k < tr->nR; k++)
+	{
+		int			i = tr->listR[k];
+		double		alpha = tr->mean_pop / Max(m->popularity[i], 1);
+		double	   *Ri = m->R + (size_t) i * r;
+		double	   *R2i = m->R2 + (size_t) i * r;
+
+		update_row(tr, Ri, tr->gR + (size_t) i * r,
+				   tr->mR + (size_t) i * r, tr->vR + (size_t) i * r, r,
+				   p->l2 * alpha, lr);
+		for (int j = 0; j < r; j++)
+			R2i[j] = Ri[j] * Ri[j];
+		tr->touchedR[i] = false;
+	}
+	tr->nV = tr->nR = 0;
+}
+
+/*
+ * Builds the context of positive POS (basket minus target, or the items
+ * before it for target => 'last') into tr->ctx; returns its size.
+ */
+static int
+build_context(Trainer *tr, Positive pos)
+{
+	const MtdppBaskets *d = tr->data;
+	int64		s = d->start[pos.basket],
+				e = d->start[pos.basket + 1];
+	int			b = 0;
+
+	if (tr->p->target == MTDPP_TARGET_LAST)
+		e = s + pos.pos;
+	for (int64 k = s; k < e; k++)
+		if (k - s != pos.pos)
+			tr->ctx[b++] = d->items[k];
+
+	/* very large baskets: a random subset keeps kernels small */
+	if (b > MTDPP_MAX_CONTEXT)
+	{
+		for (int k = 0; k < MTDPP_MAX_CONTEXT; k++)
+		{
+			int			j = k + (int) pg_prng_uint64_range(&tr->rng, 0, b - 1 - k);
+			int32		tmp = tr->ctx[k];
+
+			tr->ctx[k] = tr->ctx[j];
+			tr->ctx[j] = tmp;
+		}
+		b = MTDPP_MAX_CONTEXT;
+	}
+	return b;
+}
+
+/* Mean percentile rank (0-100) on the validation slice, current parameters. */
+static double
+validation_mpr(Trainer *tr)
+{
+	const MtdppBaskets *d = tr->data;
+	MtdppModel *m = tr->m;
+	double		sum = 0.0;
+	int			counted = 0;
+
+	if (tr->n_val == 0)
+		return NAN;
+	for (int v = 0; v < tr->n_val; v++)
+	{
+		int			bk = tr->val_baskets[v];
+		int			held = tr->val_held[v];
+		int			b = 0;
+		int			n = 0;
+		double		above = 0.0,
+					ties = 0.0,
+					sh;
+		int64		s = d->start[bk],
+					e = d->start[bk + 1];
+
+		CHECK_FOR_INTERRUPTS();
+		for (int64 k = s; k < e; k++)
+			if (d->items[k] != held && b < MTDPP_MAX_CONTEXT)
+				tr->ctx[b++] = d->items[k];
+		mtdpp_score_all(m, tr->ctx, b, tr->val_scores);
+		sh = tr->val_scores[held];
+		for (int i = 0; i < m->n_items; i++)
+		{
+			if (i == held || basket_contains(d, bk, i))
+				continue;
+			n++;
+			if (tr->val_scores[i] > sh)
+				above += 1.0;
+			else if (tr->val_scores[i] == sh)
+				ties += 1.0;
+		}
+		n++;					/* the held-out item is a candidate */
+		if (n > 1)
+		{
+			double		rank = 1.0 + above + 0.5 * ties;
+
+			sum += 100.0 * (n - rank) / (n - 1);
+			counted++;
+		}
+	}
+	return counted > 0 ? sum / counted : NAN;
+}
+
+static void
+set_aside_validation(Trainer *tr, bool *is_val)
+{
+	const MtdppBaskets *d = tr->data;
+	const MtdppParams *p = tr->p;
+	int32	   *order = palloc(sizeof(int32) * Max(d->n_baskets, 1));
+	int			eligible = 0,
+				want;
+
+	for (int b = 0; b < d->n_baskets; b++)
+		if (d->start[b + 1] - d->start[b] >= 2)
+			order[eligible++] = b;
+	want = (int) floor(eligible * p->validation_fraction);
+	want = Min(want, p->validation_baskets);
+	if (want < 20)
+		want = 0;				/* too few to measure anything */
+
+	tr->val_baskets = palloc(sizeof(int32) * Max(want, 1));
+	tr->val_held = palloc(sizeof(int32) * Max(want, 1));
+	for (int k = 0; k < want; k++)
+	{
+		int			j = k + (int) pg_prng_uint64_range(&tr->rng, 0, eligible - 1 - k);
+		int32		tmp = order[k];
+		int			len;
+
+		order[k] = order[j];
+		order[j] = tmp;
+		tr->val_baskets[k] = order[k];
+		is_val[order[k]] = true;
+		len = (int) (d->start[order[k] + 1] - d->start[order[k]]);
+		tr->val_held[k] = d->items[d->start[order[k]] +
+								   (p->target == MTDPP_TARGET_LAST ? len - 1 :
+									(int) pg_prng_uint64_range(&tr->rng, 0, len - 1))];
+	}
+	tr->n_val = want;
+	pfree(order);
+}
+
+static void
+initialise(Trainer *tr)
+{
+	MtdppModel *m = tr->m;
+	const MtdppParams *p = tr->p;
+	Size		cells = (Size) m->n_items * m->rank;
+
+	for (Size c = 0; c < cells; c++)
+		m->V[c] = p->init_scale * gaussian(&tr->rng);
+	for (Size c = 0; c < cells; c++)
+		m->R[c] = 1.0 + p->init_scale * gaussian(&tr->rng);
+	for (int i = 0; i < m->n_items; i++)
+		m->D[i] = tr->bias ? 1.0 + p->init_scale * gaussian(&tr->rng) : 0.0;
+	mtdpp_model_prepare(m);
+}
+
+static void
+snapshot(Trainer *tr, bool save)
+{
+	MtdppModel *m = tr->m;
+	Size		bytes = sizeof(double) * (Size) m->n_items * m->rank;
+
+	if (save)
+	{
+		memcpy(tr->bestV, m->V, bytes);
+		memcpy(tr->bestR, m->R, bytes);
+		memcpy(tr->bestD, m->D, sizeof(double) * m->n_items);
+	}
+	else
+	{
+		memcpy(m->V, tr->bestV, bytes);
+		memcpy(m->R, tr->bestR, bytes);
+		memcpy(m->D, tr->bestD, sizeof(double) * m->n_items);
+		mtdpp_model_prepare(m);
+	}
+}
+
+static double
+elapsed_seconds(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_DOUBLE(now);
+}
+
+/*
+ * Trains a model of kind p->kind on DATA.  The result is allocated in the
+ * caller's memory context; the working set in a context deleted on return.
+ */
+MtdppModel *
+mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	Trainer		tr;
+	MtdppModel *m;
+	MtdppModel *result;
+	Positive   *positives;
+	int64		n_pos_all = 0;
+	bool	   *is_val;
+	int			r = p->rank;
+	int			nt_max = 1 + p->negatives;
+	int			max_ctx = MTDPP_MAX_CONTEXT;
+	Size		cells = (Size) data->n_items * r;
+	double		best = -1.0;
+	int			since_best = 0;
+	double		lr = p->learning_rate;
+	instr_time	start;
+	int64		examples = 0;
+	int			max_len = 0;
+
+	INSTR_TIME_SET_CURRENT(start);
+	if (p->kind == MTDPP_POPULARITY)
+	{
+		/* nothing to fit: counts are the model */
+		m = mtdpp_model_alloc(p->kind, data->n_items, 0);
+		memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
+		memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
+		m->n_baskets = data->n_baskets;
+		m->hyperparams = mtdpp_params_to_json(p);
+		m->seconds = elapsed_seconds(start);
+		return m;
+	}
+	if (p->kind != MTDPP_MULTITASK && p->kind != MTDPP_MULTITASK_NOBIAS)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("model kind \"%s\" cannot be trained by this version", mtdpp_kind_name(p->kind)),
+				 errhint("Use kind => 'multitask', 'multitask_nobias' or 'popularity'.")));
+	check_memory(data, p);
+	for (int b = 0; b < data->n_baskets; b++)
+		max_len = Max(max_len, (int) (data->start[b + 1] - data->start[b]));
+
+	work = AllocSetContextCreate(CurrentMemoryContext, "mtdpp training",
+								 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(work);
+
+	memset(&tr, 0, sizeof(tr));
+	tr.p = p;
+	tr.data = data;
+	tr.bias = (p->kind == MTDPP_MULTITASK);
+	pg_prng_seed(&tr.rng, (uint64) p->seed);
+
+	m = mtdpp_model_alloc(p->kind, data->n_items, r);
+	memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
+	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
+	m->n_baskets = data->n_baskets;
+	m->log_w = p->log_w;
+	tr.m = m;
+	{
+		double		s = 0.0;
+
+		for (int i = 0; i < data->n_items; i++)
+			s += data->popularity[i];
+		tr.mean_pop = data->n_items > 0 ? s / data->n_items : 1.0;
+	}
+
+	tr.gV = mtdpp_alloc_huge(cells * sizeof(double));
+	tr.gR = mtdpp_alloc_huge(cells * sizeof(double));
+	tr.mV = mtdpp_alloc_huge(cells * sizeof(double));
+	tr.vV = mtdpp_alloc_huge(cells * sizeof(double));
+	tr.mR = mtdpp_alloc_huge(cells * sizeof(double));
+	tr.vR = mtdpp_alloc_huge(cells * sizeof(double));
+	tr.bestV = mtdpp_alloc_huge(cells * sizeof(double));
+	tr.bestR = mtdpp_alloc_huge(cells * sizeof(double));
+	tr.gD = palloc0(sizeof(double) * data->n_items);
+	tr.mD = palloc0(sizeof(double) * data->n_items);
+	tr.vD = palloc0(sizeof(double) * data->n_items);
+	tr.bestD = palloc0(sizeof(double) * data->n_items);
+	tr.touchedV = palloc0(sizeof(bool) * data->n_items);
+	tr.touchedR = palloc0(sizeof(bool) * data->n_items);
+	tr.listV = palloc(sizeof(int32) * data->n_items);
+	tr.listR = palloc(sizeof(int32) * data->n_items);
+	tr.ctx = palloc(sizeof(int32) * (max_len + 1));
+	tr.targets = palloc(sizeof(int32) * nt_max);
+	tr.labels = palloc(sizeof(double) * nt_max);
+	tr.P = palloc(sizeof(double) * (size_t) r * max_ctx * (max_ctx + 1) / 2);
+	tr.R2rows = palloc(sizeof(double) * (size_t) nt_max * r);
+	tr.packed = palloc(sizeof(double) * (size_t) nt_max * max_ctx * (max_ctx + 1) / 2);
+	tr.K = palloc(sizeof(double) * (size_t) max_ctx * max_ctx);
+	tr.M = palloc(sizeof(double) * (size_t) max_ctx * r);
+	tr.val_scores = palloc(sizeof(double) * Max(data->n_items, 1));
+
+	initialise(&tr);
+	is_val = palloc0(sizeof(bool) * Max(data->n_baskets, 1));
+	set_aside_validation(&tr, is_val);
+
+	/* every positive example: basket, position of the target */
+	for (int b = 0; b < data->n_baskets; b++)
+		if (!is_val[b] && data->start[b + 1] - data->start[b] >= 2)
+			n_pos_all += data->start[b + 1] - data->start[b];
+	if (n_pos_all == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("no basket of the training data has two or more items"),
+				 errdetail("%d baskets were read, over %d distinct items.",
+						   data->n_baskets, data->n_items),
+				 errhint("A basket-completion model learns from baskets of at least two items: check order_col and item_col.")));
+	positives = mtdpp_alloc_huge(sizeof(Positive) * n_pos_all);
+
+	m->loss_history = palloc0(sizeof(double) * p->epochs);
+	m->val_history = palloc0(sizeof(double) * p->epochs);
+
+	for (int epoch = 0; epoch < p->epochs; epoch++)
+	{
+		int64		n_pos = 0;
+		double		loss = 0.0;
+		int64		n_ex = 0;
+		double		val;
+
+		/* this epoch's positives */
+		for (int b = 0; b < data->n_baskets; b++)
+		{
+			int			len = (int) (data->start[b + 1] - data->start[b]);
+
+			if (is_val[b] || len < 2)
+				continue;
+			if (p->target == MTDPP_TARGET_LAST)
+			{
+				for (int k = 1; k < len; k++)
+					positives[n_pos++] = (Positive) {b, k};
+			}
+			else if (p->positives == 0 || p->positives >= len)
+			{
+				for (int k = 0; k < len; k++)
+					positives[n_pos++] = (Positive) {b, k};
+			}
+			else
+			{
+				for (int k = 0; k < p->positives; k++)
+					positives[n_pos++] = (Positive) {b, (int32) pg_prng_uint64_range(&tr.rng, 0, len - 1)};
+			}
+		}
+		for (int64 k = n_pos - 1; k > 0; k--)
+		{
+			int64		j = (int64) pg_prng_uint64_range(&tr.rng, 0, k);
+			Positive	tmp = positives[k];
+
+			positives[k] = positives[j];
+			positives[j] = tmp;
+		}
+
+		for (int64 first = 0; first < n_pos; first += p->batch_size)
+		{
+			int64		last = Min(first + p->batch_size, n_pos);
+			double		scale = 1.0 / ((last - first) * nt_max);
+
+			CHECK_FOR_INTERRUPTS();
+			for (int64 k = first; k < last; k++)
+			{
+				Positive	pos = positives[k];
+				int			b = build_context(&tr, pos);
+				int			nt = 0;
+
+				if (b == 0)
+					continue;
+				tr.targets[nt] = data->items[data->start[pos.basket] + pos.pos];
+				tr.labels[nt++] = 1.0;
+				for (int q = 0; q < p->negatives; q++)
+				{
+					int			neg;
+					int			tries = 0;
+
+					do
+						neg = (int) pg_prng_uint64_range(&tr.rng, 0, data->n_items - 1);
+					while (basket_contains(data, pos.basket, neg) && ++tries < 50);
+					if (tries >= 50)
+						break;	/* the basket holds nearly the whole catalog */
+					tr.targets[nt] = neg;
+					tr.labels[nt++] = 0.0;
+				}
+				loss += context_step(&tr, b, nt, scale);
+				n_ex += nt;
+			}
+			apply_updates(&tr, lr);
+		}
+		examples += n_ex;
+		loss = n_ex > 0 ? loss / n_ex : 0.0;
+		if (isnan(loss) || isinf(loss))
+			ereport(ERROR,
+					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+					 errmsg("training diverged: the loss is %g at epoch %d", loss, epoch + 1),
+					 errhint("Lower learning_rate (now %g) or raise l2 (now %g).",
+							 p->learning_rate, p->l2)));
+
+		val = validation_mpr(&tr);
+		m->loss_history[epoch] = loss;
+		m->val_history[epoch] = val;
+		m->epochs_run = epoch + 1;
+		m->final_loss = loss;
+		if (p->verbose)
+			ereport(NOTICE,
+					(errmsg("epoch %d/%d: loss %.5f, validation MPR %.2f, %.1f s",
+							epoch + 1, p->epochs, loss, val, elapsed_seconds(start))));
+
+		if (isnan(val) || val > best)
+		{
+			best = isnan(val) ? best : val;
+			m->best_epoch = epoch + 1;
+			since_best = 0;
+			snapshot(&tr, true);
+		}
+		else if (++since_best >= p->patience)
+			break;
+		lr *= p->lr_decay;
+	}
+	snapshot(&tr, false);
+	m->n_examples = examples;
+	m->hyperparams = mtdpp_params_to_json(p);
+	m->seconds = elapsed_seconds(start);
+
+	/* copy the result out of the working context, which then goes */
+	MemoryContextSwitchTo(caller);
+	result = mtdpp_model_alloc(m->kind, m->n_items, m->rank);
+	result->log_w = m->log_w;
+	result->n_baskets = m->n_baskets;
+	result->n_examples = m->n_examples;
+	result->epochs_run = m->epochs_run;
+	result->best_epoch = m->best_epoch;
+	result->final_loss = m->loss_history[Max(m->best_epoch, 1) - 1];
+	result->seconds = m->seconds;
+	result->hyperparams = pstrdup(m->hyperparams);
+	result->loss_history = palloc0(sizeof(double) * Max(m->epochs_run, 1));
+	result->val_history = palloc0(sizeof(double) * Max(m->epochs_run, 1));
+	memcpy(result->loss_history, m->loss_history, sizeof(double) * m->epochs_run);
+	memcpy(result->val_history, m->val_history, sizeof(double) * m->epochs_run);
+	memcpy(result->item_ids, m->item_ids, sizeof(int32) * m->n_items);
+	memcpy(result->popularity, m->popularity, sizeof(int32) * m->n_items);
+	memcpy(result->D, m->D, sizeof(double) * m->n_items);
+	memcpy(result->V, m->V, sizeof(double) * cells);
+	memcpy(result->R, m->R, sizeof(double) * cells);
+	MemoryContextDelete(work);
+	return result;
+}
