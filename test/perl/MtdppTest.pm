@@ -1,0 +1,41 @@
+# Helpers shared by the TAP tests of test/t/.
+package MtdppTest;
+
+use strict;
+use warnings;
+use Exporter 'import';
+use File::Basename qw(dirname);
+use File::Spec;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+
+our @EXPORT = qw(mtdpp_node load_planted);
+
+my $fixtures = File::Spec->catdir(dirname(__FILE__), '..', 'fixtures');
+
+# A started node with the extension created in database postgres.  Extra
+# arguments are lines appended to postgresql.conf.
+sub mtdpp_node
+{
+	my ($name, @conf) = @_;
+	my $node = PostgreSQL::Test::Cluster->new($name);
+	$node->init;
+	$node->append_conf('postgresql.conf', join("\n", @conf)) if @conf;
+	$node->start;
+	$node->safe_psql('postgres', 'CREATE EXTENSION mtdpp');
+	return $node;
+}
+
+# Loads test/fixtures/planted.sql; named arguments are its psql variables
+# (baskets, seed), plus dbname (default postgres).
+sub load_planted
+{
+	my ($node, %vars) = @_;
+	my $dbname = delete $vars{dbname} // 'postgres';
+	my $sql = slurp_file(File::Spec->catfile($fixtures, 'planted.sql'));
+	$node->safe_psql($dbname, $sql,
+		extra_params => [ map { ('-v', "$_=$vars{$_}") } sort keys %vars ]);
+	return;
+}
+
+1;

@@ -1,0 +1,108 @@
+# The training aggregate under parallel query: the plan reads the order lines
+# in parallel workers (Partial Aggregate under a Gather) and the model it
+# returns is the one a serial plan returns, whatever the order the rows
+# arrive in (the final function sorts the lines before fitting).
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use MtdppTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = mtdpp_node('parallel', 'max_worker_processes = 8', 'max_parallel_workers = 8');
+load_planted($node, baskets => 20000);
+$node->safe_psql('postgres', q{
+CREATE TABLE orders_shuffled AS SELECT * FROM orders ORDER BY md5(order_id || ':' || item_id);
+ANALYZE orders_shuffled;
+});
+my $lines = $node->safe_psql('postgres', 'SELECT count(*) FROM orders');
+note "$lines order lines";
+
+my $parallel = q{
+SET parallel_setup_cost = 0;
+SET parallel_tuple_cost = 0;
+SET min_parallel_table_scan_size = 0;
+SET max_parallel_workers_per_gather = 2;
+SET parallel_leader_participation = off;
+};
+my $serial = q{SET max_parallel_workers_per_gather = 0;};
+sub fit
+{
+	my ($table) = @_;
+	return qq{SELECT mtdpp_fit(order_id, item_id, position, '{"epochs": 2}') AS model FROM $table};
+}
+
+my $plan = $node->safe_psql('postgres', $parallel . 'EXPLAIN (COSTS OFF) ' . fit('orders'));
+like($plan, qr/Finalize Aggregate.*Gather.*Partial Aggregate.*Parallel Seq Scan on orders/s,
+	'the parallel plan aggregates partially under a Gather')
+  or diag($plan);
+
+# EXPLAIN ANALYZE of CREATE TABLE AS runs the plan and keeps its result.
+my $run = $node->safe_psql('postgres', $parallel
+	  . 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) CREATE TABLE fit_parallel AS '
+	  . fit('orders'));
+like($run, qr/Workers Launched: [12]\b/, 'parallel workers ran the partial aggregates')
+  or diag($run);
+like($run, qr/Partial Aggregate/, 'the executed plan is the parallel one');
+
+$run = $node->safe_psql('postgres', $serial
+	  . 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) CREATE TABLE fit_serial AS '
+	  . fit('orders'));
+unlike($run, qr/Gather|Partial/, 'the serial plan has no parallel part') or diag($run);
+
+$node->safe_psql('postgres', $serial . 'CREATE TABLE fit_shuffled AS ' . fit('orders_shuffled'));
+
+# The serialised model records its training time, so two fits of the same
+# data may differ in those 8 bytes and nowhere else.
+sub same_model
+{
+	my ($x, $y) = @_;
+	my ($len_a, $len_b, $same_md5, $diff_bytes, $span) = split /\|/, $node->safe_psql('postgres', qq{
+SELECT length(a.model), length(b.model), md5(a.model) = md5(b.model),
+       count(i), coalesce(max(i) - min(i) + 1, 0)
+FROM $x a CROSS JOIN $y b
+LEFT JOIN generate_series(0, length(a.model) - 1) AS i
+  ON length(a.model) = length(b.model) AND get_byte(a.model, i) <> get_byte(b.model, i)
+GROUP BY a.model, b.model});
+	ok($len_a > 1000, "$x holds a model ($len_a bytes)");
+	is($len_b, $len_a, "$x and $y have the same length");
+	if ($same_md5 eq 't')
+	{
+		pass("$x and $y have the same md5");
+	}
+	else
+	{
+		ok($span <= 8, "$x and $y differ at most in the 8 bytes of the training time "
+			  . "($diff_bytes bytes differ, over a span of $span)");
+	}
+	return;
+}
+same_model('fit_parallel', 'fit_serial');
+same_model('fit_parallel', 'fit_shuffled');
+
+# Stored, the three are the same model: same factors, same training history.
+$node->safe_psql('postgres', q{
+SELECT mtdpp_save('parallel', model) FROM fit_parallel;
+SELECT mtdpp_save('serial', model) FROM fit_serial;
+SELECT mtdpp_save('shuffled', model) FROM fit_shuffled;
+});
+my $contents = $node->safe_psql('postgres', q{
+SELECT m.name, m.n_items, m.n_baskets, m.n_examples, m.final_loss, m.best_epoch, m.loss_history,
+       m.hyperparams,
+       md5(string_agg(format('%s %s %s %s %s', i.item_id, i.popularity, i.bias, i.factors, i.task_factors),
+                      E'\n' ORDER BY i.item_id))
+FROM mtdpp.models m JOIN mtdpp.items i USING (model_id)
+GROUP BY m.model_id ORDER BY m.name});
+my %by_name = map { my @f = split /\|/, $_, 2; ($f[0] => $f[1]) } split /\n/, $contents;
+is(scalar(keys %by_name), 3, 'three models stored');
+is($by_name{parallel}, $by_name{serial}, 'parallel and serial fits store the same model');
+is($by_name{shuffled}, $by_name{serial}, 'the physical order of the rows does not matter');
+
+# Partial states cross process boundaries: a parallel fit of the shuffled
+# table as well.
+$node->safe_psql('postgres', $parallel . 'CREATE TABLE fit_parallel_shuffled AS ' . fit('orders_shuffled'));
+same_model('fit_parallel_shuffled', 'fit_serial');
+
+done_testing();

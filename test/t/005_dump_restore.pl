@@ -1,0 +1,89 @@
+# Trained models are data of ordinary tables that pg_dump keeps: restored
+# into a new database (custom and plain formats), every model, version,
+# activation and metric is back, completions are identical, and training
+# goes on from there.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use MtdppTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $node = mtdpp_node('dump');
+$node->safe_psql('postgres', 'CREATE DATABASE shop');
+$node->safe_psql('shop', 'CREATE EXTENSION mtdpp');
+load_planted($node, dbname => 'shop', baskets => 1000);
+$node->safe_psql('shop', q{
+SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 5, seed => 1);
+SELECT * FROM mtdpp_evaluate('a', 'test_baskets');
+SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 3, seed => 2, activate => false);
+SELECT * FROM mtdpp_train('b', 'train_lines', kind => 'popularity');
+SELECT * FROM mtdpp_train('c', 'train_lines', epochs => 3, seed => 3, position_col => 'position', target => 'last');
+SELECT mtdpp_activate('a');
+});
+
+my %probe = (
+	models => q{SELECT * FROM mtdpp_models},
+	rows => q{SELECT model_id, name, version, kind, active, rank, n_items, n_baskets, n_examples, log_w,
+	                 hyperparams, loss_history, val_mpr_history, final_loss, best_epoch, train_seconds,
+	                 source, metrics, trained_at, trained_by, activated_at
+	          FROM mtdpp.models ORDER BY model_id},
+	items => q{SELECT count(*) || ' ' || md5(string_agg(format('%s %s %s %s %s %s', model_id, item_id,
+	                  popularity, bias, factors, task_factors), E'\n' ORDER BY model_id, item_id))
+	           FROM mtdpp.items},
+	complete => q{
+SELECT string_agg(format('%s %s %s %s', coalesce(m.name, '(default)'), c.rank, c.item_id, c.score),
+                  E'\n' ORDER BY b.order_id, m.name NULLS FIRST, c.rank)
+FROM (SELECT order_id, array_remove(basket, held_out) AS basket FROM test_baskets ORDER BY order_id LIMIT 20) b
+CROSS JOIN (VALUES (NULL), ('a'), ('b'), ('c')) AS m(name)
+CROSS JOIN LATERAL mtdpp_complete(b.basket, 5, m.name) AS c},
+);
+my %before = map { ($_ => $node->safe_psql('shop', $probe{$_})) } keys %probe;
+my @models = split /\n/, $before{models};
+is(scalar @models, 4, 'four models stored before the dump');
+like($before{complete}, qr/^\(default\) 1 /, 'the default model answers');
+
+my $evaluate = q{SELECT baskets, mpr, precision_at_5, precision_at_10, precision_at_20
+                  FROM mtdpp_evaluate('a', 'test_baskets')};
+my $dir = PostgreSQL::Test::Utils::tempdir;
+
+sub check_restored
+{
+	my ($db, $how) = @_;
+	for my $what (sort keys %probe)
+	{
+		is($node->safe_psql($db, $probe{$what}), $before{$what}, "$how: $what identical");
+	}
+	# mtdpp_evaluate rewrites the metrics it reports: checked after the rest.
+	is($node->safe_psql($db, $evaluate), $node->safe_psql('shop', $evaluate),
+		"$how: mtdpp_evaluate gives the same figures");
+	# Training goes on: the next version, under a new model_id (the
+	# sequence was restored too).
+	is($node->safe_psql($db,
+			"SELECT version FROM mtdpp_train('a', 'train_lines', epochs => 2, seed => 4)"),
+		'3', "$how: training after the restore adds version 3");
+	is($node->safe_psql($db, 'SELECT count(DISTINCT model_id) = 5 FROM mtdpp.models'), 't',
+		"$how: five models, each with its own model_id");
+	return;
+}
+
+# Custom format, pg_restore.
+$node->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/shop.dump", '-d', $node->connstr('shop') ],
+	'pg_dump -Fc');
+$node->safe_psql('postgres', 'CREATE DATABASE restored');
+$node->command_ok(
+	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), "$dir/shop.dump" ],
+	'pg_restore into a new database');
+check_restored('restored', 'pg_restore');
+
+# Plain format, psql.
+$node->command_ok([ 'pg_dump', '-f', "$dir/shop.sql", '-d', $node->connstr('shop') ], 'pg_dump (plain)');
+$node->safe_psql('postgres', 'CREATE DATABASE restored_plain');
+$node->command_ok(
+	[ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $node->connstr('restored_plain'), '-f', "$dir/shop.sql" ],
+	'plain dump replayed by psql');
+check_restored('restored_plain', 'plain dump');
+
+done_testing();
