@@ -38,6 +38,7 @@
 
 #include <math.h>
 
+#include "fmgr.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
@@ -205,7 +206,7 @@ context_step(Trainer *tr, int b, int nt, double scale)
 		else
 		{
 			loss -= mtdpp_log_p_zero(log_z);
-			g = Min(exp(Min(log_z, 700.0)), 100.0);
+			g = exp(Min(log_z, 700.0));
 		}
 		g *= scale;
 		if (g == 0.0)
@@ -749,4 +750,131 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 	memcpy(result->R, m->R, sizeof(double) * cells);
 	MemoryContextDelete(work);
 	return result;
+}
+
+/*
+ * mtdpp.gradient_check(rank, context_size, seed): the largest relative
+ * difference between the analytic gradient of context_step and central
+ * finite differences of its loss, over every parameter one context with a
+ * positive and two negative targets touches.  A test of the appendix's
+ * formulas as implemented, on a random model of 12 items.
+ */
+PG_FUNCTION_INFO_V1(mtdpp_gradient_check);
+
+static double
+loss_only(Trainer *tr, int b, int nt)
+{
+	MtdppModel *m = tr->m;
+	Size		cells = (Size) m->n_items * m->rank;
+	double		loss;
+
+	mtdpp_model_prepare(m);
+	loss = context_step(tr, b, nt, 1.0);
+	/* discard the gradient it accumulated */
+	memset(tr->gV, 0, sizeof(double) * cells);
+	memset(tr->gR, 0, sizeof(double) * cells);
+	memset(tr->gD, 0, sizeof(double) * m->n_items);
+	for (int i = 0; i < m->n_items; i++)
+		tr->touchedV[i] = tr->touchedR[i] = false;
+	tr->nV = tr->nR = 0;
+	return loss;
+}
+
+Datum
+mtdpp_gradient_check(PG_FUNCTION_ARGS)
+{
+	int			r = PG_GETARG_INT32(0);
+	int			b = PG_GETARG_INT32(1);
+	int			n = 12;
+	int			nt = 3;
+	Trainer		tr;
+	MtdppParams p;
+	MtdppModel *m;
+	Size		cells;
+	double	   *aV,
+			   *aR,
+			   *aD;
+	double		worst = 0.0;
+	const double h = 1e-6;
+
+	if (r < 1 || r > 64 || b < 1 || b > n - nt)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("gradient_check takes a rank from 1 to 64 and a context of 1 to %d items", n - nt)));
+	mtdpp_params_defaults(&p, MTDPP_MULTITASK);
+	p.rank = r;
+	memset(&tr, 0, sizeof(tr));
+	tr.p = &p;
+	tr.bias = true;
+	pg_prng_seed(&tr.rng, (uint64) PG_GETARG_INT64(2));
+	m = tr.m = mtdpp_model_alloc(MTDPP_MULTITASK, n, r);
+	m->log_w = log(0.5);
+	cells = (Size) n * r;
+	for (Size c = 0; c < cells; c++)
+	{
+		m->V[c] = 0.5 * gaussian(&tr.rng);
+		m->R[c] = 1.0 + 0.3 * gaussian(&tr.rng);
+	}
+	for (int i = 0; i < n; i++)
+		m->D[i] = 1.0 + 0.2 * gaussian(&tr.rng);
+	tr.gV = palloc0(sizeof(double) * cells);
+	tr.gR = palloc0(sizeof(double) * cells);
+	tr.gD = palloc0(sizeof(double) * n);
+	tr.touchedV = palloc0(sizeof(bool) * n);
+	tr.touchedR = palloc0(sizeof(bool) * n);
+	tr.listV = palloc(sizeof(int32) * n);
+	tr.listR = palloc(sizeof(int32) * n);
+	tr.ctx = palloc(sizeof(int32) * n);
+	tr.targets = palloc(sizeof(int32) * nt);
+	tr.labels = palloc(sizeof(double) * nt);
+	tr.P = palloc(sizeof(double) * r * n * (n + 1) / 2);
+	tr.R2rows = palloc(sizeof(double) * nt * r);
+	tr.packed = palloc(sizeof(double) * nt * n * (n + 1) / 2);
+	tr.K = palloc(sizeof(double) * n * n);
+	tr.M = palloc(sizeof(double) * n * r);
+	for (int s = 0; s < b; s++)
+		tr.ctx[s] = s;
+	for (int t = 0; t < nt; t++)
+	{
+		tr.targets[t] = b + t;
+		tr.labels[t] = (t == 0) ? 1.0 : 0.0;
+	}
+
+	/* analytic */
+	mtdpp_model_prepare(m);
+	(void) context_step(&tr, b, nt, 1.0);
+	aV = palloc(sizeof(double) * cells);
+	aR = palloc(sizeof(double) * cells);
+	aD = palloc(sizeof(double) * n);
+	memcpy(aV, tr.gV, sizeof(double) * cells);
+	memcpy(aR, tr.gR, sizeof(double) * cells);
+	memcpy(aD, tr.gD, sizeof(double) * n);
+	(void) loss_only(&tr, b, nt);
+
+	/* numerical, parameter by parameter */
+	for (int kind = 0; kind < 3; kind++)
+	{
+		double	   *theta = kind == 0 ? m->V : kind == 1 ? m->R : m->D;
+		double	   *analytic = kind == 0 ? aV : kind == 1 ? aR : aD;
+		Size		len = kind == 2 ? (Size) n : cells;
+
+		for (Size c = 0; c < len; c++)
+		{
+			double		keep = theta[c],
+						up,
+						down,
+						num,
+						err;
+
+			theta[c] = keep + h;
+			up = loss_only(&tr, b, nt);
+			theta[c] = keep - h;
+			down = loss_only(&tr, b, nt);
+			theta[c] = keep;
+			num = (up - down) / (2.0 * h);
+			err = fabs(num - analytic[c]) / Max(1e-3, fabs(num) + fabs(analytic[c]));
+			worst = Max(worst, err);
+		}
+	}
+	PG_RETURN_FLOAT8(worst);
 }
