@@ -321,6 +321,8 @@ fill_factors(ArrayType *arr, double *dst, int rank, int item_id, const char *wha
 {
 	float4	   *src;
 
+	if (rank == 0 && ARR_NDIM(arr) == 0)
+		return;					/* baselines have no factors */
 	if (ARR_NDIM(arr) != 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != FLOAT4OID ||
 		ARR_DIMS(arr)[0] != rank)
 		ereport(ERROR,
@@ -484,11 +486,15 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 						 text_to_cstring(name))));
 	}
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (SPI_execute_with_args("UPDATE mtdpp.models SET active = (model_id = $2), "
-							  "activated_at = CASE WHEN model_id = $2 THEN clock_timestamp() ELSE activated_at END "
-							  "WHERE name = $1 AND (active OR model_id = $2)",
+	/* two statements: the one-active-per-name index is checked row by row */
+	if (SPI_execute_with_args("UPDATE mtdpp.models SET active = false "
+							  "WHERE name = $1 AND active AND model_id <> $2",
 							  2, (Oid[]) {TEXTOID, INT4OID},
 							  (Datum[]) {PointerGetDatum(name), Int32GetDatum(id)},
+							  NULL, false, 0) != SPI_OK_UPDATE ||
+		SPI_execute_with_args("UPDATE mtdpp.models SET active = true, activated_at = clock_timestamp() "
+							  "WHERE model_id = $1",
+							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(id)},
 							  NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not activate model %d", id);
 	SPI_finish();
@@ -694,9 +700,15 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	if (SPI_execute_with_args(query.data, 1, (Oid[]) {JSONBOID}, (Datum[]) {pjson}, NULL,
 							  true, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not run %s", query.data);
-	blob = DatumGetByteaPCopy(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	/* copied out of SPI's memory, which SPI_finish frees */
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		blob = DatumGetByteaPCopy(d);
+		MemoryContextSwitchTo(spi);
+	}
 	SPI_finish();
-	(void) caller;
 
 	m = mtdpp_model_deserialize(blob);
 	model_id = mtdpp_store_model(text_to_cstring(name), m,

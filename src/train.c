@@ -78,6 +78,7 @@ typedef struct Trainer
 			   *mD,
 			   *vD;
 	int64		step;
+	int64		n_singular;		/* examples whose kernel was not positive definite */
 
 	/* best parameters so far */
 	double	   *bestV,
@@ -188,7 +189,10 @@ context_step(Trainer *tr, int b, int nt, double scale)
 
 		mtdpp_kernel_unpack(m, tr->ctx, b, tr->packed + (size_t) t * npair, tr->K);
 		if (!mtdpp_cholesky(tr->K, b))
-			continue;			/* numerically singular: no signal, skip */
+		{
+			tr->n_singular++;	/* numerically singular: no signal, skip */
+			continue;
+		}
 		logdet = mtdpp_cholesky_logdet(tr->K, b);
 		log_z = m->log_w + logdet;
 		if (tr->labels[t] > 0.5)
@@ -493,6 +497,20 @@ snapshot(Trainer *tr, bool save)
 	}
 }
 
+static bool
+parameters_finite(const MtdppModel *m)
+{
+	Size		cells = (Size) m->n_items * m->rank;
+
+	for (Size c = 0; c < cells; c++)
+		if (!isfinite(m->V[c]) || !isfinite(m->R[c]))
+			return false;
+	for (int i = 0; i < m->n_items; i++)
+		if (!isfinite(m->D[i]))
+			return false;
+	return true;
+}
+
 static double
 elapsed_seconds(instr_time start)
 {
@@ -695,13 +713,15 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 		}
 		examples += n_ex;
 		loss = n_ex > 0 ? loss / n_ex : 0.0;
-		if (isnan(loss) || isinf(loss))
+		if (isnan(loss) || isinf(loss) || tr.n_singular * 2 > n_ex || !parameters_finite(m))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("training diverged: the loss is %g at epoch %d", loss, epoch + 1),
+					 errmsg("training diverged at epoch %d: the loss is %g and " INT64_FORMAT " of " INT64_FORMAT " kernels were singular",
+							epoch + 1, loss, tr.n_singular, n_ex),
 					 errhint("Lower learning_rate (now %g) or raise l2 (now %g).",
 							 p->learning_rate, p->l2)));
 
+		tr.n_singular = 0;
 		val = validation_mpr(&tr);
 		m->loss_history[epoch] = loss;
 		m->val_history[epoch] = val;

@@ -1,0 +1,45 @@
+-- Completions come from the basket's own group, best first, never a basket item.
+SELECT count(*) AS n, bool_and(item_id <> ALL (ARRAY[1, 2, 3])) AS none_in_basket,
+       bool_and((item_id - 1) / 10 = 0) AS same_group, array_agg(rank ORDER BY rank) AS ranks
+FROM mtdpp_complete(ARRAY[1, 2, 3], 5);
+SELECT bool_and(score <= 0) AS log_probabilities,
+       bool_and(score >= lead_score) AS best_first
+FROM (SELECT score, lead(score, 1, '-infinity') OVER (ORDER BY rank) AS lead_score
+      FROM mtdpp_complete(ARRAY[41, 44], 20)) s;
+-- joins with a catalog
+CREATE TABLE catalog AS SELECT i AS item_id, 'item ' || i AS label FROM generate_series(1, 60) i;
+SELECT count(*) AS joined FROM mtdpp_complete(ARRAY[11, 12], 3) c JOIN catalog USING (item_id);
+-- a named model answers like the default one
+SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[21, 22], 5)) =
+       (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[21, 22], 5, 'planted')) AS same;
+-- unknown items are ignored, duplicates count once
+SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[21, 22], 5)) =
+       (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[21, 9999, 22, 21, -5], 5)) AS ignored;
+-- an empty basket, or one of unknown items only, is completed by popularity
+SELECT count(*) AS n FROM mtdpp_complete('{}', 4);
+SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete('{}', 4)) =
+       (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[1000, 1001], 4)) AS same_fallback;
+-- k beyond the catalog returns every other item
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 1000);
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 1);
+-- usable per row of a query
+SELECT t.order_id, count(c.item_id) AS completions
+FROM (SELECT * FROM test_baskets ORDER BY order_id LIMIT 3) t, mtdpp_complete(t.basket, 2) c
+GROUP BY t.order_id ORDER BY t.order_id;
+-- mtdpp_score: the given candidates, in the given order; NULL for unknown items
+SELECT item_id, score IS NULL AS unknown FROM mtdpp_score(ARRAY[1, 2], ARRAY[3, 9999, 55, 3]);
+SELECT abs(s.score - c.score) < 1e-9 AS consistent
+FROM mtdpp_complete(ARRAY[31, 32], 1) c JOIN mtdpp_score(ARRAY[31, 32], ARRAY[(SELECT item_id FROM mtdpp_complete(ARRAY[31, 32], 1))]) s USING (item_id);
+SELECT count(*) AS n FROM mtdpp_score(ARRAY[1], '{}');
+-- baskets of 100 items neither overflow nor underflow
+CREATE TABLE big_lines AS
+SELECT o AS order_id, ((o * 37 + k * 11) % 300) + 1 AS item_id, k AS pos
+FROM generate_series(1, 60) o, generate_series(1, 100) k;
+SELECT items, baskets, final_loss = final_loss AS finite_loss
+FROM mtdpp_train('big', 'big_lines', rank => 16, epochs => 2, params => '{"positives": 2}');
+SELECT count(*) AS n, bool_and(score = score AND score > '-infinity' AND score <= 0) AS finite
+FROM mtdpp_complete((SELECT array_agg(i) FROM generate_series(1, 100) i), 10, 'big');
+SELECT count(*) AS n, bool_and(score = score AND score > '-infinity') AS finite
+FROM mtdpp_complete((SELECT array_agg(i) FROM generate_series(101, 250) i), 10, 'big');
+SELECT mtdpp_drop('big');
+SELECT mtdpp_activate('planted') AS planted_model_id;

@@ -1,0 +1,28 @@
+-- Versions, activation, the default model, renaming, dropping.
+SELECT version FROM mtdpp_train('planted', 'train_lines', rank => 4, epochs => 2, seed => 2, activate => false);
+SELECT name, version, active FROM mtdpp_models WHERE name = 'planted' ORDER BY version;
+-- the active version still answers
+SELECT (SELECT rank FROM mtdpp.models m JOIN mtdpp.items USING (model_id) WHERE name = 'planted' AND active LIMIT 1) AS active_rank;
+SELECT mtdpp_activate('planted', 2) > 0 AS activated;
+SELECT name, version, active FROM mtdpp_models WHERE name = 'planted' ORDER BY version;
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 3, 'planted');
+SELECT mtdpp_activate('planted', 1) > 0 AS activated;
+-- the default model is the most recently activated one
+SELECT mtdpp_activate('pop') > 0 AS activated;
+SELECT name FROM mtdpp_models WHERE is_default;
+SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[1, 2], 5)) =
+       (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[1, 2], 5, 'pop')) AS default_is_pop;
+SELECT mtdpp_activate('planted') > 0 AS activated;
+SELECT name, version FROM mtdpp_models WHERE is_default;
+-- rename and drop
+SELECT mtdpp_rename('planted', 'groups');
+SELECT name, version, active FROM mtdpp_models WHERE name IN ('planted', 'groups') ORDER BY name, version;
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 3, 'groups');
+SELECT * FROM mtdpp_complete(ARRAY[1, 2], 3, 'planted');
+SELECT mtdpp_drop('groups', 2);
+SELECT name, version FROM mtdpp_models WHERE name = 'groups';
+SELECT mtdpp_drop('groups');
+SELECT count(*) AS items_left FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'groups';
+SELECT * FROM mtdpp_complete(ARRAY[1, 2], 3, 'groups');
+-- tables are registered for pg_dump
+SELECT count(*) AS dumped FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'mtdpp';

@@ -1,0 +1,17 @@
+-- Planted baskets shared by the regression tests: 60 items in 6 groups of
+-- 10; every basket draws 3 to 6 items from one group.  Orders 1-500 train,
+-- 501-600 test (the last item added is held out).
+CREATE TABLE lines AS
+SELECT o AS order_id, (o % 6) * 10 + (o * 7 + k * 3) % 10 + 1 AS item_id, k AS pos
+FROM generate_series(1, 600) o, generate_series(1, 3 + o % 4) k;
+CREATE VIEW train_lines AS SELECT * FROM lines WHERE order_id <= 500;
+CREATE VIEW test_baskets AS
+SELECT order_id, array_agg(item_id ORDER BY pos) AS basket,
+       (array_agg(item_id ORDER BY pos DESC))[1] AS held_out
+FROM lines WHERE order_id > 500 GROUP BY order_id;
+SELECT count(*) AS lines, count(DISTINCT item_id) AS items, count(DISTINCT order_id) AS orders FROM lines;
+-- the extension's objects
+SELECT count(*) > 0 AS has_functions FROM pg_proc WHERE proname LIKE 'mtdpp%';
+SELECT proname, provolatile, proparallel FROM pg_proc
+WHERE proname IN ('mtdpp_complete', 'mtdpp_score', 'mtdpp_train', 'mtdpp_evaluate', 'mtdpp_fit')
+ORDER BY proname;

@@ -1,0 +1,41 @@
+-- Training with one statement, deterministic for a seed.
+SELECT model_id, name, version, kind, items, baskets, examples > 0 AS has_examples,
+       final_loss > 0 AS has_loss, best_epoch BETWEEN 1 AND 10 AS best_epoch_ok
+FROM mtdpp_train('planted', 'train_lines', position_col => 'pos', rank => 8, epochs => 10, seed => 1);
+-- the model's row and its items
+SELECT name, version, kind, active, rank, n_items, n_baskets,
+       hyperparams ->> 'kind' AS hp_kind, (hyperparams ->> 'rank')::int AS hp_rank,
+       cardinality(loss_history) BETWEEN 1 AND 10 AS has_history,
+       cardinality(loss_history) = cardinality(val_mpr_history) AS histories_match,
+       train_seconds > 0 AS timed, source
+FROM mtdpp.models;
+SELECT count(*) AS items, bool_and(cardinality(factors) = 8 AND cardinality(task_factors) = 8) AS shapes,
+       sum(popularity) AS lines, bool_and(bias > 0) AS positive_bias
+FROM mtdpp.items;
+-- same seed, same model
+SELECT * FROM mtdpp_train('planted_again', 'train_lines', position_col => 'pos', rank => 8, epochs => 10, seed => 1, activate => false) \gset again_
+SELECT bool_and(a.factors = b.factors AND a.task_factors = b.task_factors AND a.bias = b.bias) AS same_model
+FROM mtdpp.items a JOIN mtdpp.items b USING (item_id)
+WHERE a.model_id = 1 AND b.model_id = :again_model_id;
+SELECT mtdpp_drop('planted_again');
+-- the aggregate directly, then stored
+SELECT mtdpp_save('via_aggregate', mtdpp_fit(order_id, item_id, pos, '{"rank": 4, "epochs": 3}'), activate => false)
+FROM train_lines;
+SELECT name, version, rank, active, n_items FROM mtdpp.models WHERE name = 'via_aggregate';
+SELECT length(mtdpp_fit(order_id, item_id)) > 1000 AS two_argument_form FROM train_lines;
+SELECT mtdpp_drop('via_aggregate');
+-- other order id types: text ids are hashed
+CREATE TABLE text_lines AS SELECT 'o' || order_id AS order_code, item_id::smallint AS item, pos FROM train_lines;
+SELECT items, baskets FROM mtdpp_train('text_ids', 'text_lines', order_col => 'order_code', item_col => 'item', rank => 4, epochs => 2, activate => false);
+SELECT mtdpp_drop('text_ids');
+-- multitask without bias and the popularity baseline
+SELECT kind, items FROM mtdpp_train('nobias', 'train_lines', kind => 'multitask_nobias', rank => 8, epochs => 5, activate => false);
+SELECT bool_and(bias = 0) AS no_bias FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'nobias';
+SELECT kind, items, examples FROM mtdpp_train('pop', 'train_lines', kind => 'popularity');
+-- the most recently activated model answers by default
+SELECT name FROM mtdpp_models WHERE is_default;
+SELECT mtdpp_activate('planted') AS planted_model_id;
+SELECT name FROM mtdpp_models WHERE is_default;
+-- the gradients of the loss against finite differences
+SELECT r, b, mtdpp.gradient_check(r, b, 7) < 1e-5 AS gradient_ok
+FROM (VALUES (1, 1), (4, 3), (8, 6), (16, 9)) v(r, b);
