@@ -7,6 +7,7 @@ EXTVERSION = 0.1.0
 MODULE_big = mtdpp
 OBJS = \
 	src/aggregate.o \
+	src/baselines.o \
 	src/complete.o \
 	src/evaluate.o \
 	src/linalg.o \
@@ -16,7 +17,7 @@ OBJS = \
 	src/train.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = mtdpp_setup train complete evaluate bad_input models
+REGRESS = mtdpp_setup train complete evaluate kinds bad_input models
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 

@@ -40,9 +40,11 @@ CREATE TABLE mtdpp.items (
     bias         real NOT NULL,
     factors      real[] NOT NULL,
     task_factors real[] NOT NULL,
+    neighbors    integer[],
+    neighbor_weights real[],
     PRIMARY KEY (model_id, item_id)
 );
-COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i, factors V_i and task factors R_i';
+COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i, factors V_i, task factors R_i (multi-task kinds), co-occurring items and cosine weights (itemknn)';
 
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models_model_id_seq', '');

@@ -80,10 +80,10 @@ mtdpp_basket_indices(const MtdppModel *m, ArrayType *basket, int *n_out)
 		if (!seen)
 			ctx[b++] = idx;
 	}
-	if (b > MTDPP_MAX_CONTEXT)
+	if (b > mtdpp_context_limit(m))
 	{
-		memmove(ctx, ctx + (b - MTDPP_MAX_CONTEXT), sizeof(int32) * MTDPP_MAX_CONTEXT);
-		b = MTDPP_MAX_CONTEXT;
+		memmove(ctx, ctx + (b - mtdpp_context_limit(m)), sizeof(int32) * mtdpp_context_limit(m));
+		b = mtdpp_context_limit(m);
 	}
 	*n_out = b;
 	return ctx;

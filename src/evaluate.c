@@ -184,10 +184,10 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 		}
 		for (int s = 0; s < b; s++)
 			in_ctx[ctx[s]] = true;
-		if (b > MTDPP_MAX_CONTEXT)
+		if (b > mtdpp_context_limit(m))
 		{
-			memmove(ctx, ctx + (b - MTDPP_MAX_CONTEXT), sizeof(int32) * MTDPP_MAX_CONTEXT);
-			b = MTDPP_MAX_CONTEXT;
+			memmove(ctx, ctx + (b - mtdpp_context_limit(m)), sizeof(int32) * mtdpp_context_limit(m));
+			b = mtdpp_context_limit(m);
 		}
 
 		mtdpp_score_all(m, ctx, b, scores);

@@ -152,6 +152,27 @@ mtdpp_gemm_nt(int m, int n, int k, const double *A, int lda,
 				1.0, A, lda, B, ldb, 0.0, C, ldc);
 }
 
+/*
+ * B (m x n) := B L^-T, L (n x n) the lower Cholesky factor left by
+ * mtdpp_cholesky: row c of the result is L^-1 b_c, whose squared norm is
+ * b_c^T A^-1 b_c.  All row-major.
+ */
+void
+mtdpp_trsm_right_lt(int m, int n, const double *L, double *B)
+{
+	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
+				m, n, 1.0, L, n, B, n);
+}
+
+/* C (m x n) = A^T B, A being k x m and B k x n; all row-major */
+void
+mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,
+			  const double *B, int ldb, double *C, int ldc)
+{
+	cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k,
+				1.0, A, lda, B, ldb, 0.0, C, ldc);
+}
+
 /* C (m x n) = A (m x k) B, B being k x n; all row-major */
 void
 mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,

@@ -86,6 +86,31 @@ mtdpp_model_prepare(MtdppModel *m)
 		m->R2[i] = m->R[i] * m->R[i];
 	for (int i = 0; i < m->n_items; i++)
 		m->D2[i] = (bias ? m->D[i] * m->D[i] : 0.0) + MTDPP_JITTER;
+	if (m->Vnorm2 == NULL)
+		m->Vnorm2 = palloc0(mul_size(Max(m->n_items, 1), sizeof(double)));
+	for (int i = 0; i < m->n_items; i++)
+	{
+		const double *v = m->V + (size_t) i * m->rank;
+		double		s = 0.0;
+
+		for (int j = 0; j < m->rank; j++)
+			s += v[j] * v[j];
+		m->Vnorm2[i] = s;
+	}
+}
+
+/*
+ * Most basket items a kind can condition on.  The low-rank DPP's kernel has
+ * rank r, so any r + 1 items are linearly dependent and det L = 0: it
+ * conditions on at most rank - 1 items (the last ones of the basket), which
+ * leaves every candidate a positive conditional probability.
+ */
+int
+mtdpp_context_limit(const MtdppModel *m)
+{
+	if (m->kind == MTDPP_LOWRANK)
+		return Max(0, Min(MTDPP_MAX_CONTEXT, m->rank - 1));
+	return MTDPP_MAX_CONTEXT;
 }
 
 bool
@@ -200,6 +225,9 @@ mtdpp_example_logdet(const MtdppModel *m, const int32 *ctx, int b,
 	return mtdpp_cholesky(K, b) ? mtdpp_cholesky_logdet(K, b) : -INFINITY;
 }
 
+static void mtdpp_score_multitask(const MtdppModel *m, const int32 *ctx, int b,
+								  double *scores);
+
 static double
 popularity_score(const MtdppModel *m, int item)
 {
@@ -219,12 +247,91 @@ score_block_rows(const MtdppModel *m, int b)
 }
 
 /*
+ * Single-kernel kinds (logistic, lowrank): L = V V^T + D^2 and a candidate c
+ * is scored through det L[B + c] = det L[B] (L_cc - L_cB L[B]^-1 L_Bc).
+ * One GEMM gives L_cB for every candidate (V V_B^T), one triangular solve
+ * with the Cholesky factor of L[B] gives the Schur complements.
+ *		logistic:	ln P(y = 1 | B + c) = ln(1 - exp(-w det L[B + c]))
+ *		lowrank:	ln det L[B + c] - ln det L[B], the conditional density
+ */
+static void
+score_single_kernel(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	int			r = m->rank;
+	int			block = score_block_rows(m, b);
+	double	   *VB = palloc(sizeof(double) * (size_t) Max(b, 1) * r);
+	double	   *L = palloc(sizeof(double) * (size_t) Max(b, 1) * Max(b, 1));
+	double	   *Y = palloc(sizeof(double) * (size_t) block * Max(b, 1));
+	double		logdet_b = 0.0;
+
+	for (int s = 0; s < b; s++)
+		memcpy(VB + (size_t) s * r, m->V + (size_t) ctx[s] * r, sizeof(double) * r);
+	if (b > 0)
+	{
+		mtdpp_gemm_nt(b, b, r, VB, r, VB, r, L, b);
+		for (int s = 0; s < b; s++)
+			L[(size_t) s * b + s] += m->D2[ctx[s]];
+		if (!mtdpp_cholesky(L, b))
+		{
+			for (int i = 0; i < m->n_items; i++)
+				scores[i] = -INFINITY;
+			return;
+		}
+		logdet_b = mtdpp_cholesky_logdet(L, b);
+	}
+	for (int start = 0; start < m->n_items; start += block)
+	{
+		int			nt = Min(block, m->n_items - start);
+
+		if (b > 0)
+		{
+			mtdpp_gemm_nt(nt, b, r, m->V + (size_t) start * r, r, VB, r, Y, b);
+			mtdpp_trsm_right_lt(nt, b, L, Y);
+		}
+		for (int t = 0; t < nt; t++)
+		{
+			int			c = start + t;
+			double		schur = m->Vnorm2[c] + m->D2[c];
+			double		log_schur;
+
+			for (int s = 0; s < b; s++)
+				schur -= Y[(size_t) t * b + s] * Y[(size_t) t * b + s];
+			log_schur = schur > 0.0 ? log(schur) : -INFINITY;
+			if (m->kind == MTDPP_LOGISTIC)
+				scores[c] = mtdpp_log_p_one(m->log_w + logdet_b + log_schur);
+			else
+				scores[c] = log_schur;
+		}
+	}
+	pfree(VB);
+	pfree(L);
+	pfree(Y);
+}
+
+/*
  * Scores every item of the model as the completion of the context CTX (dense
  * indices, distinct) into SCORES (n_items entries).  Context items are
  * scored too; callers skip them.
  */
 void
 mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	if (m->kind == MTDPP_LOGISTIC || m->kind == MTDPP_LOWRANK)
+	{
+		score_single_kernel(m, ctx, b, scores);
+		return;
+	}
+	if (m->kind == MTDPP_ITEMKNN && b > 0)
+	{
+		mtdpp_itemknn_scores(m, ctx, b, scores);
+		return;
+	}
+	mtdpp_score_multitask(m, ctx, b, scores);
+}
+
+/* The multi-task kinds: one kernel per candidate, as the essay above says. */
+static void
+mtdpp_score_multitask(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 {
 	int			npair = b * (b + 1) / 2;
 	int			block;
@@ -271,10 +378,15 @@ mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
 			   *K,
 			   *rows;
 
-	if (b == 0 || !mtdpp_model_is_dpp(m))
+	if (b == 0 || (m->kind != MTDPP_MULTITASK && m->kind != MTDPP_MULTITASK_NOBIAS))
 	{
+		/* one pass over the catalog costs less than a kernel per candidate */
+		double	   *all = palloc(sizeof(double) * Max(m->n_items, 1));
+
+		mtdpp_score_all(m, ctx, b, all);
 		for (int i = 0; i < n; i++)
-			scores[i] = popularity_score(m, cands[i]);
+			scores[i] = all[cands[i]];
+		pfree(all);
 		return;
 	}
 
@@ -346,6 +458,14 @@ mtdpp_model_serialize(const MtdppModel *m)
 	appendBinaryStringInfo(&buf, (char *) m->D, sizeof(double) * m->n_items);
 	appendBinaryStringInfo(&buf, (char *) m->V, sizeof(double) * cells);
 	appendBinaryStringInfo(&buf, (char *) m->R, sizeof(double) * cells);
+	if (m->kind == MTDPP_ITEMKNN)
+	{
+		int64		nn = m->nbr_start[m->n_items];
+
+		appendBinaryStringInfo(&buf, (char *) m->nbr_start, sizeof(int64) * (m->n_items + 1));
+		appendBinaryStringInfo(&buf, (char *) m->nbr_index, sizeof(int32) * nn);
+		appendBinaryStringInfo(&buf, (char *) m->nbr_weight, sizeof(float4) * nn);
+	}
 	SET_VARSIZE(buf.data, buf.len);
 	return (bytea *) buf.data;
 }
@@ -409,6 +529,32 @@ mtdpp_model_deserialize(bytea *blob)
 	read_bytes(&pos, end, m->D, sizeof(double) * h.n_items);
 	read_bytes(&pos, end, m->V, sizeof(double) * cells);
 	read_bytes(&pos, end, m->R, sizeof(double) * cells);
+	if (m->kind == MTDPP_ITEMKNN)
+	{
+		int64		nn;
+
+		m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
+		read_bytes(&pos, end, m->nbr_start, sizeof(int64) * (m->n_items + 1));
+		nn = m->nbr_start[m->n_items];
+		if (nn < 0 || nn > (int64) (end - pos))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("mtdpp model neighbour lists are corrupt")));
+		m->nbr_index = mtdpp_alloc_huge(sizeof(int32) * Max(nn, 1));
+		m->nbr_weight = mtdpp_alloc_huge(sizeof(float4) * Max(nn, 1));
+		read_bytes(&pos, end, m->nbr_index, sizeof(int32) * nn);
+		read_bytes(&pos, end, m->nbr_weight, sizeof(float4) * nn);
+		for (int i = 0; i < m->n_items; i++)
+			if (m->nbr_start[i] > m->nbr_start[i + 1])
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+						 errmsg("mtdpp model neighbour lists are corrupt")));
+		for (int64 k = 0; k < nn; k++)
+			if (m->nbr_index[k] < 0 || m->nbr_index[k] >= m->n_items)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+						 errmsg("mtdpp model neighbour lists are corrupt")));
+	}
 	for (int i = 1; i < m->n_items; i++)
 		if (m->item_ids[i] <= m->item_ids[i - 1])
 			ereport(ERROR,

@@ -104,6 +104,12 @@ typedef struct MtdppModel
 	double	   *D;				/* n_items */
 	double	   *R2;				/* R squared, built by mtdpp_model_prepare */
 	double	   *D2;				/* D squared plus jitter, likewise */
+	double	   *Vnorm2;			/* squared norms of V's rows, likewise */
+
+	/* itemknn: each item's co-occurring items and cosine weights (CSR) */
+	int64	   *nbr_start;		/* n_items + 1 entries */
+	int32	   *nbr_index;
+	float4	   *nbr_weight;
 
 	/* training record */
 	int			n_baskets;
@@ -136,6 +142,9 @@ extern double mtdpp_cholesky_logdet(const double *L, int n);
 extern void mtdpp_cholesky_inverse(double *A, int n);
 extern void mtdpp_gemm_nt(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
+extern void mtdpp_trsm_right_lt(int m, int n, const double *L, double *B);
+extern void mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,
+						  const double *B, int ldb, double *C, int ldc);
 extern void mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
 extern double mtdpp_log_p_one(double log_z);
@@ -157,11 +166,18 @@ extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
 							double *scores);
 extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
 							 const int32 *cands, int n, double *scores);
+extern int	mtdpp_context_limit(const MtdppModel *m);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
 
 /* train.c */
 extern MtdppModel *mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p);
+
+/* baselines.c */
+extern MtdppModel *mtdpp_fit_popularity(const MtdppBaskets *data, const MtdppParams *p);
+extern MtdppModel *mtdpp_fit_itemknn(const MtdppBaskets *data, const MtdppParams *p);
+extern void mtdpp_itemknn_scores(const MtdppModel *m, const int32 *ctx, int b,
+								 double *scores);
 
 /* store.c */
 extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,

@@ -186,7 +186,10 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	int			model_id;
 	bool		isnull;
 	SPIPlanPtr	plan;
-	Oid			item_types[6] = {INT4OID, INT4OID, INT4OID, FLOAT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID};
+	Oid			item_types[8] = {INT4OID, INT4OID, INT4OID, FLOAT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID,
+	INT4ARRAYOID, FLOAT4ARRAYOID};
+	bool		multitask = (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS);
+	bool		knn = (m->kind == MTDPP_ITEMKNN);
 
 	spi_connect();
 
@@ -240,8 +243,9 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	(void) types;
 	model_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
-	plan = SPI_prepare("INSERT INTO mtdpp.items (model_id, item_id, popularity, bias, factors, task_factors) "
-					   "VALUES ($1, $2, $3, $4, $5, $6)", 6, item_types);
+	plan = SPI_prepare("INSERT INTO mtdpp.items (model_id, item_id, popularity, bias, factors, "
+					   "task_factors, neighbors, neighbor_weights) "
+					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", 8, item_types);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 	for (int i = 0; i < m->n_items; i++)
@@ -249,7 +253,8 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		MemoryContext row = AllocSetContextCreate(CurrentMemoryContext, "mtdpp item row",
 												  ALLOCSET_SMALL_SIZES);
 		MemoryContext old = MemoryContextSwitchTo(row);
-		Datum		iv[6];
+		Datum		iv[8];
+		char		in[8] = {' ', ' ', ' ', ' ', ' ', ' ', knn ? ' ' : 'n', knn ? ' ' : 'n'};
 
 		CHECK_FOR_INTERRUPTS();
 		iv[0] = Int32GetDatum(model_id);
@@ -257,8 +262,24 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		iv[2] = Int32GetDatum(m->popularity[i]);
 		iv[3] = Float4GetDatum((float4) m->D[i]);
 		iv[4] = float4_array(m->V + (size_t) i * m->rank, m->rank);
-		iv[5] = float4_array(m->R + (size_t) i * m->rank, m->rank);
-		if (SPI_execute_plan(plan, iv, NULL, false, 0) != SPI_OK_INSERT)
+		/* single-kernel kinds have no task factors (R = 1) */
+		iv[5] = float4_array(m->R + (size_t) i * m->rank, multitask ? m->rank : 0);
+		if (knn)
+		{
+			int64		s = m->nbr_start[i],
+						e = m->nbr_start[i + 1];
+			Datum	   *ids = palloc(sizeof(Datum) * Max(e - s, 1));
+			Datum	   *ws = palloc(sizeof(Datum) * Max(e - s, 1));
+
+			for (int64 k = s; k < e; k++)
+			{
+				ids[k - s] = Int32GetDatum(m->item_ids[m->nbr_index[k]]);
+				ws[k - s] = Float4GetDatum(m->nbr_weight[k]);
+			}
+			iv[6] = PointerGetDatum(construct_array(ids, e - s, INT4OID, 4, true, TYPALIGN_INT));
+			iv[7] = PointerGetDatum(construct_array(ws, e - s, FLOAT4OID, 4, true, TYPALIGN_INT));
+		}
+		if (SPI_execute_plan(plan, iv, in, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert item %d of model \"%s\"", m->item_ids[i], name);
 		MemoryContextSwitchTo(old);
 		MemoryContextDelete(row);
@@ -334,6 +355,74 @@ fill_factors(ArrayType *arr, double *dst, int rank, int item_id, const char *wha
 		dst[j] = src[j];
 }
 
+/*
+ * itemknn: the neighbour lists of the rows just read (columns 6 and 7), as
+ * dense indices.  Called with the cache context current.
+ */
+static void
+load_neighbors(MtdppModel *m)
+{
+	int64		total = 0;
+
+	for (uint64 pass = 0; pass < 2; pass++)
+	{
+		if (pass == 1)
+		{
+			m->nbr_index = mtdpp_alloc_huge(sizeof(int32) * Max(total, 1));
+			m->nbr_weight = mtdpp_alloc_huge(sizeof(float4) * Max(total, 1));
+			m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
+			total = 0;
+		}
+		for (int i = 0; i < m->n_items; i++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			TupleDesc	td = SPI_tuptable->tupdesc;
+			bool		n1,
+						n2;
+			Datum		d1 = SPI_getbinval(tup, td, 6, &n1);
+			Datum		d2 = SPI_getbinval(tup, td, 7, &n2);
+			ArrayType  *ids,
+					   *ws;
+			int			len;
+
+			if (n1 || n2)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("item %d of an itemknn model has no neighbour list", m->item_ids[i]),
+						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+			ids = DatumGetArrayTypeP(d1);
+			ws = DatumGetArrayTypeP(d2);
+			len = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+			if (ARR_HASNULL(ids) || ARR_HASNULL(ws) || len != ArrayGetNItems(ARR_NDIM(ws), ARR_DIMS(ws)))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("neighbour lists of item %d do not match", m->item_ids[i]),
+						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+			if (pass == 1)
+			{
+				int32	   *src = (int32 *) ARR_DATA_PTR(ids);
+				float4	   *w = (float4 *) ARR_DATA_PTR(ws);
+
+				m->nbr_start[i] = total;
+				for (int k = 0; k < len; k++)
+				{
+					int			idx = mtdpp_model_index(m, src[k]);
+
+					if (idx < 0)
+						ereport(ERROR,
+								(errcode(ERRCODE_DATA_CORRUPTED),
+								 errmsg("neighbour %d of item %d is not an item of the model",
+										src[k], m->item_ids[i])));
+					m->nbr_index[total + k] = idx;
+					m->nbr_weight[total + k] = w[k];
+				}
+			}
+			total += len;
+		}
+	}
+	m->nbr_start[m->n_items] = total;
+}
+
 /* Reads model MODEL_ID from the tables into the cache context. */
 static MtdppModel *
 load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets, double log_w)
@@ -342,7 +431,8 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 	MemoryContext old;
 	uint64		n;
 
-	if (SPI_execute_with_args("SELECT item_id, popularity, bias, factors, task_factors "
+	if (SPI_execute_with_args("SELECT item_id, popularity, bias, factors, task_factors, "
+							  "neighbors, neighbor_weights "
 							  "FROM mtdpp.items WHERE model_id = $1 ORDER BY item_id",
 							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
 							  NULL, true, 0) != SPI_OK_SELECT)
@@ -370,9 +460,15 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 		m->D[i] = DatumGetFloat4(SPI_getbinval(tup, td, 3, &isnull));
 		fill_factors(DatumGetArrayTypeP(SPI_getbinval(tup, td, 4, &isnull)),
 					 m->V + (size_t) i * rank, rank, m->item_ids[i], "factors");
-		fill_factors(DatumGetArrayTypeP(SPI_getbinval(tup, td, 5, &isnull)),
-					 m->R + (size_t) i * rank, rank, m->item_ids[i], "task factors");
+		if (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS)
+			fill_factors(DatumGetArrayTypeP(SPI_getbinval(tup, td, 5, &isnull)),
+						 m->R + (size_t) i * rank, rank, m->item_ids[i], "task factors");
+		else
+			for (int j = 0; j < rank; j++)
+				m->R[(size_t) i * rank + j] = 1.0;
 	}
+	if (m->kind == MTDPP_ITEMKNN)
+		load_neighbors(m);
 	mtdpp_model_prepare(m);
 	MemoryContextSwitchTo(old);
 	return m;

@@ -59,6 +59,8 @@ typedef struct Trainer
 	MtdppModel *m;
 	pg_prng_state rng;
 	bool		bias;			/* D is trained */
+	bool		task_factors;	/* R is trained (multi-task kinds) */
+	bool		likelihood;		/* loss is -ln det (low-rank DPP), not logistic */
 	double		mean_pop;
 
 	/* gradients, touched rows and optimiser state */
@@ -87,6 +89,9 @@ typedef struct Trainer
 
 	/* scratch for one context */
 	int32	   *ctx;
+	int32	   *set;			/* a basket, while its negatives are built */
+	double	   *G,
+			   *VG;				/* low-rank normaliser: r x r and n x r */
 	int32	   *targets;
 	double	   *labels;
 	double	   *P,
@@ -195,7 +200,13 @@ context_step(Trainer *tr, int b, int nt, double scale)
 		}
 		logdet = mtdpp_cholesky_logdet(tr->K, b);
 		log_z = m->log_w + logdet;
-		if (tr->labels[t] > 0.5)
+		if (tr->likelihood)
+		{
+			/* low-rank DPP: the basket's ln det, normaliser added per batch */
+			loss -= logdet;
+			g = -1.0;
+		}
+		else if (tr->labels[t] > 0.5)
 		{
 			loss -= mtdpp_log_p_one(log_z);
 			if (log_z < -30.0)
@@ -233,7 +244,8 @@ context_step(Trainer *tr, int b, int nt, double scale)
 			}
 		}
 
-		touch_row(tr->touchedR, tr->listR, &tr->nR, target);
+		if (tr->task_factors)
+			touch_row(tr->touchedR, tr->listR, &tr->nR, target);
 		gRt = tr->gR + (size_t) target * r;
 		for (int s = 0; s < b; s++)
 		{
@@ -246,7 +258,7 @@ context_step(Trainer *tr, int b, int nt, double scale)
 			for (int j = 0; j < r; j++)
 			{
 				gVs[j] += 2.0 * g * Ms[j] * R2t[j];
-				gRt[j] += 2.0 * g * Rt[j] * vs[j] * Ms[j];
+				gRt[j] += tr->task_factors ? 2.0 * g * Rt[j] * vs[j] * Ms[j] : 0.0;
 			}
 			if (tr->bias)
 				tr->gD[item] += 2.0 * g * tr->K[(size_t) s * b + s] * m->D[item];
@@ -309,9 +321,15 @@ apply_updates(Trainer *tr, double lr)
 		int			i = tr->listV[k];
 		double		alpha = tr->mean_pop / Max(m->popularity[i], 1);
 
-		update_row(tr, m->V + (size_t) i * r, tr->gV + (size_t) i * r,
+		double	   *Vi = m->V + (size_t) i * r;
+		double		norm2 = 0.0;
+
+		update_row(tr, Vi, tr->gV + (size_t) i * r,
 				   tr->mV + (size_t) i * r, tr->vV + (size_t) i * r, r,
 				   p->l2 * alpha, lr);
+		for (int j = 0; j < r; j++)
+			norm2 += Vi[j] * Vi[j];
+		m->Vnorm2[i] = norm2;
 		if (tr->bias)
 		{
 			update_row(tr, m->D + i, tr->gD + i, tr->mD + i, tr->vD + i, 1,
@@ -339,7 +357,8 @@ apply_updates(Trainer *tr, double lr)
 
 /*
  * Builds the context of positive POS (basket minus target, or the items
- * before it for target => 'last') into tr->ctx; returns its size.
+ * before it for target => 'last', or the whole basket when pos.pos is -1
+ * for the single-kernel kinds) into tr->ctx; returns its size.
  */
 static int
 build_context(Trainer *tr, Positive pos)
@@ -348,17 +367,23 @@ build_context(Trainer *tr, Positive pos)
 	int64		s = d->start[pos.basket],
 				e = d->start[pos.basket + 1];
 	int			b = 0;
+	int			limit = MTDPP_MAX_CONTEXT;
 
-	if (tr->p->target == MTDPP_TARGET_LAST)
+	if (tr->p->target == MTDPP_TARGET_LAST && pos.pos >= 0)
 		e = s + pos.pos;
 	for (int64 k = s; k < e; k++)
 		if (k - s != pos.pos)
 			tr->ctx[b++] = d->items[k];
 
-	/* very large baskets: a random subset keeps kernels small */
-	if (b > MTDPP_MAX_CONTEXT)
+	/*
+	 * Very large baskets: a random subset keeps kernels small.  The low-rank
+	 * DPP sees at most `rank` items at once, since det L = 0 beyond.
+	 */
+	if (tr->likelihood)
+		limit = Min(limit, tr->p->rank);
+	if (b > limit)
 	{
-		for (int k = 0; k < MTDPP_MAX_CONTEXT; k++)
+		for (int k = 0; k < limit; k++)
 		{
 			int			j = k + (int) pg_prng_uint64_range(&tr->rng, 0, b - 1 - k);
 			int32		tmp = tr->ctx[k];
@@ -366,9 +391,118 @@ build_context(Trainer *tr, Positive pos)
 			tr->ctx[k] = tr->ctx[j];
 			tr->ctx[j] = tmp;
 		}
-		b = MTDPP_MAX_CONTEXT;
+		b = limit;
 	}
 	return b;
+}
+
+/* a random item not in BASKET, or -1 if the basket holds nearly everything */
+static int
+negative_item(Trainer *tr, int basket)
+{
+	for (int tries = 0; tries < 50; tries++)
+	{
+		int			neg = (int) pg_prng_uint64_range(&tr->rng, 0, tr->data->n_items - 1);
+
+		if (!basket_contains(tr->data, basket, neg))
+			return neg;
+	}
+	return -1;
+}
+
+/* Multi-task kinds: a target and the rest as context, plus negative targets. */
+static double
+multitask_examples(Trainer *tr, Positive pos, double scale, int64 *n_ex)
+{
+	const MtdppBaskets *d = tr->data;
+	int			b = build_context(tr, pos);
+	int			nt = 0;
+
+	if (b == 0)
+		return 0.0;
+	tr->targets[nt] = d->items[d->start[pos.basket] + pos.pos];
+	tr->labels[nt++] = 1.0;
+	for (int q = 0; q < tr->p->negatives; q++)
+	{
+		int			neg = negative_item(tr, pos.basket);
+
+		if (neg < 0)
+			break;
+		tr->targets[nt] = neg;
+		tr->labels[nt++] = 0.0;
+	}
+	*n_ex += nt;
+	return context_step(tr, b, nt, scale);
+}
+
+/*
+ * Single-kernel kinds: the whole basket.  The logistic DPP also learns from
+ * negatives, the basket with one item swapped for one not in it; the low-rank
+ * DPP from the basket alone (its normaliser is added per minibatch).  Task
+ * factors are all 1, so context_step computes L = V V^T + D^2.
+ */
+static double
+single_kernel_examples(Trainer *tr, Positive pos, double scale, int64 *n_ex)
+{
+	int			b = build_context(tr, pos);
+	double		loss;
+
+	if (b == 0)
+		return 0.0;
+	tr->targets[0] = 0;
+	tr->labels[0] = 1.0;
+	loss = context_step(tr, b, 1, scale);
+	(*n_ex)++;
+	if (tr->likelihood)
+		return loss;
+
+	memcpy(tr->set, tr->ctx, sizeof(int32) * b);
+	for (int q = 0; q < tr->p->negatives; q++)
+	{
+		int			neg = negative_item(tr, pos.basket);
+
+		if (neg < 0)
+			break;
+		memcpy(tr->ctx, tr->set, sizeof(int32) * b);
+		tr->ctx[pg_prng_uint64_range(&tr->rng, 0, b - 1)] = neg;
+		tr->labels[0] = 0.0;
+		loss += context_step(tr, b, 1, scale);
+		(*n_ex)++;
+	}
+	return loss;
+}
+
+/*
+ * The low-rank DPP's normaliser ln det(L + I) = ln det(I_r + V^T V), whose
+ * gradient 2 V (I_r + V^T V)^-1 touches every item; WEIGHT scales it.
+ * Returns the normaliser.
+ */
+static double
+lowrank_normaliser(Trainer *tr, double weight)
+{
+	MtdppModel *m = tr->m;
+	int			r = m->rank;
+	int			n = m->n_items;
+	double		logdet;
+
+	mtdpp_gemm_tn(r, r, n, m->V, r, m->V, r, tr->G, r);
+	for (int j = 0; j < r; j++)
+		tr->G[(size_t) j * r + j] += 1.0;
+	if (!mtdpp_cholesky(tr->G, r))
+		elog(ERROR, "I + V^T V is not positive definite");
+	logdet = mtdpp_cholesky_logdet(tr->G, r);
+	mtdpp_cholesky_inverse(tr->G, r);
+	mtdpp_gemm_nn(n, r, r, m->V, r, tr->G, r, tr->VG, r);
+	for (int i = 0; i < n; i++)
+	{
+		double	   *gv = tr->gV + (size_t) i * r;
+		const double *vg = tr->VG + (size_t) i * r;
+
+		touch_row(tr->touchedV, tr->listV, &tr->nV, i);
+		for (int j = 0; j < r; j++)
+			gv[j] += 2.0 * weight * vg[j];
+	}
+	return logdet;
 }
 
 /* Mean percentile rank (0-100) on the validation slice, current parameters. */
@@ -396,7 +530,7 @@ validation_mpr(Trainer *tr)
 
 		CHECK_FOR_INTERRUPTS();
 		for (int64 k = s; k < e; k++)
-			if (d->items[k] != held && b < MTDPP_MAX_CONTEXT)
+			if (d->items[k] != held && b < mtdpp_context_limit(m))
 				tr->ctx[b++] = d->items[k];
 		mtdpp_score_all(m, tr->ctx, b, tr->val_scores);
 		sh = tr->val_scores[held];
@@ -470,7 +604,7 @@ initialise(Trainer *tr)
 	for (Size c = 0; c < cells; c++)
 		m->V[c] = p->init_scale * gaussian(&tr->rng);
 	for (Size c = 0; c < cells; c++)
-		m->R[c] = 1.0 + p->init_scale * gaussian(&tr->rng);
+		m->R[c] = tr->task_factors ? 1.0 + p->init_scale * gaussian(&tr->rng) : 1.0;
 	for (int i = 0; i < m->n_items; i++)
 		m->D[i] = tr->bias ? 1.0 + p->init_scale * gaussian(&tr->rng) : 0.0;
 	mtdpp_model_prepare(m);
@@ -549,21 +683,9 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 
 	INSTR_TIME_SET_CURRENT(start);
 	if (p->kind == MTDPP_POPULARITY)
-	{
-		/* nothing to fit: counts are the model */
-		m = mtdpp_model_alloc(p->kind, data->n_items, 0);
-		memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
-		memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
-		m->n_baskets = data->n_baskets;
-		m->hyperparams = mtdpp_params_to_json(p);
-		m->seconds = elapsed_seconds(start);
-		return m;
-	}
-	if (p->kind != MTDPP_MULTITASK && p->kind != MTDPP_MULTITASK_NOBIAS)
-		ereport(ERROR,
-				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
-				 errmsg("model kind \"%s\" cannot be trained by this version", mtdpp_kind_name(p->kind)),
-				 errhint("Use kind => 'multitask', 'multitask_nobias' or 'popularity'.")));
+		return mtdpp_fit_popularity(data, p);
+	if (p->kind == MTDPP_ITEMKNN)
+		return mtdpp_fit_itemknn(data, p);
 	check_memory(data, p);
 	for (int b = 0; b < data->n_baskets; b++)
 		max_len = Max(max_len, (int) (data->start[b + 1] - data->start[b]));
@@ -575,7 +697,9 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 	memset(&tr, 0, sizeof(tr));
 	tr.p = p;
 	tr.data = data;
-	tr.bias = (p->kind == MTDPP_MULTITASK);
+	tr.bias = (p->kind == MTDPP_MULTITASK || p->kind == MTDPP_LOGISTIC);
+	tr.task_factors = (p->kind == MTDPP_MULTITASK || p->kind == MTDPP_MULTITASK_NOBIAS);
+	tr.likelihood = (p->kind == MTDPP_LOWRANK);
 	pg_prng_seed(&tr.rng, (uint64) p->seed);
 
 	m = mtdpp_model_alloc(p->kind, data->n_items, r);
@@ -609,6 +733,12 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 	tr.listV = palloc(sizeof(int32) * data->n_items);
 	tr.listR = palloc(sizeof(int32) * data->n_items);
 	tr.ctx = palloc(sizeof(int32) * (max_len + 1));
+	tr.set = palloc(sizeof(int32) * (max_len + 1));
+	if (tr.likelihood)
+	{
+		tr.G = palloc(sizeof(double) * (size_t) r * r);
+		tr.VG = mtdpp_alloc_huge(cells * sizeof(double));
+	}
 	tr.targets = palloc(sizeof(int32) * nt_max);
 	tr.labels = palloc(sizeof(double) * nt_max);
 	tr.P = palloc(sizeof(double) * (size_t) r * max_ctx * (max_ctx + 1) / 2);
@@ -652,7 +782,9 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 
 			if (is_val[b] || len < 2)
 				continue;
-			if (p->target == MTDPP_TARGET_LAST)
+			if (!tr.task_factors)
+				positives[n_pos++] = (Positive) {b, -1};
+			else if (p->target == MTDPP_TARGET_LAST)
 			{
 				for (int k = 1; k < len; k++)
 					positives[n_pos++] = (Positive) {b, k};
@@ -680,35 +812,18 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 		for (int64 first = 0; first < n_pos; first += p->batch_size)
 		{
 			int64		last = Min(first + p->batch_size, n_pos);
-			double		scale = 1.0 / ((last - first) * nt_max);
+			double		scale = 1.0 / ((last - first) * (tr.likelihood ? 1 : nt_max));
 
 			CHECK_FOR_INTERRUPTS();
 			for (int64 k = first; k < last; k++)
 			{
-				Positive	pos = positives[k];
-				int			b = build_context(&tr, pos);
-				int			nt = 0;
-
-				if (b == 0)
-					continue;
-				tr.targets[nt] = data->items[data->start[pos.basket] + pos.pos];
-				tr.labels[nt++] = 1.0;
-				for (int q = 0; q < p->negatives; q++)
-				{
-					int			neg;
-					int			tries = 0;
-
-					do
-						neg = (int) pg_prng_uint64_range(&tr.rng, 0, data->n_items - 1);
-					while (basket_contains(data, pos.basket, neg) && ++tries < 50);
-					if (tries >= 50)
-						break;	/* the basket holds nearly the whole catalog */
-					tr.targets[nt] = neg;
-					tr.labels[nt++] = 0.0;
-				}
-				loss += context_step(&tr, b, nt, scale);
-				n_ex += nt;
+				if (tr.task_factors)
+					loss += multitask_examples(&tr, positives[k], scale, &n_ex);
+				else
+					loss += single_kernel_examples(&tr, positives[k], scale, &n_ex);
 			}
+			if (tr.likelihood)
+				loss += (last - first) * lowrank_normaliser(&tr, 1.0);
 			apply_updates(&tr, lr);
 		}
 		examples += n_ex;
@@ -826,6 +941,7 @@ mtdpp_gradient_check(PG_FUNCTION_ARGS)
 	memset(&tr, 0, sizeof(tr));
 	tr.p = &p;
 	tr.bias = true;
+	tr.task_factors = true;
 	pg_prng_seed(&tr.rng, (uint64) PG_GETARG_INT64(2));
 	m = tr.m = mtdpp_model_alloc(MTDPP_MULTITASK, n, r);
 	m->log_w = log(0.5);

@@ -1,0 +1,145 @@
+/*
+ * baselines.c
+ *		The plain baselines every user should see first: popularity and
+ *		item-kNN.
+ *
+ * popularity scores an item by the share of training baskets holding it.
+ *
+ * itemknn is co-occurrence cosine:
+ *		score(c) = sum over basket items j of cooc(j, c) / sqrt(freq(j) freq(c))
+ * with cooc(j, c) the number of training baskets holding both and freq the
+ * number holding one.  Each item keeps the list of items it co-occurs with
+ * and the cosine weights (compressed sparse rows), so a completion costs the
+ * neighbours of the basket's items, not the catalog squared.
+ *
+ * Both are exact and need no hyperparameters; they share the model tables,
+ * mtdpp_complete and mtdpp_evaluate with the DPP kinds.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+
+#include "mtdpp.h"
+
+static MtdppModel *
+counts_model(const MtdppBaskets *data, const MtdppParams *p)
+{
+	MtdppModel *m = mtdpp_model_alloc(p->kind, data->n_items, 0);
+
+	memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
+	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
+	m->n_baskets = data->n_baskets;
+	m->hyperparams = mtdpp_params_to_json(p);
+	return m;
+}
+
+MtdppModel *
+mtdpp_fit_popularity(const MtdppBaskets *data, const MtdppParams *p)
+{
+	return counts_model(data, p);
+}
+
+static int
+cmp_int32(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a,
+				y = *(const int32 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/*
+ * Co-occurrence lists in two passes over the baskets: the first sizes each
+ * item's list (with repeats), the second fills it; each list is then sorted
+ * and its repeats summed.  Memory is checked against maintenance_work_mem.
+ */
+MtdppModel *
+mtdpp_fit_itemknn(const MtdppBaskets *data, const MtdppParams *p)
+{
+	MtdppModel *m = counts_model(data, p);
+	int			n = data->n_items;
+	int64	   *start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
+	int64	   *fill;
+	int32	   *nbr;
+	int64		total = 0,
+				kept = 0;
+	Size		need;
+
+	for (int b = 0; b < data->n_baskets; b++)
+	{
+		int64		len = data->start[b + 1] - data->start[b];
+
+		for (int64 k = data->start[b]; k < data->start[b + 1]; k++)
+			start[data->items[k] + 1] += len - 1;
+		total += len * (len - 1);
+	}
+	need = mul_size(total, sizeof(int32) + sizeof(float4) + sizeof(int32));
+	if (need > (Size) maintenance_work_mem * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("item-kNN over " INT64_FORMAT " co-occurrences needs %zu kB, more than maintenance_work_mem (%d kB)",
+						total, need / 1024, maintenance_work_mem),
+				 errhint("Raise maintenance_work_mem for this session.")));
+	for (int i = 0; i < n; i++)
+		start[i + 1] += start[i];
+
+	nbr = mtdpp_alloc_huge(sizeof(int32) * Max(total, 1));
+	fill = mtdpp_alloc_huge(sizeof(int64) * Max(n, 1));
+	memcpy(fill, start, sizeof(int64) * n);
+	for (int b = 0; b < data->n_baskets; b++)
+	{
+		for (int64 k = data->start[b]; k < data->start[b + 1]; k++)
+			for (int64 l = data->start[b]; l < data->start[b + 1]; l++)
+				if (k != l)
+					nbr[fill[data->items[k]]++] = data->items[l];
+		if ((b & 0xfff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+
+	/* sort each list, sum its repeats into cosine weights, compact in place */
+	m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
+	m->nbr_weight = mtdpp_alloc_huge(sizeof(float4) * Max(total, 1));
+	for (int i = 0; i < n; i++)
+	{
+		int64		s = start[i],
+					e = start[i + 1];
+
+		m->nbr_start[i] = kept;
+		pg_qsort(nbr + s, e - s, sizeof(int32), cmp_int32);
+		for (int64 k = s; k < e;)
+		{
+			int64		run = k;
+			int32		c = nbr[k];
+
+			while (run < e && nbr[run] == c)
+				run++;
+			nbr[kept] = c;
+			m->nbr_weight[kept] = (float4) ((run - k) /
+											sqrt((double) data->popularity[i] * data->popularity[c]));
+			kept++;
+			k = run;
+		}
+	}
+	m->nbr_start[n] = kept;
+	m->nbr_index = nbr;
+	pfree(fill);
+	pfree(start);
+	return m;
+}
+
+/* score(c) = sum over the context of the cosine weights to c */
+void
+mtdpp_itemknn_scores(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	memset(scores, 0, sizeof(double) * m->n_items);
+	for (int s = 0; s < b; s++)
+	{
+		int			j = ctx[s];
+
+		for (int64 k = m->nbr_start[j]; k < m->nbr_start[j + 1]; k++)
+			scores[m->nbr_index[k]] += m->nbr_weight[k];
+	}
+}
