@@ -14,6 +14,7 @@ OBJS = \
 	src/model.o \
 	src/params.o \
 	src/store.o \
+	src/topk.o \
 	src/train.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql

@@ -2,7 +2,7 @@
 SELECT count(*) AS n, bool_and(item_id <> ALL (ARRAY[1, 2, 3])) AS none_in_basket,
        bool_and((item_id - 1) / 10 = 0) AS same_group, array_agg(rank ORDER BY rank) AS ranks
 FROM mtdpp_complete(ARRAY[1, 2, 3], 5);
-SELECT bool_and(score <= 0) AS log_probabilities,
+SELECT bool_and(1 - exp(-exp(score)) BETWEEN 0 AND 1) AS probabilities,
        bool_and(score >= lead_score) AS best_first
 FROM (SELECT score, lead(score, 1, '-infinity') OVER (ORDER BY rank) AS lead_score
       FROM mtdpp_complete(ARRAY[41, 44], 20)) s;
@@ -37,9 +37,15 @@ SELECT o AS order_id, ((o * 37 + k * 11) % 300) + 1 AS item_id, k AS pos
 FROM generate_series(1, 60) o, generate_series(1, 100) k;
 SELECT items, baskets, final_loss = final_loss AS finite_loss
 FROM mtdpp_train('big', 'big_lines', rank => 16, epochs => 2, params => '{"positives": 2}');
-SELECT count(*) AS n, bool_and(score = score AND score > '-infinity' AND score <= 0) AS finite
+SELECT count(*) AS n, bool_and(score = score AND score > '-infinity' AND score < 'infinity') AS finite
 FROM mtdpp_complete((SELECT array_agg(i) FROM generate_series(1, 100) i), 10, 'big');
-SELECT count(*) AS n, bool_and(score = score AND score > '-infinity') AS finite
+SELECT count(*) AS n, bool_and(score = score AND score > '-infinity' AND score < 'infinity') AS finite
 FROM mtdpp_complete((SELECT array_agg(i) FROM generate_series(101, 250) i), 10, 'big');
 SELECT mtdpp_drop('big');
 SELECT mtdpp_activate('planted') AS planted_model_id;
+-- the pruned top k is exactly the top k of scoring every item
+SELECT bool_and(c.item_id = s.item_id AND abs(c.score - s.score) < 1e-9) AS same_as_brute_force
+FROM (SELECT item_id, score, rank FROM mtdpp_complete(ARRAY[3, 5, 7], 12)) c
+JOIN (SELECT item_id, score, row_number() OVER (ORDER BY score DESC, item_id) AS rank
+      FROM mtdpp_score(ARRAY[3, 5, 7], (SELECT array_agg(i) FROM generate_series(1, 60) i WHERE i NOT IN (3, 5, 7)))) s
+  USING (rank);

@@ -142,7 +142,7 @@ CREATE FUNCTION mtdpp_complete(basket integer[], k integer, model text DEFAULT N
 RETURNS TABLE (item_id integer, score float8, rank integer)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete(integer[], integer, text) IS
-    'the K items that best complete BASKET, best first, never one of its items; score is ln P(y=1 | basket, item)';
+    'the K items that best complete BASKET, best first, never one of its items; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score))';
 
 CREATE FUNCTION mtdpp_score(basket integer[], items integer[], model text DEFAULT NULL)
 RETURNS TABLE (item_id integer, score float8)

@@ -5,8 +5,8 @@
  * A basket arrives as int[]; items the model has never seen are ignored and
  * repeated items count once (a model cannot say anything about an item it
  * never saw).  The remaining context is scored against the whole catalog in
- * one batch (see model.c) and the k best items not in the basket are kept
- * with a bounded heap, ties broken by item id so answers are repeatable.
+ * one batch and the k best items not in the basket are kept (see topk.c),
+ * ties broken by item id so answers are repeatable.
  */
 #include "postgres.h"
 
@@ -89,57 +89,6 @@ mtdpp_basket_indices(const MtdppModel *m, ArrayType *basket, int *n_out)
 	return ctx;
 }
 
-static inline bool
-better(double sa, int32 ia, double sb, int32 ib)
-{
-	return sa > sb || (sa == sb && ia < ib);
-}
-
-typedef struct Ranked
-{
-	double		score;
-	int32		item_id;
-} Ranked;
-
-/* sift down in a min-heap (worst at the root) of N entries */
-static void
-heap_sift(Ranked *h, int n, int i)
-{
-	for (;;)
-	{
-		int			l = 2 * i + 1,
-					r = l + 1,
-					w = i;
-
-		if (l < n && better(h[w].score, h[w].item_id, h[l].score, h[l].item_id))
-			w = l;
-		if (r < n && better(h[w].score, h[w].item_id, h[r].score, h[r].item_id))
-			w = r;
-		if (w == i)
-			return;
-		{
-			Ranked		t = h[i];
-
-			h[i] = h[w];
-			h[w] = t;
-		}
-		i = w;
-	}
-}
-
-static int
-cmp_ranked(const void *a, const void *b)
-{
-	const Ranked *x = a,
-			   *y = b;
-
-	if (better(x->score, x->item_id, y->score, y->item_id))
-		return -1;
-	if (better(y->score, y->item_id, x->score, x->item_id))
-		return 1;
-	return 0;
-}
-
 Datum
 mtdpp_complete(PG_FUNCTION_ARGS)
 {
@@ -148,10 +97,9 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 	MtdppModel *m;
 	int32	   *ctx;
 	int			b;
-	double	   *scores;
 	bool	   *in_ctx;
-	Ranked	   *heap;
-	int			nh = 0;
+	MtdppRanked *best;
+	int			nb;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	if (PG_ARGISNULL(1))
@@ -168,8 +116,6 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 
 	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
 	ctx = mtdpp_basket_indices(m, basket, &b);
-	scores = palloc(sizeof(double) * Max(m->n_items, 1));
-	mtdpp_score_all(m, ctx, b, scores);
 
 	/* basket items are excluded: even unknown ids are not in the catalog */
 	in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
@@ -190,37 +136,17 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 	}
 
 	k = Min(k, m->n_items);
-	heap = palloc(sizeof(Ranked) * Max(k, 1));
-	for (int i = 0; i < m->n_items; i++)
-	{
-		if (in_ctx[i])
-			continue;
-		if (nh < k)
-		{
-			heap[nh].score = scores[i];
-			heap[nh].item_id = m->item_ids[i];
-			nh++;
-			if (nh == k)
-				for (int j = k / 2 - 1; j >= 0; j--)
-					heap_sift(heap, nh, j);
-		}
-		else if (better(scores[i], m->item_ids[i], heap[0].score, heap[0].item_id))
-		{
-			heap[0].score = scores[i];
-			heap[0].item_id = m->item_ids[i];
-			heap_sift(heap, nh, 0);
-		}
-	}
-	qsort(heap, nh, sizeof(Ranked), cmp_ranked);
+	best = palloc(sizeof(MtdppRanked) * Max(k, 1));
+	nb = mtdpp_top_k(m, ctx, b, in_ctx, k, best);
 
 	InitMaterializedSRF(fcinfo, 0);
-	for (int i = 0; i < nh; i++)
+	for (int i = 0; i < nb; i++)
 	{
 		Datum		values[3];
 		bool		nulls[3] = {false, false, false};
 
-		values[0] = Int32GetDatum(heap[i].item_id);
-		values[1] = Float8GetDatum(heap[i].score);
+		values[0] = Int32GetDatum(m->item_ids[best[i].index]);
+		values[1] = Float8GetDatum(best[i].score);
 		values[2] = Int32GetDatum(i + 1);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}

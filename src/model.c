@@ -12,7 +12,9 @@
  * "pairs"), and one level-3 BLAS call, R^2 (targets x r) times the pairs,
  * yields the lower triangle of every target's kernel at once.  Each kernel is
  * then unpacked, its bias added, and factorised by Cholesky; the score of t
- * is ln P(y = 1 | C, t) = ln(1 - exp(-w det K_t[C])), from ln det.
+ * is z = ln(w det K_t[C]), so that P(y = 1 | C, t) = 1 - exp(-exp(z)).
+ * Ranking by z rather than by ln P(y = 1) keeps apart candidates whose
+ * probabilities all round to 1 in double precision.
  *
  * Training uses the same pairs and product for the positive and negative
  * targets of one context, so the trainer and the scorer cannot drift apart.
@@ -251,7 +253,7 @@ score_block_rows(const MtdppModel *m, int b)
  * is scored through det L[B + c] = det L[B] (L_cc - L_cB L[B]^-1 L_Bc).
  * One GEMM gives L_cB for every candidate (V V_B^T), one triangular solve
  * with the Cholesky factor of L[B] gives the Schur complements.
- *		logistic:	ln P(y = 1 | B + c) = ln(1 - exp(-w det L[B + c]))
+ *		logistic:	ln(w det L[B + c]), P(y = 1 | B + c) = 1 - exp(-exp(score))
  *		lowrank:	ln det L[B + c] - ln det L[B], the conditional density
  */
 static void
@@ -298,7 +300,7 @@ score_single_kernel(const MtdppModel *m, const int32 *ctx, int b, double *scores
 				schur -= Y[(size_t) t * b + s] * Y[(size_t) t * b + s];
 			log_schur = schur > 0.0 ? log(schur) : -INFINITY;
 			if (m->kind == MTDPP_LOGISTIC)
-				scores[c] = mtdpp_log_p_one(m->log_w + logdet_b + log_schur);
+				scores[c] = m->log_w + logdet_b + log_schur;
 			else
 				scores[c] = log_schur;
 		}
@@ -358,7 +360,7 @@ mtdpp_score_multitask(const MtdppModel *m, const int32 *ctx, int b, double *scor
 		kernels_logdet(m, ctx, b, P, m->R2 + (size_t) start * m->rank, nt,
 					   packed, K, scores + start);
 		for (int t = start; t < start + nt; t++)
-			scores[t] = mtdpp_log_p_one(m->log_w + scores[t]);
+			scores[t] += m->log_w;
 	}
 	pfree(P);
 	pfree(packed);
@@ -405,7 +407,7 @@ mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
 				   sizeof(double) * r);
 		kernels_logdet(m, ctx, b, P, rows, nt, packed, K, scores + start);
 		for (int t = start; t < start + nt; t++)
-			scores[t] = mtdpp_log_p_one(m->log_w + scores[t]);
+			scores[t] += m->log_w;
 	}
 	pfree(P);
 	pfree(packed);

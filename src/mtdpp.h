@@ -13,7 +13,8 @@
  *
  * with V (items x rank) the item factors, R_t the diagonal task factors of t
  * and D the diagonal item bias.  Everything is computed in log space: the
- * score of t is ln P(y = 1 | C, t).
+ * score of t is ln(w det K_t[C]), from which P(y = 1 | C, t) =
+ * 1 - exp(-exp(score)).
  */
 #ifndef MTDPP_H
 #define MTDPP_H
@@ -184,6 +185,16 @@ extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
 							  const char *source);
 extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id);
 extern void mtdpp_store_metrics(int model_id, const char *json);
+
+/* topk.c */
+typedef struct MtdppRanked
+{
+	double		score;
+	int32		index;			/* dense item index */
+} MtdppRanked;
+
+extern int	mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b,
+						const bool *exclude, int k, MtdppRanked *out);
 
 /* complete.c */
 extern int32 *mtdpp_basket_indices(const MtdppModel *m, ArrayType *basket,

@@ -1,0 +1,228 @@
+/*
+ * topk.c
+ *		The k best completions of a basket, exactly, without scoring every
+ *		candidate when a bound says it cannot enter the top k.
+ *
+ * For the multi-task kinds each candidate c has its own kernel
+ * K_c = V_B diag(R_c^2) V_B^T + D_B^2, positive definite, so Hadamard's
+ * inequality bounds its determinant by the product of its diagonal:
+ *
+ *		ln det K_c <= sum_s ln(sum_j V_sj^2 R_cj^2 + D_s^2)
+ *
+ * The diagonals of every candidate's kernel come from one GEMM,
+ * R^2 (n x r) times (V_B o V_B)^T (r x b): b/(b+1)/2 of the work of the
+ * full kernels, and no factorisation.  Then:
+ *	 1. the k candidates with the largest bounds are scored exactly;
+ *	 2. tau, the k-th best exact score so far, is a lower bound of the final
+ *		k-th best; every candidate whose bound reaches tau is scored exactly
+ *		(in one batch), the others provably cannot enter the top k.
+ * The answer is the same as scoring everything (ties broken by item id).
+ * Other kinds are cheap to score in full and use the plain selection.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "mtdpp.h"
+
+/* min-heap of the best K so far, the worst at the root */
+typedef struct TopK
+{
+	MtdppRanked *h;
+	int			n;
+	int			k;
+} TopK;
+
+/* better: higher score, then lower item id (dense order is item id order) */
+static inline bool
+better(double sa, int32 ia, double sb, int32 ib)
+{
+	return sa > sb || (sa == sb && ia < ib);
+}
+
+static void
+sift_down(TopK *t, int i)
+{
+	for (;;)
+	{
+		int			l = 2 * i + 1,
+					r = l + 1,
+					w = i;
+
+		if (l < t->n && better(t->h[w].score, t->h[w].index, t->h[l].score, t->h[l].index))
+			w = l;
+		if (r < t->n && better(t->h[w].score, t->h[w].index, t->h[r].score, t->h[r].index))
+			w = r;
+		if (w == i)
+			return;
+		{
+			MtdppRanked tmp = t->h[i];
+
+			t->h[i] = t->h[w];
+			t->h[w] = tmp;
+		}
+		i = w;
+	}
+}
+
+static void
+offer(TopK *t, double score, int32 index)
+{
+	if (t->n < t->k)
+	{
+		t->h[t->n++] = (MtdppRanked) {score, index};
+		if (t->n == t->k)
+			for (int j = t->k / 2 - 1; j >= 0; j--)
+				sift_down(t, j);
+	}
+	else if (better(score, index, t->h[0].score, t->h[0].index))
+	{
+		t->h[0] = (MtdppRanked) {score, index};
+		sift_down(t, 0);
+	}
+}
+
+static int
+cmp_ranked(const void *a, const void *b)
+{
+	const MtdppRanked *x = a,
+			   *y = b;
+
+	if (better(x->score, x->index, y->score, y->index))
+		return -1;
+	if (better(y->score, y->index, x->score, x->index))
+		return 1;
+	return 0;
+}
+
+/* ln det of the kernels of the N candidates CANDS (dense indices) */
+static void
+exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
+			  const int32 *cands, int n, double *logdet)
+{
+	int			r = m->rank;
+	int			npair = b * (b + 1) / 2;
+	int			block = Min(Max(n, 1), 1024);
+	double	   *rows = palloc(sizeof(double) * (size_t) block * r);
+	double	   *packed = palloc(sizeof(double) * (size_t) block * npair);
+	double	   *K = palloc(sizeof(double) * (size_t) b * b);
+
+	for (int start = 0; start < n; start += block)
+	{
+		int			nt = Min(block, n - start);
+
+		for (int t = 0; t < nt; t++)
+			memcpy(rows + (size_t) t * r, m->R2 + (size_t) cands[start + t] * r,
+				   sizeof(double) * r);
+		mtdpp_gemm_nn(nt, npair, r, rows, r, P, npair, packed, npair);
+		for (int t = 0; t < nt; t++)
+		{
+			mtdpp_kernel_unpack(m, ctx, b, packed + (size_t) t * npair, K);
+			logdet[start + t] = mtdpp_cholesky(K, b) ? mtdpp_cholesky_logdet(K, b) : -INFINITY;
+		}
+	}
+	pfree(rows);
+	pfree(packed);
+	pfree(K);
+}
+
+/* Hadamard bounds of ln det K_c for every item, from one GEMM */
+static void
+hadamard_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
+{
+	int			r = m->rank;
+	int			block = Max(16, Min(m->n_items, (1 << 20) / Max(b, 1)));
+	double	   *W = palloc(sizeof(double) * (size_t) r * b);
+	double	   *diag = palloc(sizeof(double) * (size_t) block * b);
+
+	for (int s = 0; s < b; s++)
+	{
+		const double *v = m->V + (size_t) ctx[s] * r;
+
+		for (int j = 0; j < r; j++)
+			W[(size_t) j * b + s] = v[j] * v[j];
+	}
+	for (int start = 0; start < m->n_items; start += block)
+	{
+		int			nt = Min(block, m->n_items - start);
+
+		mtdpp_gemm_nn(nt, b, r, m->R2 + (size_t) start * r, r, W, b, diag, b);
+		for (int t = 0; t < nt; t++)
+		{
+			double		sum = 0.0;
+
+			for (int s = 0; s < b; s++)
+				sum += log(diag[(size_t) t * b + s] + m->D2[ctx[s]]);
+			bound[start + t] = sum;
+		}
+	}
+	pfree(W);
+	pfree(diag);
+}
+
+/*
+ * The K best items (dense indices) as completions of the context CTX, best
+ * first, skipping the items EXCLUDE flags; returns how many (at most K).
+ */
+int
+mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+			int k, MtdppRanked *out)
+{
+	TopK		top = {out, 0, k};
+	bool		multitask = (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS);
+	double	   *scores;
+
+	if (k <= 0)
+		return 0;
+	if (!multitask || b == 0)
+	{
+		scores = palloc(sizeof(double) * Max(m->n_items, 1));
+		mtdpp_score_all(m, ctx, b, scores);
+		for (int i = 0; i < m->n_items; i++)
+			if (!exclude[i])
+				offer(&top, scores[i], i);
+	}
+	else
+	{
+		int			npair = b * (b + 1) / 2;
+		double	   *P = palloc(sizeof(double) * (size_t) m->rank * npair);
+		double	   *bound = palloc(sizeof(double) * Max(m->n_items, 1));
+		int32	   *cands = palloc(sizeof(int32) * Max(m->n_items, 1));
+		bool	   *done = palloc0(sizeof(bool) * Max(m->n_items, 1));
+		double		tau;
+		int			n = 0;
+
+		scores = palloc(sizeof(double) * Max(m->n_items, 1));
+		mtdpp_context_pairs(m, ctx, b, P);
+		hadamard_bounds(m, ctx, b, bound);
+
+		/* 1. the k largest bounds, scored exactly */
+		for (int i = 0; i < m->n_items; i++)
+			if (!exclude[i])
+				offer(&top, bound[i], i);
+		for (int j = 0; j < top.n; j++)
+		{
+			cands[n++] = top.h[j].index;
+			done[top.h[j].index] = true;
+		}
+		exact_logdets(m, ctx, b, P, cands, n, scores);
+		top.n = 0;
+		for (int j = 0; j < n; j++)
+			offer(&top, scores[j], cands[j]);
+
+		/* 2. every other candidate whose bound reaches the k-th best */
+		tau = (top.n == top.k) ? top.h[0].score : -INFINITY;
+		n = 0;
+		for (int i = 0; i < m->n_items; i++)
+			if (!exclude[i] && !done[i] && bound[i] >= tau)
+				cands[n++] = i;
+		exact_logdets(m, ctx, b, P, cands, n, scores);
+		for (int j = 0; j < n; j++)
+			offer(&top, scores[j], cands[j]);
+
+		for (int j = 0; j < top.n; j++)
+			top.h[j].score += m->log_w;
+	}
+	qsort(out, top.n, sizeof(MtdppRanked), cmp_ranked);
+	return top.n;
+}
