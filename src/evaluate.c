@@ -69,7 +69,6 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 	StringInfoData q;
 	MtdppModel *m;
 	int			model_id;
-	double	   *scores;
 	bool	   *in_ctx;
 	double		sum_pr = 0.0;
 	int			hits5 = 0,
@@ -117,7 +116,6 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 	if (SPI_execute(q.data, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s", q.data);
 
-	scores = palloc(sizeof(double) * Max(m->n_items, 1));
 	in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
 	per_basket = AllocSetContextCreate(CurrentMemoryContext, "mtdpp evaluate basket",
 									   ALLOCSET_DEFAULT_SIZES);
@@ -140,8 +138,7 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 					n;
 		double		above = 0.0,
 					ties = 0.0,
-					rank,
-					sh;
+					rank;
 
 		if (bnull || hnull)
 			continue;
@@ -190,20 +187,18 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 			b = mtdpp_context_limit(m);
 		}
 
-		mtdpp_score_all(m, ctx, b, scores);
-		sh = held_idx >= 0 ? scores[held_idx] : -INFINITY;
-		for (int i = 0; i < m->n_items; i++)
+		if (held_idx >= 0)
 		{
-			if (in_ctx[i])
-				continue;
-			known_cands++;
-			if (i == held_idx)
-				continue;
-			if (scores[i] > sh)
-				above += 1.0;
-			else if (scores[i] == sh)
-				ties += 1.0;
+			int			na,
+						nt;
+
+			mtdpp_rank_of(m, ctx, b, in_ctx, held_idx, 0.0, &na, &nt, &known_cands);
+			above = na;
+			ties = nt;
 		}
+		else
+			for (int i = 0; i < m->n_items; i++)
+				known_cands += !in_ctx[i];
 		for (int k = 0; k < nids; k++)
 		{
 			int			idx = mtdpp_model_index(m, ids[k]);

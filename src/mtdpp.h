@@ -66,6 +66,7 @@ typedef struct MtdppParams
 	int			negatives;		/* negative targets per positive */
 	int			positives;		/* positive targets per basket and epoch, 0 = all */
 	int			patience;		/* epochs without validation gain before stopping */
+	int			max_context;	/* larger training contexts are subsampled */
 	double		learning_rate;
 	double		lr_decay;		/* learning rate multiplied by this each epoch */
 	double		momentum;
@@ -195,6 +196,9 @@ typedef struct MtdppRanked
 
 extern int	mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b,
 						const bool *exclude, int k, MtdppRanked *out);
+extern void mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b,
+						  const bool *exclude, int held, double held_score_if_unknown,
+						  int *above, int *ties, int *candidates);
 
 /* complete.c */
 extern int32 *mtdpp_basket_indices(const MtdppModel *m, ArrayType *basket,

@@ -20,7 +20,7 @@
 
 #define VALID_KEYS "kind, rank, epochs, target, seed, verbose, learning_rate, lr_decay, " \
 	"batch_size, negatives, positives, patience, l2, l2_bias, w, init_scale, optimizer, " \
-	"momentum, validation_fraction, validation_baskets"
+	"momentum, validation_fraction, validation_baskets, max_context"
 
 static const char *const kind_names[] = {
 	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity"
@@ -72,6 +72,7 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 	p->negatives = 5;
 	p->positives = 0;
 	p->patience = 4;
+	p->max_context = 32;
 	p->learning_rate = 0.02;
 	p->lr_decay = 0.95;
 	p->momentum = 0.9;
@@ -198,6 +199,8 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 			p->positives = int_value(key, &v, 0, 1000, "an integer from 0 (every item) to 1000");
 		else if (strcmp(key, "patience") == 0)
 			p->patience = int_value(key, &v, 1, 100000, "an integer from 1 to 100000");
+		else if (strcmp(key, "max_context") == 0)
+			p->max_context = int_value(key, &v, 1, MTDPP_MAX_CONTEXT, "an integer from 1 to 100");
 		else if (strcmp(key, "l2") == 0)
 			p->l2 = number_value(key, &v, 0.0, 100.0, "a number in [0, 100]");
 		else if (strcmp(key, "l2_bias") == 0)
@@ -247,13 +250,13 @@ mtdpp_params_to_json(const MtdppParams *p)
 					 "\"batch_size\": %d, \"negatives\": %d, \"positives\": %d, \"patience\": %d, "
 					 "\"l2\": %.17g, \"l2_bias\": %.17g, \"w\": %.17g, \"init_scale\": %.17g, "
 					 "\"optimizer\": \"%s\", \"momentum\": %.17g, "
-					 "\"validation_fraction\": %.17g, \"validation_baskets\": %d}",
+					 "\"validation_fraction\": %.17g, \"validation_baskets\": %d, \"max_context\": %d}",
 					 mtdpp_kind_name(p->kind), p->rank, p->epochs,
 					 p->target == MTDPP_TARGET_LAST ? "last" : "random",
 					 p->seed, p->learning_rate, p->lr_decay, p->batch_size,
 					 p->negatives, p->positives, p->patience, p->l2, p->l2_bias,
 					 exp(p->log_w), p->init_scale,
 					 p->optimizer == MTDPP_OPT_ADAM ? "adam" : "momentum",
-					 p->momentum, p->validation_fraction, p->validation_baskets);
+					 p->momentum, p->validation_fraction, p->validation_baskets, p->max_context);
 	return s.data;
 }

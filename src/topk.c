@@ -226,3 +226,74 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 	qsort(out, top.n, sizeof(MtdppRanked), cmp_ranked);
 	return top.n;
 }
+
+/*
+ * How many candidates (not excluded, other than HELD) score above HELD and
+ * how many tie with it: the rank of a held-out item, as mtdpp_evaluate and
+ * the trainer's validation need it.  Multi-task kinds score exactly only the
+ * candidates whose Hadamard bound reaches the held-out item's score.
+ */
+void
+mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+			  int held, double held_score_if_unknown, int *above, int *ties,
+			  int *candidates)
+{
+	bool		multitask = (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS);
+	double	   *scores = palloc(sizeof(double) * Max(m->n_items, 1));
+	double		sh;
+
+	*above = *ties = *candidates = 0;
+	if (!multitask || b == 0)
+	{
+		mtdpp_score_all(m, ctx, b, scores);
+		sh = held >= 0 ? scores[held] : held_score_if_unknown;
+		for (int i = 0; i < m->n_items; i++)
+		{
+			if (exclude[i])
+				continue;
+			(*candidates)++;
+			if (i == held)
+				continue;
+			*above += scores[i] > sh;
+			*ties += scores[i] == sh;
+		}
+	}
+	else
+	{
+		int			npair = b * (b + 1) / 2;
+		double	   *P = palloc(sizeof(double) * (size_t) m->rank * npair);
+		double	   *bound = palloc(sizeof(double) * Max(m->n_items, 1));
+		int32	   *cands = palloc(sizeof(int32) * Max(m->n_items, 1));
+		int			n = 0;
+
+		mtdpp_context_pairs(m, ctx, b, P);
+		hadamard_bounds(m, ctx, b, bound);
+		if (held >= 0)
+		{
+			exact_logdets(m, ctx, b, P, &held, 1, &sh);
+			sh += m->log_w;
+		}
+		else
+			sh = held_score_if_unknown;
+		for (int i = 0; i < m->n_items; i++)
+		{
+			if (exclude[i])
+				continue;
+			(*candidates)++;
+			if (i != held && bound[i] + m->log_w >= sh)
+				cands[n++] = i;
+		}
+		exact_logdets(m, ctx, b, P, cands, n, scores);
+		for (int j = 0; j < n; j++)
+		{
+			double		s = scores[j] + m->log_w;
+
+			*above += s > sh;
+			*ties += s == sh;
+		}
+		pfree(P);
+		pfree(bound);
+		pfree(cands);
+	}
+	pfree(scores);
+}

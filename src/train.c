@@ -104,7 +104,7 @@ typedef struct Trainer
 	int32	   *val_baskets;
 	int32	   *val_held;
 	int			n_val;
-	double	   *val_scores;
+	bool	   *val_exclude;
 } Trainer;
 
 static double
@@ -367,7 +367,7 @@ build_context(Trainer *tr, Positive pos)
 	int64		s = d->start[pos.basket],
 				e = d->start[pos.basket + 1];
 	int			b = 0;
-	int			limit = MTDPP_MAX_CONTEXT;
+	int			limit = tr->p->max_context;
 
 	if (tr->p->target == MTDPP_TARGET_LAST && pos.pos >= 0)
 		e = s + pos.pos;
@@ -520,31 +520,30 @@ validation_mpr(Trainer *tr)
 	{
 		int			bk = tr->val_baskets[v];
 		int			held = tr->val_held[v];
-		int			b = 0;
-		int			n = 0;
-		double		above = 0.0,
-					ties = 0.0,
-					sh;
+		int			b = 0,
+					limit = mtdpp_context_limit(m);
+		int			above,
+					ties,
+					n;
 		int64		s = d->start[bk],
 					e = d->start[bk + 1];
 
 		CHECK_FOR_INTERRUPTS();
+		/* as at query time: the basket's last items, in order */
 		for (int64 k = s; k < e; k++)
-			if (d->items[k] != held && b < mtdpp_context_limit(m))
+			if (d->items[k] != held)
+			{
 				tr->ctx[b++] = d->items[k];
-		mtdpp_score_all(m, tr->ctx, b, tr->val_scores);
-		sh = tr->val_scores[held];
-		for (int i = 0; i < m->n_items; i++)
+				tr->val_exclude[d->items[k]] = true;
+			}
+		if (b > limit)
 		{
-			if (i == held || basket_contains(d, bk, i))
-				continue;
-			n++;
-			if (tr->val_scores[i] > sh)
-				above += 1.0;
-			else if (tr->val_scores[i] == sh)
-				ties += 1.0;
+			memmove(tr->ctx, tr->ctx + (b - limit), sizeof(int32) * limit);
+			b = limit;
 		}
-		n++;					/* the held-out item is a candidate */
+		mtdpp_rank_of(m, tr->ctx, b, tr->val_exclude, held, 0.0, &above, &ties, &n);
+		for (int64 k = s; k < e; k++)
+			tr->val_exclude[d->items[k]] = false;
 		if (n > 1)
 		{
 			double		rank = 1.0 + above + 0.5 * ties;
@@ -672,7 +671,7 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 	bool	   *is_val;
 	int			r = p->rank;
 	int			nt_max = 1 + p->negatives;
-	int			max_ctx = MTDPP_MAX_CONTEXT;
+	int			max_ctx = Max(p->max_context, p->rank);
 	Size		cells = (Size) data->n_items * r;
 	double		best = -1.0;
 	int			since_best = 0;
@@ -746,7 +745,7 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 	tr.packed = palloc(sizeof(double) * (size_t) nt_max * max_ctx * (max_ctx + 1) / 2);
 	tr.K = palloc(sizeof(double) * (size_t) max_ctx * max_ctx);
 	tr.M = palloc(sizeof(double) * (size_t) max_ctx * r);
-	tr.val_scores = palloc(sizeof(double) * Max(data->n_items, 1));
+	tr.val_exclude = palloc0(sizeof(bool) * Max(data->n_items, 1));
 
 	initialise(&tr);
 	is_val = palloc0(sizeof(bool) * Max(data->n_baskets, 1));
