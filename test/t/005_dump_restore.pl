@@ -21,6 +21,7 @@ SELECT * FROM mtdpp_evaluate('a', 'test_baskets');
 SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 3, seed => 2, activate => false);
 SELECT * FROM mtdpp_train('b', 'train_lines', kind => 'popularity');
 SELECT * FROM mtdpp_train('c', 'train_lines', epochs => 3, seed => 3, position_col => 'position', target => 'last');
+SELECT * FROM mtdpp_train('d', 'train_lines', kind => 'itemknn');
 SELECT mtdpp_activate('a');
 });
 
@@ -30,14 +31,15 @@ my %probe = (
 	                 hyperparams, loss_history, val_mpr_history, final_loss, best_epoch, train_seconds,
 	                 source, metrics, trained_at, trained_by, activated_at
 	          FROM mtdpp.models ORDER BY model_id},
-	items => q{SELECT count(*) || ' ' || md5(string_agg(format('%s %s %s %s %s %s', model_id, item_id,
-	                  popularity, bias, factors, task_factors), E'\n' ORDER BY model_id, item_id))
+	items => q{SELECT count(*) || ' ' || md5(string_agg(format('%s %s %s %s %s %s %s %s', model_id, item_id,
+	                  popularity, bias, factors, task_factors, neighbors, neighbor_weights),
+	                  E'\n' ORDER BY model_id, item_id))
 	           FROM mtdpp.items},
 	complete => q{
 SELECT string_agg(format('%s %s %s %s', coalesce(m.name, '(default)'), c.rank, c.item_id, c.score),
                   E'\n' ORDER BY b.order_id, m.name NULLS FIRST, c.rank)
 FROM (SELECT order_id, array_remove(basket, held_out) AS basket FROM test_baskets ORDER BY order_id LIMIT 20) b
-CROSS JOIN (VALUES (NULL), ('a'), ('b'), ('c')) AS m(name)
+CROSS JOIN (VALUES (NULL), ('a'), ('b'), ('c'), ('d')) AS m(name)
 CROSS JOIN LATERAL mtdpp_complete(b.basket, 5, m.name) AS c},
 );
 # mtdpp_evaluate stores what it measures (its run time included) in the
@@ -47,7 +49,7 @@ my $evaluate = q{SELECT baskets, mpr, precision_at_5, precision_at_10, precision
 my $before_evaluate = $node->safe_psql('shop', $evaluate);
 my %before = map { ($_ => $node->safe_psql('shop', $probe{$_})) } keys %probe;
 my @models = split /\n/, $before{models};
-is(scalar @models, 4, 'four models stored before the dump');
+is(scalar @models, 5, 'five models stored before the dump');
 like($before{complete}, qr/^\(default\) 1 /, 'the default model answers');
 
 my $dir = PostgreSQL::Test::Utils::tempdir;
@@ -67,8 +69,8 @@ sub check_restored
 	is($node->safe_psql($db,
 			"SELECT version FROM mtdpp_train('a', 'train_lines', epochs => 2, seed => 4)"),
 		'3', "$how: training after the restore adds version 3");
-	is($node->safe_psql($db, 'SELECT count(DISTINCT model_id) = 5 FROM mtdpp.models'), 't',
-		"$how: five models, each with its own model_id");
+	is($node->safe_psql($db, 'SELECT count(DISTINCT model_id) = 6 FROM mtdpp.models'), 't',
+		"$how: six models, each with its own model_id");
 	return;
 }
 
