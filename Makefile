@@ -21,6 +21,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 REGRESS = mtdpp_setup train complete evaluate kinds bad_input models
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
+PROVE_TESTS = test/t/*.pl
 
 PG_CFLAGS = -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
 SHLIB_LINK = -llapacke -llapack -lblas -lm

@@ -10,7 +10,7 @@ SELECT name, version, kind, active, rank, n_items, n_baskets,
        train_seconds > 0 AS timed, source
 FROM mtdpp.models;
 SELECT count(*) AS items, bool_and(cardinality(factors) = 8 AND cardinality(task_factors) = 8) AS shapes,
-       sum(popularity) AS lines, bool_and(bias > 0) AS positive_bias
+       sum(popularity) AS lines, count(*) FILTER (WHERE bias <> 0) > 0 AS has_bias
 FROM mtdpp.items;
 -- same seed, same model
 SELECT * FROM mtdpp_train('planted_again', 'train_lines', position_col => 'pos', rank => 8, epochs => 10, seed => 1, activate => false) \gset again_

@@ -48,6 +48,12 @@ typedef enum MtdppTarget
 	MTDPP_TARGET_LAST
 } MtdppTarget;
 
+typedef enum MtdppLoss
+{
+	MTDPP_LOSS_LOGISTIC = 0,	/* the paper's: y ln P + (1 - y) ln(1 - P) */
+	MTDPP_LOSS_SOFTMAX			/* the positive against its negatives */
+} MtdppLoss;
+
 typedef enum MtdppOptimizer
 {
 	MTDPP_OPT_ADAM = 0,
@@ -60,6 +66,7 @@ typedef struct MtdppParams
 	MtdppKind	kind;
 	MtdppTarget target;
 	MtdppOptimizer optimizer;
+	MtdppLoss	loss;
 	int			rank;
 	int			epochs;
 	int			batch_size;

@@ -20,7 +20,7 @@
 
 #define VALID_KEYS "kind, rank, epochs, target, seed, verbose, learning_rate, lr_decay, " \
 	"batch_size, negatives, positives, patience, l2, l2_bias, w, init_scale, optimizer, " \
-	"momentum, validation_fraction, validation_baskets, max_context"
+	"momentum, validation_fraction, validation_baskets, max_context, loss"
 
 static const char *const kind_names[] = {
 	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity"
@@ -81,9 +81,13 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 	p->log_w = log(0.01);
 	p->init_scale = 0.1;
 	p->validation_fraction = 0.1;
-	p->validation_baskets = 1000;
+	p->validation_baskets = -1;	/* auto: see train.c */
 	p->seed = 0;
 	p->verbose = false;
+	/* the single-task logistic DPP keeps the paper's loss: see train.c */
+	p->loss = (kind == MTDPP_LOGISTIC) ? MTDPP_LOSS_LOGISTIC : MTDPP_LOSS_SOFTMAX;
+	if (kind == MTDPP_ITEMKNN || kind == MTDPP_POPULARITY)
+		p->rank = 0;			/* no factors */
 }
 
 static void
@@ -175,8 +179,23 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 			else
 				bad_value(key, psprintf("\"%s\"", s), "'adam' or 'momentum'");
 		}
+		else if (strcmp(key, "loss") == 0)
+		{
+			char	   *s = string_value(key, &v, "'logistic' or 'softmax'");
+
+			if (strcmp(s, "logistic") == 0)
+				p->loss = MTDPP_LOSS_LOGISTIC;
+			else if (strcmp(s, "softmax") == 0)
+				p->loss = MTDPP_LOSS_SOFTMAX;
+			else
+				bad_value(key, psprintf("\"%s\"", s), "'logistic' or 'softmax'");
+		}
 		else if (strcmp(key, "rank") == 0)
+		{
 			p->rank = int_value(key, &v, 1, MTDPP_MAX_RANK, "an integer from 1 to 1024");
+			if (p->kind == MTDPP_ITEMKNN || p->kind == MTDPP_POPULARITY)
+				p->rank = 0;
+		}
 		else if (strcmp(key, "epochs") == 0)
 			p->epochs = int_value(key, &v, 1, 100000, "an integer from 1 to 100000");
 		else if (strcmp(key, "seed") == 0)
@@ -214,7 +233,7 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 		else if (strcmp(key, "validation_fraction") == 0)
 			p->validation_fraction = number_value(key, &v, 0.0, 0.5, "a number in [0, 0.5]");
 		else if (strcmp(key, "validation_baskets") == 0)
-			p->validation_baskets = int_value(key, &v, 0, 1000000, "an integer from 0 to 1000000");
+			p->validation_baskets = int_value(key, &v, -1, 1000000, "an integer from 0 to 1000000, or -1 (automatic)");
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -246,17 +265,19 @@ mtdpp_params_to_json(const MtdppParams *p)
 	initStringInfo(&s);
 	appendStringInfo(&s,
 					 "{\"kind\": \"%s\", \"rank\": %d, \"epochs\": %d, \"target\": \"%s\", "
-					 "\"seed\": " INT64_FORMAT ", \"learning_rate\": %.17g, \"lr_decay\": %.17g, "
+					 "\"seed\": " INT64_FORMAT ", \"learning_rate\": %.15g, \"lr_decay\": %.15g, "
 					 "\"batch_size\": %d, \"negatives\": %d, \"positives\": %d, \"patience\": %d, "
-					 "\"l2\": %.17g, \"l2_bias\": %.17g, \"w\": %.17g, \"init_scale\": %.17g, "
-					 "\"optimizer\": \"%s\", \"momentum\": %.17g, "
-					 "\"validation_fraction\": %.17g, \"validation_baskets\": %d, \"max_context\": %d}",
+					 "\"l2\": %.15g, \"l2_bias\": %.15g, \"w\": %.15g, \"init_scale\": %.15g, "
+					 "\"optimizer\": \"%s\", \"momentum\": %.15g, "
+					 "\"validation_fraction\": %.15g, \"validation_baskets\": %d, \"max_context\": %d, "
+					 "\"loss\": \"%s\"}",
 					 mtdpp_kind_name(p->kind), p->rank, p->epochs,
 					 p->target == MTDPP_TARGET_LAST ? "last" : "random",
 					 p->seed, p->learning_rate, p->lr_decay, p->batch_size,
 					 p->negatives, p->positives, p->patience, p->l2, p->l2_bias,
 					 exp(p->log_w), p->init_scale,
 					 p->optimizer == MTDPP_OPT_ADAM ? "adam" : "momentum",
-					 p->momentum, p->validation_fraction, p->validation_baskets, p->max_context);
+					 p->momentum, p->validation_fraction, p->validation_baskets, p->max_context,
+					 p->loss == MTDPP_LOSS_SOFTMAX ? "softmax" : "logistic");
 	return s.data;
 }

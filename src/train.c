@@ -94,6 +94,8 @@ typedef struct Trainer
 			   *VG;				/* low-rank normaliser: r x r and n x r */
 	int32	   *targets;
 	double	   *labels;
+	double	   *logdet,		/* per target of the context */
+			   *g;
 	double	   *P,
 			   *R2rows,
 			   *packed,
@@ -182,53 +184,84 @@ context_step(Trainer *tr, int b, int nt, double scale)
 	mtdpp_context_pairs(m, tr->ctx, b, tr->P);
 	mtdpp_gemm_nn(nt, npair, r, tr->R2rows, r, tr->P, npair, tr->packed, npair);
 
+	/* pass 1: every target's kernel, factorised, and its ln det */
+	for (int t = 0; t < nt; t++)
+	{
+		double	   *K = tr->K + (size_t) t * b * b;
+
+		mtdpp_kernel_unpack(m, tr->ctx, b, tr->packed + (size_t) t * npair, K);
+		if (mtdpp_cholesky(K, b))
+			tr->logdet[t] = mtdpp_cholesky_logdet(K, b);
+		else
+		{
+			tr->n_singular++;	/* numerically singular: no signal */
+			tr->logdet[t] = -INFINITY;
+		}
+	}
+
+	/* the loss and its derivative g_t with respect to each ln det */
+	if (tr->likelihood)
+	{
+		/* low-rank DPP: the basket's ln det, normaliser added per batch */
+		loss -= tr->logdet[0];
+		tr->g[0] = -1.0;
+	}
+	else if (tr->p->loss == MTDPP_LOSS_SOFTMAX)
+	{
+		/* cross-entropy of the positive among its negatives */
+		double		top = tr->logdet[0],
+					sum = 0.0;
+
+		for (int t = 1; t < nt; t++)
+			top = Max(top, tr->logdet[t]);
+		for (int t = 0; t < nt; t++)
+			sum += exp(tr->logdet[t] - top);
+		loss += top + log(sum) - tr->logdet[0];
+		for (int t = 0; t < nt; t++)
+			tr->g[t] = exp(tr->logdet[t] - top) / sum - (t == 0 ? 1.0 : 0.0);
+		if (isinf(tr->logdet[0]))
+			return 0.0;
+	}
+	else
+	{
+		for (int t = 0; t < nt; t++)
+		{
+			double		log_z = m->log_w + tr->logdet[t];
+
+			if (tr->labels[t] > 0.5)
+			{
+				loss -= mtdpp_log_p_one(log_z);
+				if (log_z < -30.0)
+					tr->g[t] = -1.0;
+				else
+				{
+					double		z = exp(Min(log_z, 700.0));
+
+					tr->g[t] = -z / expm1(z);
+				}
+			}
+			else
+			{
+				loss -= mtdpp_log_p_zero(log_z);
+				tr->g[t] = exp(Min(log_z, 700.0));
+			}
+		}
+	}
+
+	/* pass 2: gradients through d ln det K = tr(K^-1 dK) */
 	for (int t = 0; t < nt; t++)
 	{
 		int			target = tr->targets[t];
-		double		logdet,
-					log_z,
-					g;
+		double		g = tr->g[t] * scale;
 		double	   *gRt;
+		double	   *K = tr->K + (size_t) t * b * b;
 		const double *Rt = m->R + (size_t) target * r;
 		const double *R2t = m->R2 + (size_t) target * r;
 
-		mtdpp_kernel_unpack(m, tr->ctx, b, tr->packed + (size_t) t * npair, tr->K);
-		if (!mtdpp_cholesky(tr->K, b))
-		{
-			tr->n_singular++;	/* numerically singular: no signal, skip */
+		if (g == 0.0 || isinf(tr->logdet[t]))
 			continue;
-		}
-		logdet = mtdpp_cholesky_logdet(tr->K, b);
-		log_z = m->log_w + logdet;
-		if (tr->likelihood)
-		{
-			/* low-rank DPP: the basket's ln det, normaliser added per batch */
-			loss -= logdet;
-			g = -1.0;
-		}
-		else if (tr->labels[t] > 0.5)
-		{
-			loss -= mtdpp_log_p_one(log_z);
-			if (log_z < -30.0)
-				g = -1.0;
-			else
-			{
-				double		z = exp(Min(log_z, 700.0));
+		mtdpp_cholesky_inverse(K, b);
 
-				g = -z / expm1(z);
-			}
-		}
-		else
-		{
-			loss -= mtdpp_log_p_zero(log_z);
-			g = exp(Min(log_z, 700.0));
-		}
-		g *= scale;
-		if (g == 0.0)
-			continue;
-
-		/* M = K^-1 V_C */
-		mtdpp_cholesky_inverse(tr->K, b);
 		for (int s = 0; s < b; s++)
 		{
 			double	   *Ms = tr->M + (size_t) s * r;
@@ -236,7 +269,7 @@ context_step(Trainer *tr, int b, int nt, double scale)
 			memset(Ms, 0, sizeof(double) * r);
 			for (int u = 0; u < b; u++)
 			{
-				double		k = tr->K[(size_t) s * b + u];
+				double		k = K[(size_t) s * b + u];
 				const double *vu = m->V + (size_t) tr->ctx[u] * r;
 
 				for (int j = 0; j < r; j++)
@@ -261,7 +294,7 @@ context_step(Trainer *tr, int b, int nt, double scale)
 				gRt[j] += tr->task_factors ? 2.0 * g * Rt[j] * vs[j] * Ms[j] : 0.0;
 			}
 			if (tr->bias)
-				tr->gD[item] += 2.0 * g * tr->K[(size_t) s * b + s] * m->D[item];
+				tr->gD[item] += 2.0 * g * K[(size_t) s * b + s] * m->D[item];
 		}
 	}
 	return loss;
@@ -659,8 +692,10 @@ elapsed_seconds(instr_time start)
  * caller's memory context; the working set in a context deleted on return.
  */
 MtdppModel *
-mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
+mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 {
+	MtdppParams resolved = *given;
+	const MtdppParams *p = &resolved;
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
 	Trainer		tr;
@@ -681,6 +716,14 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 	int			max_len = 0;
 
 	INSTR_TIME_SET_CURRENT(start);
+
+	/*
+	 * Validation scores every candidate of each validation basket: by default
+	 * 1000 baskets, fewer for large catalogs (about 2 million candidates).
+	 */
+	if (resolved.validation_baskets < 0)
+		resolved.validation_baskets = Min(1000, Max(200, 2000000 / Max(data->n_items, 1)));
+
 	if (p->kind == MTDPP_POPULARITY)
 		return mtdpp_fit_popularity(data, p);
 	if (p->kind == MTDPP_ITEMKNN)
@@ -743,7 +786,9 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p)
 	tr.P = palloc(sizeof(double) * (size_t) r * max_ctx * (max_ctx + 1) / 2);
 	tr.R2rows = palloc(sizeof(double) * (size_t) nt_max * r);
 	tr.packed = palloc(sizeof(double) * (size_t) nt_max * max_ctx * (max_ctx + 1) / 2);
-	tr.K = palloc(sizeof(double) * (size_t) max_ctx * max_ctx);
+	tr.K = palloc(sizeof(double) * (size_t) nt_max * max_ctx * max_ctx);
+	tr.logdet = palloc(sizeof(double) * nt_max);
+	tr.g = palloc(sizeof(double) * nt_max);
 	tr.M = palloc(sizeof(double) * (size_t) max_ctx * r);
 	tr.val_exclude = palloc0(sizeof(bool) * Max(data->n_items, 1));
 
@@ -965,7 +1010,9 @@ mtdpp_gradient_check(PG_FUNCTION_ARGS)
 	tr.P = palloc(sizeof(double) * r * n * (n + 1) / 2);
 	tr.R2rows = palloc(sizeof(double) * nt * r);
 	tr.packed = palloc(sizeof(double) * nt * n * (n + 1) / 2);
-	tr.K = palloc(sizeof(double) * n * n);
+	tr.K = palloc(sizeof(double) * nt * n * n);
+	tr.logdet = palloc(sizeof(double) * nt);
+	tr.g = palloc(sizeof(double) * nt);
 	tr.M = palloc(sizeof(double) * n * r);
 	for (int s = 0; s < b; s++)
 		tr.ctx[s] = s;
