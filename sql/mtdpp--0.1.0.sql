@@ -192,8 +192,9 @@ ORDER BY m.name, m.version;
 COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one (used when no model is named) marked';
 
 -- A check of the trainer's analytic gradients against finite differences.
-CREATE FUNCTION mtdpp.gradient_check(rank integer, context_size integer, seed bigint DEFAULT 0)
+CREATE FUNCTION mtdpp.gradient_check(rank integer, context_size integer, seed bigint DEFAULT 0,
+                                     softmax boolean DEFAULT true)
 RETURNS float8
 AS 'MODULE_PATHNAME', 'mtdpp_gradient_check' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION mtdpp.gradient_check(integer, integer, bigint) IS
-    'largest relative difference between the analytic gradients of the multi-task loss and finite differences, on a random model';
+COMMENT ON FUNCTION mtdpp.gradient_check(integer, integer, bigint, boolean) IS
+    'largest relative difference between the analytic gradients of the multi-task loss (softmax, or the paper''s logistic) and finite differences, on a random model';

@@ -37,5 +37,6 @@ SELECT name FROM mtdpp_models WHERE is_default;
 SELECT mtdpp_activate('planted') AS planted_model_id;
 SELECT name FROM mtdpp_models WHERE is_default;
 -- the gradients of the loss against finite differences
-SELECT r, b, mtdpp.gradient_check(r, b, 7) < 1e-5 AS gradient_ok
-FROM (VALUES (1, 1), (4, 3), (8, 6), (16, 9)) v(r, b);
+SELECT r, b, softmax, mtdpp.gradient_check(r, b, 7, softmax) < 1e-5 AS gradient_ok
+FROM (VALUES (1, 1), (4, 3), (8, 6), (16, 9)) v(r, b), (VALUES (true), (false)) l(softmax)
+ORDER BY softmax, r;

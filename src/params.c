@@ -70,7 +70,7 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 	p->epochs = 30;
 	p->batch_size = 64;
 	p->negatives = 5;
-	p->positives = 0;
+	p->positives = 4;
 	p->patience = 4;
 	p->max_context = 32;
 	p->learning_rate = 0.02;

@@ -94,6 +94,8 @@ typedef struct Trainer
 			   *VG;				/* low-rank normaliser: r x r and n x r */
 	int32	   *targets;
 	double	   *labels;
+	double	   *VC,				/* the context's rows of V, b x r */
+			   *GVC;			/* their gradient */
 	double	   *logdet,		/* per target of the context */
 			   *g;
 	double	   *P,
@@ -248,54 +250,61 @@ context_step(Trainer *tr, int b, int nt, double scale)
 		}
 	}
 
-	/* pass 2: gradients through d ln det K = tr(K^-1 dK) */
+	/*
+	 * pass 2: gradients through d ln det K = tr(K^-1 dK).  With M = K^-1 V_C
+	 * (one GEMM), the context's rows take 2 g M diag(R_t^2), summed over its
+	 * targets in GVC and scattered once; the target's row takes
+	 * 2 g R_t o colsum(V_C o M).
+	 */
+	for (int s = 0; s < b; s++)
+		memcpy(tr->VC + (size_t) s * r, m->V + (size_t) tr->ctx[s] * r, sizeof(double) * r);
+	memset(tr->GVC, 0, sizeof(double) * (size_t) b * r);
 	for (int t = 0; t < nt; t++)
 	{
 		int			target = tr->targets[t];
-		double		g = tr->g[t] * scale;
-		double	   *gRt;
+		double		g2 = 2.0 * tr->g[t] * scale;
 		double	   *K = tr->K + (size_t) t * b * b;
-		const double *Rt = m->R + (size_t) target * r;
 		const double *R2t = m->R2 + (size_t) target * r;
 
-		if (g == 0.0 || isinf(tr->logdet[t]))
+		if (g2 == 0.0 || isinf(tr->logdet[t]))
 			continue;
 		mtdpp_cholesky_inverse(K, b);
+		mtdpp_gemm_nn(b, r, b, K, b, tr->VC, r, tr->M, r);
 
 		for (int s = 0; s < b; s++)
 		{
-			double	   *Ms = tr->M + (size_t) s * r;
+			const double *Ms = tr->M + (size_t) s * r;
+			double	   *Gs = tr->GVC + (size_t) s * r;
 
-			memset(Ms, 0, sizeof(double) * r);
-			for (int u = 0; u < b; u++)
+			for (int j = 0; j < r; j++)
+				Gs[j] += g2 * Ms[j] * R2t[j];
+			if (tr->bias)
+				tr->gD[tr->ctx[s]] += g2 * K[(size_t) s * b + s] * m->D[tr->ctx[s]];
+		}
+		if (tr->task_factors)
+		{
+			const double *Rt = m->R + (size_t) target * r;
+			double	   *gRt = tr->gR + (size_t) target * r;
+
+			touch_row(tr->touchedR, tr->listR, &tr->nR, target);
+			for (int s = 0; s < b; s++)
 			{
-				double		k = K[(size_t) s * b + u];
-				const double *vu = m->V + (size_t) tr->ctx[u] * r;
+				const double *Ms = tr->M + (size_t) s * r;
+				const double *vs = tr->VC + (size_t) s * r;
 
 				for (int j = 0; j < r; j++)
-					Ms[j] += k * vu[j];
+					gRt[j] += g2 * Rt[j] * vs[j] * Ms[j];
 			}
 		}
+	}
+	for (int s = 0; s < b; s++)
+	{
+		double	   *gVs = tr->gV + (size_t) tr->ctx[s] * r;
+		const double *Gs = tr->GVC + (size_t) s * r;
 
-		if (tr->task_factors)
-			touch_row(tr->touchedR, tr->listR, &tr->nR, target);
-		gRt = tr->gR + (size_t) target * r;
-		for (int s = 0; s < b; s++)
-		{
-			int			item = tr->ctx[s];
-			const double *Ms = tr->M + (size_t) s * r;
-			const double *vs = m->V + (size_t) item * r;
-			double	   *gVs = tr->gV + (size_t) item * r;
-
-			touch_row(tr->touchedV, tr->listV, &tr->nV, item);
-			for (int j = 0; j < r; j++)
-			{
-				gVs[j] += 2.0 * g * Ms[j] * R2t[j];
-				gRt[j] += tr->task_factors ? 2.0 * g * Rt[j] * vs[j] * Ms[j] : 0.0;
-			}
-			if (tr->bias)
-				tr->gD[item] += 2.0 * g * K[(size_t) s * b + s] * m->D[item];
-		}
+		touch_row(tr->touchedV, tr->listV, &tr->nV, tr->ctx[s]);
+		for (int j = 0; j < r; j++)
+			gVs[j] += Gs[j];
 	}
 	return loss;
 }
@@ -790,6 +799,8 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 	tr.logdet = palloc(sizeof(double) * nt_max);
 	tr.g = palloc(sizeof(double) * nt_max);
 	tr.M = palloc(sizeof(double) * (size_t) max_ctx * r);
+	tr.VC = palloc(sizeof(double) * (size_t) max_ctx * r);
+	tr.GVC = palloc(sizeof(double) * (size_t) max_ctx * r);
 	tr.val_exclude = palloc0(sizeof(bool) * Max(data->n_items, 1));
 
 	initialise(&tr);
@@ -932,7 +943,7 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 }
 
 /*
- * mtdpp.gradient_check(rank, context_size, seed): the largest relative
+ * mtdpp.gradient_check(rank, context_size, seed, softmax): the largest relative
  * difference between the analytic gradient of context_step and central
  * finite differences of its loss, over every parameter one context with a
  * positive and two negative targets touches.  A test of the appendix's
@@ -982,6 +993,7 @@ mtdpp_gradient_check(PG_FUNCTION_ARGS)
 				 errmsg("gradient_check takes a rank from 1 to 64 and a context of 1 to %d items", n - nt)));
 	mtdpp_params_defaults(&p, MTDPP_MULTITASK);
 	p.rank = r;
+	p.loss = PG_GETARG_BOOL(3) ? MTDPP_LOSS_SOFTMAX : MTDPP_LOSS_LOGISTIC;
 	memset(&tr, 0, sizeof(tr));
 	tr.p = &p;
 	tr.bias = true;
@@ -1014,6 +1026,8 @@ mtdpp_gradient_check(PG_FUNCTION_ARGS)
 	tr.logdet = palloc(sizeof(double) * nt);
 	tr.g = palloc(sizeof(double) * nt);
 	tr.M = palloc(sizeof(double) * n * r);
+	tr.VC = palloc(sizeof(double) * n * r);
+	tr.GVC = palloc(sizeof(double) * n * r);
 	for (int s = 0; s < b; s++)
 		tr.ctx[s] = s;
 	for (int t = 0; t < nt; t++)
