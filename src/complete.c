@@ -56,36 +56,73 @@ model_arg(FunctionCallInfo fcinfo, int arg)
 	return PG_ARGISNULL(arg) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(arg));
 }
 
+static int
+cmp_int32(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a,
+				y = *(const int32 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
 /*
- * Dense indices of the known, distinct items of BASKET, in basket order;
- * beyond MTDPP_MAX_CONTEXT items the last ones are kept.
+ * The context of a basket of N item ids: the dense indices of its known,
+ * distinct items in basket order, without the item *SKIP if given (a
+ * held-out item); beyond mtdpp_context_limit(m) items the last ones are
+ * kept.  Every known basket item is flagged in EXCLUDE (n_items entries, all
+ * false on entry), so callers never propose one.  *N_DISTINCT, if given,
+ * receives the number of distinct ids in the basket other than *SKIP, known
+ * to the model or not.
  */
 int32 *
-mtdpp_basket_indices(const MtdppModel *m, ArrayType *basket, int *n_out)
+mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n, const int32 *skip,
+					 bool *exclude, int *b_out, int *n_distinct)
 {
-	int			n = ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket));
-	int32	   *ids = (int32 *) ARR_DATA_PTR(basket);
 	int32	   *ctx = palloc(sizeof(int32) * Max(n, 1));
-	int			b = 0;
+	int32	   *unknown = palloc(sizeof(int32) * Max(n, 1));
+	int			b = 0,
+				nu = 0,
+				limit = mtdpp_context_limit(m);
 
 	for (int k = 0; k < n; k++)
 	{
-		int			idx = mtdpp_model_index(m, ids[k]);
-		bool		seen = false;
+		int			idx;
 
-		if (idx < 0)
+		if (skip != NULL && ids[k] == *skip)
 			continue;
-		for (int s = 0; s < b && !seen; s++)
-			seen = (ctx[s] == idx);
-		if (!seen)
+		idx = mtdpp_model_index(m, ids[k]);
+		if (idx < 0)
+			unknown[nu++] = ids[k];
+		else if (!exclude[idx])
+		{
+			exclude[idx] = true;
 			ctx[b++] = idx;
+		}
 	}
-	if (b > mtdpp_context_limit(m))
+	if (n_distinct != NULL)
 	{
-		memmove(ctx, ctx + (b - mtdpp_context_limit(m)), sizeof(int32) * mtdpp_context_limit(m));
-		b = mtdpp_context_limit(m);
+		int			distinct_unknown = 0;
+
+		qsort(unknown, nu, sizeof(int32), cmp_int32);
+		for (int k = 0; k < nu; k++)
+			distinct_unknown += (k == 0 || unknown[k] != unknown[k - 1]);
+		*n_distinct = b + distinct_unknown;
 	}
-	*n_out = b;
+	if (skip != NULL)
+	{
+		int			idx = mtdpp_model_index(m, *skip);
+
+		/* the held-out item is a candidate even if the basket repeats it */
+		if (idx >= 0)
+			exclude[idx] = false;
+	}
+	if (b > limit)
+	{
+		memmove(ctx, ctx + (b - limit), sizeof(int32) * limit);
+		b = limit;
+	}
+	pfree(unknown);
+	*b_out = b;
 	return ctx;
 }
 
@@ -115,25 +152,10 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 				 errhint("Ask for the number of completions wanted, such as 10.")));
 
 	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
-	ctx = mtdpp_basket_indices(m, basket, &b);
-
-	/* basket items are excluded: even unknown ids are not in the catalog */
 	in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
-	for (int s = 0; s < b; s++)
-		in_ctx[ctx[s]] = true;
-	{
-		int			n = ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket));
-		int32	   *ids = (int32 *) ARR_DATA_PTR(basket);
-
-		/* items beyond the context limit are still basket items */
-		for (int j = 0; j < n; j++)
-		{
-			int			idx = mtdpp_model_index(m, ids[j]);
-
-			if (idx >= 0)
-				in_ctx[idx] = true;
-		}
-	}
+	ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
+							   ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
+							   NULL, in_ctx, &b, NULL);
 
 	k = Min(k, m->n_items);
 	best = palloc(sizeof(MtdppRanked) * Max(k, 1));
@@ -168,7 +190,9 @@ mtdpp_score(PG_FUNCTION_ARGS)
 	int			b;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
-	ctx = mtdpp_basket_indices(m, basket, &b);
+	ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
+							   ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
+							   NULL, palloc0(sizeof(bool) * Max(m->n_items, 1)), &b, NULL);
 	for (int i = 0; i < n; i++)
 	{
 		int			idx = mtdpp_model_index(m, ids[i]);

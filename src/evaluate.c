@@ -155,37 +155,7 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 		nids = ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket));
 		ids = (int32 *) ARR_DATA_PTR(basket);
 
-		/* context: distinct items except the held-out one */
-		ctx = palloc(sizeof(int32) * Max(nids, 1));
-		{
-			int32	   *seen = palloc(sizeof(int32) * Max(nids, 1));
-
-			for (int k = 0; k < nids; k++)
-			{
-				bool		dup = false;
-
-				if (ids[k] == held)
-					continue;
-				for (int s = 0; s < n_ctx_distinct && !dup; s++)
-					dup = (seen[s] == ids[k]);
-				if (dup)
-					continue;
-				seen[n_ctx_distinct++] = ids[k];
-				{
-					int			idx = mtdpp_model_index(m, ids[k]);
-
-					if (idx >= 0)
-						ctx[b++] = idx;
-				}
-			}
-		}
-		for (int s = 0; s < b; s++)
-			in_ctx[ctx[s]] = true;
-		if (b > mtdpp_context_limit(m))
-		{
-			memmove(ctx, ctx + (b - mtdpp_context_limit(m)), sizeof(int32) * mtdpp_context_limit(m));
-			b = mtdpp_context_limit(m);
-		}
+		ctx = mtdpp_basket_context(m, ids, nids, &held, in_ctx, &b, &n_ctx_distinct);
 
 		if (held_idx >= 0)
 		{
@@ -204,7 +174,7 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 			int			idx = mtdpp_model_index(m, ids[k]);
 
 			if (idx >= 0)
-				in_ctx[idx] = false;
+				in_ctx[idx] = false;	/* ready for the next basket */
 		}
 
 		if (catalog_size > 0)

@@ -208,7 +208,8 @@ extern void mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b,
 						  int *above, int *ties, int *candidates);
 
 /* complete.c */
-extern int32 *mtdpp_basket_indices(const MtdppModel *m, ArrayType *basket,
-								   int *n_out);
+extern int32 *mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n,
+								   const int32 *skip, bool *exclude, int *b_out,
+								   int *n_distinct);
 
 #endif							/* MTDPP_H */
