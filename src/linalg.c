@@ -164,6 +164,20 @@ mtdpp_trsm_right_lt(int m, int n, const double *L, double *B)
 				m, n, 1.0, L, n, B, n);
 }
 
+/*
+ * Eigendecomposition of the symmetric n x n matrix A (row-major): A is
+ * overwritten by its eigenvectors, in columns, and W receives the
+ * eigenvalues in ascending order.
+ */
+void
+mtdpp_symmetric_eigen(double *A, int n, double *W)
+{
+	lapack_int	info = LAPACKE_dsyev(LAPACK_ROW_MAJOR, 'V', 'L', n, A, n, W);
+
+	if (info != 0)
+		elog(ERROR, "dsyev failed with info %d on a %d x %d matrix", (int) info, n, n);
+}
+
 /* C (m x n) = A^T B, A being k x m and B k x n; all row-major */
 void
 mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,

@@ -152,6 +152,7 @@ extern void mtdpp_cholesky_inverse(double *A, int n);
 extern void mtdpp_gemm_nt(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
 extern void mtdpp_trsm_right_lt(int m, int n, const double *L, double *B);
+extern void mtdpp_symmetric_eigen(double *A, int n, double *W);
 extern void mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
 extern void mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,

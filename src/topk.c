@@ -126,22 +126,46 @@ exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 	pfree(K);
 }
 
-/* Hadamard bounds of ln det K_c for every item, from one GEMM */
+/*
+ * Upper bounds of ln det K_c for every item, from one GEMM.
+ *
+ * K_c = D (I + E diag(R_c^2) E^T) D with E = D^-1 V_B.  With E E^T = U L U^T
+ * (eigenvectors U, b x b) and Y = E^T U (r x b), the rotation U^T gives
+ *		det K_c = det D^2 det(I + Y^T diag(R_c^2) Y)
+ * and Hadamard's inequality on that matrix,
+ *		ln det K_c <= ln det D^2 + sum_k ln(1 + sum_j Y_jk^2 R_cj^2),
+ * is exact when R_c^2 is constant and tight when it varies little: far
+ * tighter than the bound on K_c itself, whose off-diagonal entries (similar
+ * basket items) it ignores.
+ */
 static void
-hadamard_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
+determinant_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
 {
 	int			r = m->rank;
 	int			block = Max(16, Min(m->n_items, (1 << 20) / Max(b, 1)));
+	double	   *E = palloc(sizeof(double) * (size_t) b * r);
+	double	   *C = palloc(sizeof(double) * (size_t) b * b);
+	double	   *L = palloc(sizeof(double) * b);
 	double	   *W = palloc(sizeof(double) * (size_t) r * b);
 	double	   *diag = palloc(sizeof(double) * (size_t) block * b);
+	double		logdet_d = 0.0;
 
 	for (int s = 0; s < b; s++)
 	{
 		const double *v = m->V + (size_t) ctx[s] * r;
+		double		scale = 1.0 / sqrt(m->D2[ctx[s]]);
 
 		for (int j = 0; j < r; j++)
-			W[(size_t) j * b + s] = v[j] * v[j];
+			E[(size_t) s * r + j] = v[j] * scale;
+		logdet_d += log(m->D2[ctx[s]]);
 	}
+	mtdpp_gemm_nt(b, b, r, E, r, E, r, C, b);
+	mtdpp_symmetric_eigen(C, b, L);
+	/* W = (E^T U) squared elementwise, r x b */
+	mtdpp_gemm_tn(r, b, b, E, r, C, b, W, b);
+	for (size_t i = 0; i < (size_t) r * b; i++)
+		W[i] *= W[i];
+
 	for (int start = 0; start < m->n_items; start += block)
 	{
 		int			nt = Min(block, m->n_items - start);
@@ -149,13 +173,26 @@ hadamard_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
 		mtdpp_gemm_nn(nt, b, r, m->R2 + (size_t) start * r, r, W, b, diag, b);
 		for (int t = 0; t < nt; t++)
 		{
-			double		sum = 0.0;
+			const double *dt = diag + (size_t) t * b;
+			double		sum = logdet_d,
+						prod = 1.0;
 
+			/* one log per eight factors: each is at least 1 */
 			for (int s = 0; s < b; s++)
-				sum += log(diag[(size_t) t * b + s] + m->D2[ctx[s]]);
-			bound[start + t] = sum;
+			{
+				prod *= 1.0 + dt[s];
+				if ((s & 7) == 7)
+				{
+					sum += log(prod);
+					prod = 1.0;
+				}
+			}
+			bound[start + t] = sum + log(prod);
 		}
 	}
+	pfree(E);
+	pfree(C);
+	pfree(L);
 	pfree(W);
 	pfree(diag);
 }
@@ -194,7 +231,7 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 
 		scores = palloc(sizeof(double) * Max(m->n_items, 1));
 		mtdpp_context_pairs(m, ctx, b, P);
-		hadamard_bounds(m, ctx, b, bound);
+		determinant_bounds(m, ctx, b, bound);
 
 		/* 1. the k largest bounds, scored exactly */
 		for (int i = 0; i < m->n_items; i++)
@@ -219,6 +256,8 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		exact_logdets(m, ctx, b, P, cands, n, scores);
 		for (int j = 0; j < n; j++)
 			offer(&top, scores[j], cands[j]);
+		elog(DEBUG1, "mtdpp top %d of %d items: %d scored exactly beyond the first %d",
+			 k, m->n_items, n, k);
 
 		for (int j = 0; j < top.n; j++)
 			top.h[j].score += m->log_w;
@@ -267,7 +306,7 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		int			n = 0;
 
 		mtdpp_context_pairs(m, ctx, b, P);
-		hadamard_bounds(m, ctx, b, bound);
+		determinant_bounds(m, ctx, b, bound);
 		if (held >= 0)
 		{
 			exact_logdets(m, ctx, b, P, &held, 1, &sh);
