@@ -29,3 +29,6 @@ SHLIB_LINK = -llapacke -llapack -lblas -lm
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
+
+# every object depends on the shared header
+$(OBJS): src/mtdpp.h

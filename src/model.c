@@ -73,6 +73,88 @@ mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
 	return m;
 }
 
+/*
+ * A model in a backend's cache keeps only what scoring reads, in float: V and
+ * R^2 (half the memory of double, the precision the tables store).
+ */
+MtdppModel *
+mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank)
+{
+	MtdppModel *m = palloc0(sizeof(MtdppModel));
+	Size		cells = mul_size(n_items, rank);
+
+	m->kind = kind;
+	m->n_items = n_items;
+	m->rank = rank;
+	m->item_ids = palloc0(mul_size(n_items, sizeof(int32)));
+	m->popularity = palloc0(mul_size(n_items, sizeof(int32)));
+	m->D = palloc0(mul_size(n_items, sizeof(double)));
+	m->Vf = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(Max(cells, 1), sizeof(float)));
+	m->R2f = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(Max(cells, 1), sizeof(float)));
+	return m;
+}
+
+/*
+ * Rows of V and of R^2 as double, whichever precision the model holds: a
+ * model in training holds double and its rows are returned in place; a
+ * cached model holds float, converted into SCRATCH (n x rank).
+ */
+static const double *
+rows_of(const double *d, const float *f, int r, int start, int n, double *scratch)
+{
+	const float *src;
+
+	if (d != NULL)
+		return d + (size_t) start * r;
+	src = f + (size_t) start * r;
+	for (size_t i = 0; i < (size_t) n * r; i++)
+		scratch[i] = src[i];
+	return scratch;
+}
+
+static void
+gather_of(const double *d, const float *f, int r, const int32 *idx, int n, double *out)
+{
+	for (int t = 0; t < n; t++)
+	{
+		double	   *o = out + (size_t) t * r;
+
+		if (d != NULL)
+			memcpy(o, d + (size_t) idx[t] * r, sizeof(double) * r);
+		else
+		{
+			const float *src = f + (size_t) idx[t] * r;
+
+			for (int j = 0; j < r; j++)
+				o[j] = src[j];
+		}
+	}
+}
+
+const double *
+mtdpp_rows_R2(const MtdppModel *m, int start, int n, double *scratch)
+{
+	return rows_of(m->R2, m->R2f, m->rank, start, n, scratch);
+}
+
+const double *
+mtdpp_rows_V(const MtdppModel *m, int start, int n, double *scratch)
+{
+	return rows_of(m->V, m->Vf, m->rank, start, n, scratch);
+}
+
+void
+mtdpp_gather_R2(const MtdppModel *m, const int32 *idx, int n, double *out)
+{
+	gather_of(m->R2, m->R2f, m->rank, idx, n, out);
+}
+
+void
+mtdpp_gather_V(const MtdppModel *m, const int32 *idx, int n, double *out)
+{
+	gather_of(m->V, m->Vf, m->rank, idx, n, out);
+}
+
 /* Builds the squared factors that scoring reads; call after any change. */
 void
 mtdpp_model_prepare(MtdppModel *m)
@@ -80,23 +162,29 @@ mtdpp_model_prepare(MtdppModel *m)
 	Size		cells = (Size) m->n_items * m->rank;
 	bool		bias = (m->kind != MTDPP_MULTITASK_NOBIAS && m->kind != MTDPP_LOWRANK);
 
-	if (m->R2 == NULL)
-		m->R2 = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
+	if (m->R != NULL)
+	{
+		if (m->R2 == NULL)
+			m->R2 = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
+		for (Size i = 0; i < cells; i++)
+			m->R2[i] = m->R[i] * m->R[i];
+	}
 	if (m->D2 == NULL)
-		m->D2 = palloc0(mul_size(m->n_items, sizeof(double)));
-	for (Size i = 0; i < cells; i++)
-		m->R2[i] = m->R[i] * m->R[i];
+		m->D2 = palloc0(mul_size(Max(m->n_items, 1), sizeof(double)));
 	for (int i = 0; i < m->n_items; i++)
 		m->D2[i] = (bias ? m->D[i] * m->D[i] : 0.0) + MTDPP_JITTER;
 	if (m->Vnorm2 == NULL)
 		m->Vnorm2 = palloc0(mul_size(Max(m->n_items, 1), sizeof(double)));
 	for (int i = 0; i < m->n_items; i++)
 	{
-		const double *v = m->V + (size_t) i * m->rank;
 		double		s = 0.0;
 
 		for (int j = 0; j < m->rank; j++)
-			s += v[j] * v[j];
+		{
+			double		v = m->V ? m->V[(size_t) i * m->rank + j] : m->Vf[(size_t) i * m->rank + j];
+
+			s += v * v;
+		}
 		m->Vnorm2[i] = s;
 	}
 }
@@ -143,27 +231,38 @@ mtdpp_model_index(const MtdppModel *m, int32 item_id)
 }
 
 /*
- * The pairs of a context: P[j][q] = V_{c_s, j} V_{c_u, j} for the lower
- * triangle (u <= s) enumerated row by row, q = s(s+1)/2 + u.
+ * The pairs of a context whose rows of V are VB (b x r): P[j][q] =
+ * V_{c_s, j} V_{c_u, j} for the lower triangle (u <= s) enumerated row by
+ * row, q = s(s+1)/2 + u.
  */
 void
-mtdpp_context_pairs(const MtdppModel *m, const int32 *ctx, int b, double *P)
+mtdpp_context_pairs(const double *VB, int b, int r, double *P)
 {
-	int			r = m->rank;
 	int			npair = b * (b + 1) / 2;
 
 	for (int s = 0, q = 0; s < b; s++)
 	{
-		const double *vs = m->V + (size_t) ctx[s] * r;
+		const double *vs = VB + (size_t) s * r;
 
 		for (int u = 0; u <= s; u++, q++)
 		{
-			const double *vu = m->V + (size_t) ctx[u] * r;
+			const double *vu = VB + (size_t) u * r;
 
 			for (int j = 0; j < r; j++)
 				P[(size_t) j * npair + q] = vs[j] * vu[j];
 		}
 	}
+}
+
+/* The pairs of the context CTX, for scoring. */
+void
+mtdpp_basket_pairs(const MtdppModel *m, const int32 *ctx, int b, double *P)
+{
+	double	   *VB = palloc(sizeof(double) * (size_t) Max(b, 1) * m->rank);
+
+	mtdpp_gather_V(m, ctx, b, VB);
+	mtdpp_context_pairs(VB, b, m->rank, P);
+	pfree(VB);
 }
 
 /* Unpacks one packed kernel row into the b x b matrix K and adds the bias. */
@@ -196,35 +295,6 @@ kernels_logdet(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 		mtdpp_kernel_unpack(m, ctx, b, packed + (size_t) t * npair, K);
 		logdet[t] = mtdpp_cholesky(K, b) ? mtdpp_cholesky_logdet(K, b) : -INFINITY;
 	}
-}
-
-/*
- * ln det K_t[ctx] for one target, leaving the Cholesky factor in K (b x b).
- * Used by the trainer, which then needs the factor for the gradient.
- */
-double
-mtdpp_example_logdet(const MtdppModel *m, const int32 *ctx, int b,
-					 int target, double *K)
-{
-	const double *r2 = m->R2 + (size_t) target * m->rank;
-	int			r = m->rank;
-
-	for (int s = 0; s < b; s++)
-	{
-		const double *vs = m->V + (size_t) ctx[s] * r;
-
-		for (int u = 0; u <= s; u++)
-		{
-			const double *vu = m->V + (size_t) ctx[u] * r;
-			double		k = 0.0;
-
-			for (int j = 0; j < r; j++)
-				k += vs[j] * vu[j] * r2[j];
-			K[(size_t) s * b + u] = K[(size_t) u * b + s] = k;
-		}
-		K[(size_t) s * b + s] += m->D2[ctx[s]];
-	}
-	return mtdpp_cholesky(K, b) ? mtdpp_cholesky_logdet(K, b) : -INFINITY;
 }
 
 static void mtdpp_score_multitask(const MtdppModel *m, const int32 *ctx, int b,
@@ -266,8 +336,9 @@ score_single_kernel(const MtdppModel *m, const int32 *ctx, int b, double *scores
 	double	   *Y = palloc(sizeof(double) * (size_t) block * Max(b, 1));
 	double		logdet_b = 0.0;
 
-	for (int s = 0; s < b; s++)
-		memcpy(VB + (size_t) s * r, m->V + (size_t) ctx[s] * r, sizeof(double) * r);
+	double	   *rows = palloc(sizeof(double) * (size_t) block * r);
+
+	mtdpp_gather_V(m, ctx, b, VB);
 	if (b > 0)
 	{
 		mtdpp_gemm_nt(b, b, r, VB, r, VB, r, L, b);
@@ -287,7 +358,7 @@ score_single_kernel(const MtdppModel *m, const int32 *ctx, int b, double *scores
 
 		if (b > 0)
 		{
-			mtdpp_gemm_nt(nt, b, r, m->V + (size_t) start * r, r, VB, r, Y, b);
+			mtdpp_gemm_nt(nt, b, r, mtdpp_rows_V(m, start, nt, rows), r, VB, r, Y, b);
 			mtdpp_trsm_right_lt(nt, b, L, Y);
 		}
 		for (int t = 0; t < nt; t++)
@@ -308,6 +379,7 @@ score_single_kernel(const MtdppModel *m, const int32 *ctx, int b, double *scores
 	pfree(VB);
 	pfree(L);
 	pfree(Y);
+	pfree(rows);
 }
 
 /*
@@ -339,7 +411,8 @@ mtdpp_score_multitask(const MtdppModel *m, const int32 *ctx, int b, double *scor
 	int			block;
 	double	   *P,
 			   *packed,
-			   *K;
+			   *K,
+			   *rows;
 
 	if (b == 0 || !mtdpp_model_is_dpp(m))
 	{
@@ -352,12 +425,13 @@ mtdpp_score_multitask(const MtdppModel *m, const int32 *ctx, int b, double *scor
 	P = palloc(sizeof(double) * (size_t) m->rank * npair);
 	packed = palloc(sizeof(double) * (size_t) block * npair);
 	K = palloc(sizeof(double) * (size_t) b * b);
-	mtdpp_context_pairs(m, ctx, b, P);
+	rows = palloc(sizeof(double) * (size_t) block * m->rank);
+	mtdpp_basket_pairs(m, ctx, b, P);
 	for (int start = 0; start < m->n_items; start += block)
 	{
 		int			nt = Min(block, m->n_items - start);
 
-		kernels_logdet(m, ctx, b, P, m->R2 + (size_t) start * m->rank, nt,
+		kernels_logdet(m, ctx, b, P, mtdpp_rows_R2(m, start, nt, rows), nt,
 					   packed, K, scores + start);
 		for (int t = start; t < start + nt; t++)
 			scores[t] += m->log_w;
@@ -365,6 +439,7 @@ mtdpp_score_multitask(const MtdppModel *m, const int32 *ctx, int b, double *scor
 	pfree(P);
 	pfree(packed);
 	pfree(K);
+	pfree(rows);
 }
 
 /* Scores the N candidates CANDS (dense indices) of the context CTX. */
@@ -397,14 +472,12 @@ mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
 	packed = palloc(sizeof(double) * (size_t) block * npair);
 	rows = palloc(sizeof(double) * (size_t) block * r);
 	K = palloc(sizeof(double) * (size_t) b * b);
-	mtdpp_context_pairs(m, ctx, b, P);
+	mtdpp_basket_pairs(m, ctx, b, P);
 	for (int start = 0; start < n; start += block)
 	{
 		int			nt = Min(block, n - start);
 
-		for (int t = 0; t < nt; t++)
-			memcpy(rows + (size_t) t * r, m->R2 + (size_t) cands[start + t] * r,
-				   sizeof(double) * r);
+		mtdpp_gather_R2(m, cands + start, nt, rows);
 		kernels_logdet(m, ctx, b, P, rows, nt, packed, K, scores + start);
 		for (int t = start; t < start + nt; t++)
 			scores[t] += m->log_w;

@@ -112,6 +112,8 @@ typedef struct MtdppModel
 	double	   *R;				/* n_items x rank, row-major: task factors */
 	double	   *D;				/* n_items */
 	double	   *R2;				/* R squared, built by mtdpp_model_prepare */
+	float	   *Vf;				/* a cached model's V and R squared, in float */
+	float	   *R2f;			/* (V, R and R2 are then NULL) */
 	double	   *D2;				/* D squared plus jitter, likewise */
 	double	   *Vnorm2;			/* squared norms of V's rows, likewise */
 
@@ -166,12 +168,15 @@ extern MtdppModel *mtdpp_model_alloc(MtdppKind kind, int n_items, int rank);
 extern void mtdpp_model_prepare(MtdppModel *m);
 extern int	mtdpp_model_index(const MtdppModel *m, int32 item_id);
 extern bool mtdpp_model_is_dpp(const MtdppModel *m);
-extern void mtdpp_context_pairs(const MtdppModel *m, const int32 *ctx, int b,
-								double *P);
+extern MtdppModel *mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank);
+extern const double *mtdpp_rows_R2(const MtdppModel *m, int start, int n, double *scratch);
+extern const double *mtdpp_rows_V(const MtdppModel *m, int start, int n, double *scratch);
+extern void mtdpp_gather_R2(const MtdppModel *m, const int32 *idx, int n, double *out);
+extern void mtdpp_gather_V(const MtdppModel *m, const int32 *idx, int n, double *out);
+extern void mtdpp_context_pairs(const double *VB, int b, int r, double *P);
+extern void mtdpp_basket_pairs(const MtdppModel *m, const int32 *ctx, int b, double *P);
 extern void mtdpp_kernel_unpack(const MtdppModel *m, const int32 *ctx, int b,
 								const double *packed, double *K);
-extern double mtdpp_example_logdet(const MtdppModel *m, const int32 *ctx, int b,
-								   int target, double *K);
 extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
 							double *scores);
 extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,

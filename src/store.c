@@ -337,8 +337,9 @@ cache_reset(void)
 	cache_stale = false;
 }
 
+/* A row of real[] factors into DST (RANK floats), squared if SQUARE. */
 static void
-fill_factors(ArrayType *arr, double *dst, int rank, int item_id, const char *what)
+fill_factors(ArrayType *arr, float *dst, int rank, bool square, int item_id, const char *what)
 {
 	float4	   *src;
 
@@ -351,8 +352,11 @@ fill_factors(ArrayType *arr, double *dst, int rank, int item_id, const char *wha
 				 errmsg("%s of item %d are not %d non-NULL reals", what, item_id, rank),
 				 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
 	src = (float4 *) ARR_DATA_PTR(arr);
-	for (int j = 0; j < rank; j++)
-		dst[j] = src[j];
+	if (square)
+		for (int j = 0; j < rank; j++)
+			dst[j] = src[j] * src[j];
+	else
+		memcpy(dst, src, sizeof(float) * rank);
 }
 
 /*
@@ -446,7 +450,7 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 				 errhint("The model tables were changed by hand; train the model again.")));
 
 	old = MemoryContextSwitchTo(cache_context);
-	m = mtdpp_model_alloc(mtdpp_kind_from_name(kind), n_items, rank);
+	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
 	m->log_w = log_w;
 	m->n_baskets = n_baskets;
 	for (uint64 i = 0; i < n; i++)
@@ -459,13 +463,13 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 		m->popularity[i] = DatumGetInt32(SPI_getbinval(tup, td, 2, &isnull));
 		m->D[i] = DatumGetFloat4(SPI_getbinval(tup, td, 3, &isnull));
 		fill_factors(DatumGetArrayTypeP(SPI_getbinval(tup, td, 4, &isnull)),
-					 m->V + (size_t) i * rank, rank, m->item_ids[i], "factors");
+					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
 		if (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS)
 			fill_factors(DatumGetArrayTypeP(SPI_getbinval(tup, td, 5, &isnull)),
-						 m->R + (size_t) i * rank, rank, m->item_ids[i], "task factors");
+						 m->R2f + (size_t) i * rank, rank, true, m->item_ids[i], "task factors");
 		else
 			for (int j = 0; j < rank; j++)
-				m->R[(size_t) i * rank + j] = 1.0;
+				m->R2f[(size_t) i * rank + j] = 1.0f;
 	}
 	if (m->kind == MTDPP_ITEMKNN)
 		load_neighbors(m);

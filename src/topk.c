@@ -111,9 +111,7 @@ exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 	{
 		int			nt = Min(block, n - start);
 
-		for (int t = 0; t < nt; t++)
-			memcpy(rows + (size_t) t * r, m->R2 + (size_t) cands[start + t] * r,
-				   sizeof(double) * r);
+		mtdpp_gather_R2(m, cands + start, nt, rows);
 		mtdpp_gemm_nn(nt, npair, r, rows, r, P, npair, packed, npair);
 		for (int t = 0; t < nt; t++)
 		{
@@ -148,15 +146,16 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
 	double	   *L = palloc(sizeof(double) * b);
 	double	   *W = palloc(sizeof(double) * (size_t) r * b);
 	double	   *diag = palloc(sizeof(double) * (size_t) block * b);
+	double	   *rows = palloc(sizeof(double) * (size_t) block * r);
 	double		logdet_d = 0.0;
 
+	mtdpp_gather_V(m, ctx, b, E);
 	for (int s = 0; s < b; s++)
 	{
-		const double *v = m->V + (size_t) ctx[s] * r;
 		double		scale = 1.0 / sqrt(m->D2[ctx[s]]);
 
 		for (int j = 0; j < r; j++)
-			E[(size_t) s * r + j] = v[j] * scale;
+			E[(size_t) s * r + j] *= scale;
 		logdet_d += log(m->D2[ctx[s]]);
 	}
 	mtdpp_gemm_nt(b, b, r, E, r, E, r, C, b);
@@ -170,7 +169,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
 	{
 		int			nt = Min(block, m->n_items - start);
 
-		mtdpp_gemm_nn(nt, b, r, m->R2 + (size_t) start * r, r, W, b, diag, b);
+		mtdpp_gemm_nn(nt, b, r, mtdpp_rows_R2(m, start, nt, rows), r, W, b, diag, b);
 		for (int t = 0; t < nt; t++)
 		{
 			const double *dt = diag + (size_t) t * b;
@@ -195,6 +194,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
 	pfree(L);
 	pfree(W);
 	pfree(diag);
+	pfree(rows);
 }
 
 /*
@@ -230,7 +230,7 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		int			n = 0;
 
 		scores = palloc(sizeof(double) * Max(m->n_items, 1));
-		mtdpp_context_pairs(m, ctx, b, P);
+		mtdpp_basket_pairs(m, ctx, b, P);
 		determinant_bounds(m, ctx, b, bound);
 
 		/* 1. the k largest bounds, scored exactly */
@@ -305,7 +305,7 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		int32	   *cands = palloc(sizeof(int32) * Max(m->n_items, 1));
 		int			n = 0;
 
-		mtdpp_context_pairs(m, ctx, b, P);
+		mtdpp_basket_pairs(m, ctx, b, P);
 		determinant_bounds(m, ctx, b, bound);
 		if (held >= 0)
 		{

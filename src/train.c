@@ -183,7 +183,9 @@ context_step(Trainer *tr, int b, int nt, double scale)
 	for (int t = 0; t < nt; t++)
 		memcpy(tr->R2rows + (size_t) t * r, m->R2 + (size_t) tr->targets[t] * r,
 			   sizeof(double) * r);
-	mtdpp_context_pairs(m, tr->ctx, b, tr->P);
+	for (int s = 0; s < b; s++)
+		memcpy(tr->VC + (size_t) s * r, m->V + (size_t) tr->ctx[s] * r, sizeof(double) * r);
+	mtdpp_context_pairs(tr->VC, b, r, tr->P);
 	mtdpp_gemm_nn(nt, npair, r, tr->R2rows, r, tr->P, npair, tr->packed, npair);
 
 	/* pass 1: every target's kernel, factorised, and its ln det */
@@ -256,8 +258,6 @@ context_step(Trainer *tr, int b, int nt, double scale)
 	 * targets in GVC and scattered once; the target's row takes
 	 * 2 g R_t o colsum(V_C o M).
 	 */
-	for (int s = 0; s < b; s++)
-		memcpy(tr->VC + (size_t) s * r, m->V + (size_t) tr->ctx[s] * r, sizeof(double) * r);
 	memset(tr->GVC, 0, sizeof(double) * (size_t) b * r);
 	for (int t = 0; t < nt; t++)
 	{
