@@ -80,6 +80,7 @@ typedef struct Trainer
 			   *mD,
 			   *vD;
 	int64		step;
+	double		adam_correction;
 	int64		n_singular;		/* examples whose kernel was not positive definite */
 
 	/* best parameters so far */
@@ -259,21 +260,25 @@ context_step(Trainer *tr, int b, int nt, double scale)
 	 * 2 g R_t o colsum(V_C o M).
 	 */
 	memset(tr->GVC, 0, sizeof(double) * (size_t) b * r);
+	/* every target's K^-1, stacked, then M_t = K_t^-1 V_C for all in one GEMM */
+	for (int t = 0; t < nt; t++)
+		if (tr->g[t] != 0.0 && !isinf(tr->logdet[t]))
+			mtdpp_cholesky_inverse(tr->K + (size_t) t * b * b, b);
+	mtdpp_gemm_nn(nt * b, r, b, tr->K, b, tr->VC, r, tr->M, r);
 	for (int t = 0; t < nt; t++)
 	{
 		int			target = tr->targets[t];
 		double		g2 = 2.0 * tr->g[t] * scale;
 		double	   *K = tr->K + (size_t) t * b * b;
 		const double *R2t = m->R2 + (size_t) target * r;
+		const double *Mt = tr->M + (size_t) t * b * r;
 
 		if (g2 == 0.0 || isinf(tr->logdet[t]))
 			continue;
-		mtdpp_cholesky_inverse(K, b);
-		mtdpp_gemm_nn(b, r, b, K, b, tr->VC, r, tr->M, r);
 
 		for (int s = 0; s < b; s++)
 		{
-			const double *Ms = tr->M + (size_t) s * r;
+			const double *Ms = Mt + (size_t) s * r;
 			double	   *Gs = tr->GVC + (size_t) s * r;
 
 			for (int j = 0; j < r; j++)
@@ -289,7 +294,7 @@ context_step(Trainer *tr, int b, int nt, double scale)
 			touch_row(tr->touchedR, tr->listR, &tr->nR, target);
 			for (int s = 0; s < b; s++)
 			{
-				const double *Ms = tr->M + (size_t) s * r;
+				const double *Ms = Mt + (size_t) s * r;
 				const double *vs = tr->VC + (size_t) s * r;
 
 				for (int j = 0; j < r; j++)
@@ -320,9 +325,7 @@ update_row(Trainer *tr, double *theta, double *grad, double *m1, double *m2,
 	{
 		double		b1 = p->momentum,
 					b2 = 0.999;
-		double		c1 = 1.0 - pow(b1, (double) tr->step),
-					c2 = 1.0 - pow(b2, (double) tr->step);
-		double		step = lr * sqrt(c2) / c1;
+		double		step = lr * tr->adam_correction;
 
 		for (int j = 0; j < len; j++)
 		{
@@ -358,6 +361,9 @@ apply_updates(Trainer *tr, double lr)
 	int			r = m->rank;
 
 	tr->step++;
+	/* Adam's bias correction, once per minibatch */
+	tr->adam_correction = sqrt(1.0 - pow(0.999, (double) tr->step)) /
+		(1.0 - pow(p->momentum, (double) tr->step));
 	for (int k = 0; k < tr->nV; k++)
 	{
 		int			i = tr->listV[k];
@@ -798,7 +804,7 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 	tr.K = palloc(sizeof(double) * (size_t) nt_max * max_ctx * max_ctx);
 	tr.logdet = palloc(sizeof(double) * nt_max);
 	tr.g = palloc(sizeof(double) * nt_max);
-	tr.M = palloc(sizeof(double) * (size_t) max_ctx * r);
+	tr.M = palloc(sizeof(double) * (size_t) nt_max * max_ctx * r);
 	tr.VC = palloc(sizeof(double) * (size_t) max_ctx * r);
 	tr.GVC = palloc(sizeof(double) * (size_t) max_ctx * r);
 	tr.val_exclude = palloc0(sizeof(bool) * Max(data->n_items, 1));
@@ -1025,7 +1031,7 @@ mtdpp_gradient_check(PG_FUNCTION_ARGS)
 	tr.K = palloc(sizeof(double) * nt * n * n);
 	tr.logdet = palloc(sizeof(double) * nt);
 	tr.g = palloc(sizeof(double) * nt);
-	tr.M = palloc(sizeof(double) * n * r);
+	tr.M = palloc(sizeof(double) * nt * n * r);
 	tr.VC = palloc(sizeof(double) * n * r);
 	tr.GVC = palloc(sizeof(double) * n * r);
 	for (int s = 0; s < b; s++)
