@@ -847,8 +847,14 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 				positives[n_pos++] = (Positive) {b, -1};
 			else if (p->target == MTDPP_TARGET_LAST)
 			{
-				for (int k = 1; k < len; k++)
-					positives[n_pos++] = (Positive) {b, k};
+				/* the last item, and items added earlier given what came before */
+				positives[n_pos++] = (Positive) {b, len - 1};
+				if (p->positives == 0 || p->positives >= len - 1)
+					for (int k = 1; k < len - 1; k++)
+						positives[n_pos++] = (Positive) {b, k};
+				else
+					for (int k = 1; k < p->positives; k++)
+						positives[n_pos++] = (Positive) {b, (int32) pg_prng_uint64_range(&tr.rng, 1, len - 2)};
 			}
 			else if (p->positives == 0 || p->positives >= len)
 			{
