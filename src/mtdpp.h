@@ -77,6 +77,7 @@ typedef struct MtdppParams
 	double		learning_rate;
 	double		lr_decay;		/* learning rate multiplied by this each epoch */
 	double		momentum;
+	double		negative_power; /* negatives drawn by popularity^power, 0 = uniform */
 	double		l2;
 	double		l2_bias;
 	double		log_w;			/* ln w, the logistic scale */

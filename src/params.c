@@ -20,7 +20,7 @@
 
 #define VALID_KEYS "kind, rank, epochs, target, seed, verbose, learning_rate, lr_decay, " \
 	"batch_size, negatives, positives, patience, l2, l2_bias, w, init_scale, optimizer, " \
-	"momentum, validation_fraction, validation_baskets, max_context, loss"
+	"momentum, validation_fraction, validation_baskets, max_context, loss, negative_power"
 
 static const char *const kind_names[] = {
 	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity"
@@ -218,6 +218,8 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 			p->positives = int_value(key, &v, 0, 1000, "an integer from 0 (every item) to 1000");
 		else if (strcmp(key, "patience") == 0)
 			p->patience = int_value(key, &v, 1, 100000, "an integer from 1 to 100000");
+		else if (strcmp(key, "negative_power") == 0)
+			p->negative_power = number_value(key, &v, 0.0, 2.0, "a number in [0, 2]");
 		else if (strcmp(key, "max_context") == 0)
 			p->max_context = int_value(key, &v, 1, MTDPP_MAX_CONTEXT, "an integer from 1 to 100");
 		else if (strcmp(key, "l2") == 0)
@@ -270,7 +272,7 @@ mtdpp_params_to_json(const MtdppParams *p)
 					 "\"l2\": %.15g, \"l2_bias\": %.15g, \"w\": %.15g, \"init_scale\": %.15g, "
 					 "\"optimizer\": \"%s\", \"momentum\": %.15g, "
 					 "\"validation_fraction\": %.15g, \"validation_baskets\": %d, \"max_context\": %d, "
-					 "\"loss\": \"%s\"}",
+					 "\"loss\": \"%s\", \"negative_power\": %.15g}",
 					 mtdpp_kind_name(p->kind), p->rank, p->epochs,
 					 p->target == MTDPP_TARGET_LAST ? "last" : "random",
 					 p->seed, p->learning_rate, p->lr_decay, p->batch_size,
@@ -278,6 +280,6 @@ mtdpp_params_to_json(const MtdppParams *p)
 					 exp(p->log_w), p->init_scale,
 					 p->optimizer == MTDPP_OPT_ADAM ? "adam" : "momentum",
 					 p->momentum, p->validation_fraction, p->validation_baskets, p->max_context,
-					 p->loss == MTDPP_LOSS_SOFTMAX ? "softmax" : "logistic");
+					 p->loss == MTDPP_LOSS_SOFTMAX ? "softmax" : "logistic", p->negative_power);
 	return s.data;
 }

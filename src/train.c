@@ -82,6 +82,8 @@ typedef struct Trainer
 	int64		step;
 	double		adam_correction;
 	int64		n_singular;		/* examples whose kernel was not positive definite */
+	double	   *neg_cdf;		/* negatives by popularity^power: cumulative */
+	double	   *neg_logq;		/* and ln(n q_i), NULL when uniform */
 
 	/* best parameters so far */
 	double	   *bestV,
@@ -214,9 +216,18 @@ context_step(Trainer *tr, int b, int nt, double scale)
 	else if (tr->p->loss == MTDPP_LOSS_SOFTMAX)
 	{
 		/* cross-entropy of the positive among its negatives */
-		double		top = tr->logdet[0],
+		double		top,
 					sum = 0.0;
 
+		/*
+		 * Negatives drawn with probability q (popularity^power) compete with
+		 * the logit ln det K - ln(n q), which keeps the softmax an estimate of
+		 * the one over the whole catalog (a sampled softmax).
+		 */
+		if (tr->neg_logq != NULL)
+			for (int t = 1; t < nt; t++)
+				tr->logdet[t] -= tr->neg_logq[tr->targets[t]];
+		top = tr->logdet[0];
 		for (int t = 1; t < nt; t++)
 			top = Max(top, tr->logdet[t]);
 		for (int t = 0; t < nt; t++)
@@ -450,7 +461,28 @@ negative_item(Trainer *tr, int basket)
 {
 	for (int tries = 0; tries < 50; tries++)
 	{
-		int			neg = (int) pg_prng_uint64_range(&tr->rng, 0, tr->data->n_items - 1);
+		int			neg;
+
+		if (tr->neg_cdf == NULL)
+			neg = (int) pg_prng_uint64_range(&tr->rng, 0, tr->data->n_items - 1);
+		else
+		{
+			/* inverse of the cumulative distribution, by bisection */
+			double		u = pg_prng_double(&tr->rng) * tr->neg_cdf[tr->data->n_items - 1];
+			int			lo = 0,
+						hi = tr->data->n_items - 1;
+
+			while (lo < hi)
+			{
+				int			mid = (lo + hi) / 2;
+
+				if (tr->neg_cdf[mid] > u)
+					hi = mid;
+				else
+					lo = mid + 1;
+			}
+			neg = lo;
+		}
 
 		if (!basket_contains(tr->data, basket, neg))
 			return neg;
@@ -809,6 +841,20 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 	tr.GVC = palloc(sizeof(double) * (size_t) max_ctx * r);
 	tr.val_exclude = palloc0(sizeof(bool) * Max(data->n_items, 1));
 
+	if (p->negative_power != 0.0)
+	{
+		double		total = 0.0;
+
+		tr.neg_cdf = palloc(sizeof(double) * data->n_items);
+		tr.neg_logq = palloc(sizeof(double) * data->n_items);
+		for (int i = 0; i < data->n_items; i++)
+		{
+			total += pow(Max(data->popularity[i], 1), p->negative_power);
+			tr.neg_cdf[i] = total;
+		}
+		for (int i = 0; i < data->n_items; i++)
+			tr.neg_logq[i] = log(data->n_items * pow(Max(data->popularity[i], 1), p->negative_power) / total);
+	}
 	initialise(&tr);
 	is_val = palloc0(sizeof(bool) * Max(data->n_baskets, 1));
 	set_aside_validation(&tr, is_val);
