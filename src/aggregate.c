@@ -248,15 +248,6 @@ cmp_pos_item(const void *a, const void *b)
 	return 0;
 }
 
-static int
-cmp_int32(const void *a, const void *b)
-{
-	int32		x = *(const int32 *) a,
-				y = *(const int32 *) b;
-
-	return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /* Sorts the gathered lines into baskets over dense item indices. */
 static MtdppBaskets *
 build_baskets(FitState *st)
@@ -282,7 +273,7 @@ build_baskets(FitState *st)
 	d->item_ids = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
 	for (int64 k = 0; k < n; k++)
 		d->item_ids[k] = l[k].item_id;
-	pg_qsort(d->item_ids, n, sizeof(int32), cmp_int32);
+	pg_qsort(d->item_ids, n, sizeof(int32), mtdpp_cmp_int32);
 	for (int64 k = 0; k < n; k++)
 		if (ni == 0 || d->item_ids[ni - 1] != d->item_ids[k])
 			d->item_ids[ni++] = d->item_ids[k];
@@ -312,7 +303,7 @@ build_baskets(FitState *st)
 		d->start[nb++] = s;
 		for (int64 k = s; k < e; k++)
 		{
-			int32	   *hit = bsearch(&l[k].item_id, d->item_ids, ni, sizeof(int32), cmp_int32);
+			int32	   *hit = bsearch(&l[k].item_id, d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
 			int32		idx = (int32) (hit - d->item_ids);
 
 			d->items[k] = idx;

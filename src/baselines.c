@@ -42,15 +42,6 @@ mtdpp_fit_popularity(const MtdppBaskets *data, const MtdppParams *p)
 	return counts_model(data, p);
 }
 
-static int
-cmp_int32(const void *a, const void *b)
-{
-	int32		x = *(const int32 *) a,
-				y = *(const int32 *) b;
-
-	return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /*
  * Co-occurrence lists in two passes over the baskets: the first sizes each
  * item's list (with repeats), the second fills it; each list is then sorted
@@ -108,7 +99,7 @@ mtdpp_fit_itemknn(const MtdppBaskets *data, const MtdppParams *p)
 					e = start[i + 1];
 
 		m->nbr_start[i] = kept;
-		pg_qsort(nbr + s, e - s, sizeof(int32), cmp_int32);
+		pg_qsort(nbr + s, e - s, sizeof(int32), mtdpp_cmp_int32);
 		for (int64 k = s; k < e;)
 		{
 			int64		run = k;

@@ -56,15 +56,6 @@ model_arg(FunctionCallInfo fcinfo, int arg)
 	return PG_ARGISNULL(arg) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(arg));
 }
 
-static int
-cmp_int32(const void *a, const void *b)
-{
-	int32		x = *(const int32 *) a,
-				y = *(const int32 *) b;
-
-	return x < y ? -1 : (x > y ? 1 : 0);
-}
-
 /*
  * The context of a basket of N item ids: the dense indices of its known,
  * distinct items in basket order, without the item *SKIP if given (a
@@ -103,7 +94,7 @@ mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n, const int32 *
 	{
 		int			distinct_unknown = 0;
 
-		qsort(unknown, nu, sizeof(int32), cmp_int32);
+		qsort(unknown, nu, sizeof(int32), mtdpp_cmp_int32);
 		for (int k = 0; k < nu; k++)
 			distinct_unknown += (k == 0 || unknown[k] != unknown[k - 1]);
 		*n_distinct = b + distinct_unknown;

@@ -56,18 +56,28 @@ mtdpp_alloc_huge(Size size)
 									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 }
 
-MtdppModel *
-mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
+/* what every model has: its items, their popularity and bias */
+static MtdppModel *
+model_items(MtdppKind kind, int n_items, int rank)
 {
 	MtdppModel *m = palloc0(sizeof(MtdppModel));
-	Size		cells = mul_size(n_items, rank);
 
 	m->kind = kind;
 	m->n_items = n_items;
 	m->rank = rank;
-	m->item_ids = palloc0(mul_size(n_items, sizeof(int32)));
-	m->popularity = palloc0(mul_size(n_items, sizeof(int32)));
-	m->D = palloc0(mul_size(n_items, sizeof(double)));
+	m->item_ids = palloc0(mul_size(Max(n_items, 1), sizeof(int32)));
+	m->popularity = palloc0(mul_size(Max(n_items, 1), sizeof(int32)));
+	m->D = palloc0(mul_size(Max(n_items, 1), sizeof(double)));
+	return m;
+}
+
+/* A model to train or serialise: V and R in double. */
+MtdppModel *
+mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
+{
+	MtdppModel *m = model_items(kind, n_items, rank);
+	Size		cells = mul_size(n_items, rank);
+
 	m->V = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
 	m->R = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
 	return m;
@@ -80,18 +90,22 @@ mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
 MtdppModel *
 mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank)
 {
-	MtdppModel *m = palloc0(sizeof(MtdppModel));
-	Size		cells = mul_size(n_items, rank);
+	MtdppModel *m = model_items(kind, n_items, rank);
+	Size		cells = mul_size(Max(n_items, 1), Max(rank, 1));
 
-	m->kind = kind;
-	m->n_items = n_items;
-	m->rank = rank;
-	m->item_ids = palloc0(mul_size(n_items, sizeof(int32)));
-	m->popularity = palloc0(mul_size(n_items, sizeof(int32)));
-	m->D = palloc0(mul_size(n_items, sizeof(double)));
-	m->Vf = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(Max(cells, 1), sizeof(float)));
-	m->R2f = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(Max(cells, 1), sizeof(float)));
+	m->Vf = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(cells, sizeof(float)));
+	m->R2f = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(cells, sizeof(float)));
 	return m;
+}
+
+/* qsort and bsearch order of int32 */
+int
+mtdpp_cmp_int32(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a,
+				y = *(const int32 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
 /*

@@ -169,6 +169,7 @@ extern MtdppModel *mtdpp_model_alloc(MtdppKind kind, int n_items, int rank);
 extern void mtdpp_model_prepare(MtdppModel *m);
 extern int	mtdpp_model_index(const MtdppModel *m, int32 item_id);
 extern bool mtdpp_model_is_dpp(const MtdppModel *m);
+extern int	mtdpp_cmp_int32(const void *a, const void *b);
 extern MtdppModel *mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank);
 extern const double *mtdpp_rows_R2(const MtdppModel *m, int start, int n, double *scratch);
 extern const double *mtdpp_rows_V(const MtdppModel *m, int start, int n, double *scratch);
