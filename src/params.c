@@ -88,6 +88,8 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 	p->loss = (kind == MTDPP_LOGISTIC) ? MTDPP_LOSS_LOGISTIC : MTDPP_LOSS_SOFTMAX;
 	if (kind == MTDPP_ITEMKNN || kind == MTDPP_POPULARITY)
 		p->rank = 0;			/* no factors */
+	if (kind == MTDPP_LOWRANK)
+		p->learning_rate = 0.005;	/* best validation MPR on amazon_diaper */
 }
 
 static void
