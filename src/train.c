@@ -1,23 +1,31 @@
 /*
  * train.c
- *		Fits a multi-task DPP to baskets by minibatch stochastic gradient.
+ *		Fits the DPP kinds to baskets by minibatch stochastic gradient.
  *
  * Examples (the paper's Algorithm 1 and appendix).  Every training basket
  * yields positive examples: a target item t and the rest of the basket as
- * context C (target => 'random': each item in turn, or `positives` of them
- * drawn per epoch; target => 'last': each item after the first with the items
- * added before it as context, so the model learns what comes next).  Each
- * positive brings `negatives` negative examples: the same context with a
- * target drawn uniformly from the items not in the basket.
+ * context C (target => 'random': `positives` targets drawn per basket and
+ * epoch, or every item; target => 'last': the last item given the items added
+ * before it, and as many earlier prefixes).  Each positive brings `negatives`
+ * negative targets, items drawn from outside the basket (uniformly, or by
+ * popularity^negative_power), with the same context.  Contexts beyond
+ * `max_context` items are subsampled.
  *
- * Loss of an example, z = w det K_t[C]:
- *		y = 1:	-ln(1 - exp(-z))		y = 0:	z
- * and its derivative with respect to ln det K is -z / expm1(z) or z.  From
- * d ln det K = tr(K^-1 dK) (paper, appendix) with M = K^-1 V_C:
+ * Loss.  With s_t = ln det K_t[C], K_t = V diag(R_t^2) V^T + D^2:
+ *	softmax (default): -s_pos + ln sum_t exp(s_t) over the positive and its
+ *		negatives; d/ds_t = softmax_t - [t = pos].  Invariant to the scale of
+ *		the determinant, which grows with the basket, so one w does not have
+ *		to fit baskets of 2 and of 30 items at once.
+ *	logistic (the paper's): z = w det K, y = 1: -ln(1 - exp(-z)), y = 0: z;
+ *		d/ds = -z / expm1(z) or z.
+ * From d ln det K = tr(K^-1 dK) (paper, appendix), with M = K^-1 V_C:
  *		d/dV_C = 2 M diag(R_t^2)
  *		d/dR_tj = 2 R_tj sum_s V_sj M_sj
  *		d/dD_s = 2 [K^-1]_ss D_s
- * These are checked against finite differences by mtdpp_gradient_check.
+ * checked against finite differences by mtdpp.gradient_check.  The other
+ * kinds reuse this machinery: the logistic DPP with R = 1 on whole baskets
+ * against baskets with one item swapped; the low-rank DPP with R = 1, D = 0,
+ * loss -ln det L_B plus the normaliser ln det(I + V^T V) per minibatch.
  *
  * Optimiser.  Adam (default) or the paper's momentum, on the rows a minibatch
  * touches only, so an epoch costs the examples and not the catalog.  Rows
