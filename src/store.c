@@ -179,10 +179,10 @@ float4_array(const double *v, int n)
 int
 mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *source)
 {
-	Datum		values[14];
-	char		nulls[14];
-	Oid			types[14] = {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
-	FLOAT8OID, JSONBOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, INT4OID, FLOAT8OID};
+	Oid			types[15] = {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
+		FLOAT8OID, JSONBOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, INT4OID, FLOAT8OID, TEXTOID};
+	Datum		values[15];
+	char		nulls[16];
 	int			model_id;
 	bool		isnull;
 	SPIPlanPtr	plan;
@@ -205,6 +205,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		elog(ERROR, "could not deactivate model \"%s\"", name);
 
 	memset(nulls, ' ', sizeof(nulls));
+	nulls[15] = '\0';
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(mtdpp_kind_name(m->kind));
 	values[2] = BoolGetDatum(activate);
@@ -219,28 +220,20 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	values[11] = Float8GetDatum(m->final_loss);
 	values[12] = Int32GetDatum(m->best_epoch);
 	values[13] = Float8GetDatum(m->seconds);
+	values[14] = source ? CStringGetTextDatum(source) : (Datum) 0;
 	if (m->epochs_run == 0)
-	{
-		nulls[11] = 'n';
-		nulls[12] = 'n';
-	}
-	if (SPI_execute_with_args(
-							  "INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, n_baskets, "
-							  "  n_examples, log_w, hyperparams, loss_history, val_mpr_history, final_loss, "
-							  "  best_epoch, train_seconds, source, activated_at) "
-							  "SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, $10, "
-							  "  $11, $12, $13, $14, $15, CASE WHEN $3 THEN clock_timestamp() END "
+		nulls[11] = nulls[12] = 'n';	/* nothing was fitted by SGD */
+	if (source == NULL)
+		nulls[14] = 'n';
+	if (SPI_execute_with_args("INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
+							  "  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
+							  "  final_loss, best_epoch, train_seconds, source, activated_at) "
+							  "SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, "
+							  "  $10, $11, $12, $13, $14, $15, CASE WHEN $3 THEN clock_timestamp() END "
 							  "FROM mtdpp.models WHERE name = $1 RETURNING model_id",
-							  15, (Oid[]) {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
-		FLOAT8OID, JSONBOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, INT4OID, FLOAT8OID, TEXTOID},
-							  (Datum[]) {values[0], values[1], values[2], values[3], values[4], values[5],
-								  values[6], values[7], values[8], values[9], values[10], values[11],
-							  values[12], values[13], source ? CStringGetTextDatum(source) : (Datum) 0},
-							  (char[]) {' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ', ' ',
-							  nulls[11], nulls[12], ' ', source ? ' ' : 'n', '\0'},
-							  false, 1) != SPI_OK_INSERT_RETURNING || SPI_processed != 1)
+							  15, types, values, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
+		SPI_processed != 1)
 		elog(ERROR, "could not insert model \"%s\"", name);
-	(void) types;
 	model_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 
 	plan = SPI_prepare("INSERT INTO mtdpp.items (model_id, item_id, popularity, bias, factors, "
