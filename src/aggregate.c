@@ -12,7 +12,9 @@
  * The final function makes the result independent of the plan: it sorts the
  * lines (order, item, position), drops repeated items of a basket (the
  * first position counts), orders each basket by position, maps item ids to
- * dense indices, and hands the baskets to the trainer.  The hyperparameters
+ * dense indices, and hands the baskets to the trainer.  In a parallel plan
+ * each worker's serial function sorts its own lines and the leader merges
+ * sorted runs, so the sort is parallel too.  The hyperparameters
  * come with the rows (the same jsonb on each) and travel in the state.
  */
 #include "postgres.h"
@@ -20,6 +22,7 @@
 #include "fmgr.h"
 #include "miscadmin.h"
 #include "utils/builtins.h"
+#include "utils/hsearch.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
@@ -39,6 +42,7 @@ typedef struct FitState
 	int64		n;
 	int64		cap;
 	OrderLine  *lines;
+	bool		sorted;			/* lines in (order, item, position) order */
 	Jsonb	   *params;			/* NULL until a row brings some */
 } FitState;
 
@@ -48,6 +52,8 @@ typedef struct FitStateHeader
 	uint32		format;
 	int32		params_len;
 	int64		n;
+	int32		sorted;
+	int32		unused;
 } FitStateHeader;
 
 PG_FUNCTION_INFO_V1(mtdpp_fit_transfn);
@@ -71,6 +77,7 @@ state_new(MemoryContext ctx)
 {
 	FitState   *st = MemoryContextAllocZero(ctx, sizeof(FitState));
 
+	st->sorted = true;			/* no line is out of order */
 	return st;
 }
 
@@ -98,6 +105,34 @@ state_reserve(MemoryContext ctx, FitState *st, int64 add)
 	else
 		st->lines = repalloc_huge(st->lines, (Size) cap * sizeof(OrderLine));
 	st->cap = cap;
+}
+
+static int
+cmp_order_item_pos(const void *a, const void *b)
+{
+	const OrderLine *x = a,
+			   *y = b;
+
+	if (x->order_id != y->order_id)
+		return x->order_id < y->order_id ? -1 : 1;
+	if (x->item_id != y->item_id)
+		return x->item_id < y->item_id ? -1 : 1;
+	if (x->position != y->position)
+		return x->position < y->position ? -1 : 1;
+	return 0;
+}
+
+static int
+cmp_pos_item(const void *a, const void *b)
+{
+	const OrderLine *x = a,
+			   *y = b;
+
+	if (x->position != y->position)
+		return x->position < y->position ? -1 : 1;
+	if (x->item_id != y->item_id)
+		return x->item_id < y->item_id ? -1 : 1;
+	return 0;
 }
 
 Datum
@@ -130,6 +165,7 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 	st->lines[st->n].item_id = PG_GETARG_INT32(2);
 	st->lines[st->n].position = (nargs > 3 && !PG_ARGISNULL(3)) ? PG_GETARG_INT32(3) : 0;
 	st->n++;
+	st->sorted = false;
 	PG_RETURN_POINTER(st);
 }
 
@@ -151,9 +187,30 @@ mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
 	}
 	if (b->n > 0)
 	{
+		int64		na = a->n;
+
 		state_reserve(ctx, a, b->n);
-		memcpy(a->lines + a->n, b->lines, (Size) b->n * sizeof(OrderLine));
-		a->n += b->n;
+		if (a->sorted && b->sorted)
+		{
+			/* both sorted (by the workers' serial functions): merge from the back */
+			int64		i = na - 1,
+						j = b->n - 1,
+						k = na + b->n - 1;
+
+			while (j >= 0)
+			{
+				if (i >= 0 && cmp_order_item_pos(&a->lines[i], &b->lines[j]) > 0)
+					a->lines[k--] = a->lines[i--];
+				else
+					a->lines[k--] = b->lines[j--];
+			}
+		}
+		else
+		{
+			memcpy(a->lines + na, b->lines, (Size) b->n * sizeof(OrderLine));
+			a->sorted = false;
+		}
+		a->n = na + b->n;
 	}
 	PG_RETURN_POINTER(a);
 }
@@ -171,11 +228,19 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 	char	   *p;
 
 	aggregate_context(fcinfo, "mtdpp_fit_serialfn");
+
+	/* each parallel worker sorts its own lines: the leader only merges */
+	if (!st->sorted)
+	{
+		pg_qsort(st->lines, st->n, sizeof(OrderLine), cmp_order_item_pos);
+		st->sorted = true;
+	}
 	out = palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	SET_VARSIZE(out, size);
 	h.format = MTDPP_FORMAT_VERSION;
 	h.params_len = plen;
 	h.n = st->n;
+	h.sorted = st->sorted;
 	p = VARDATA(out);
 	memcpy(p, &h, sizeof(h));
 	p += sizeof(h);
@@ -217,48 +282,32 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 		memcpy(st->lines, p, (Size) h.n * sizeof(OrderLine));
 		st->n = h.n;
 	}
+	st->sorted = h.sorted;
 	PG_RETURN_POINTER(st);
 }
 
-static int
-cmp_order_item_pos(const void *a, const void *b)
-{
-	const OrderLine *x = a,
-			   *y = b;
-
-	if (x->order_id != y->order_id)
-		return x->order_id < y->order_id ? -1 : 1;
-	if (x->item_id != y->item_id)
-		return x->item_id < y->item_id ? -1 : 1;
-	if (x->position != y->position)
-		return x->position < y->position ? -1 : 1;
-	return 0;
-}
-
-static int
-cmp_pos_item(const void *a, const void *b)
-{
-	const OrderLine *x = a,
-			   *y = b;
-
-	if (x->position != y->position)
-		return x->position < y->position ? -1 : 1;
-	if (x->item_id != y->item_id)
-		return x->item_id < y->item_id ? -1 : 1;
-	return 0;
-}
-
-/* Sorts the gathered lines into baskets over dense item indices. */
+/*
+ * Sorts the gathered lines into baskets over dense item indices.  The
+ * baskets' item indices (4 bytes a line) are written over the lines (16
+ * bytes a line) as they are read, so building the baskets needs no memory
+ * beyond the lines, a basket offset per order and the distinct items.
+ */
 static MtdppBaskets *
 build_baskets(FitState *st)
 {
 	MtdppBaskets *d = palloc0(sizeof(MtdppBaskets));
 	OrderLine  *l = st->lines;
+	int32	   *items = (int32 *) st->lines;
 	int64		n = 0;
 	int64		nb = 0;
 	int			ni = 0;
+	HASHCTL		hctl;
+	HTAB	   *distinct;
+	HASH_SEQ_STATUS seq;
+	int32	   *key;
 
-	pg_qsort(l, st->n, sizeof(OrderLine), cmp_order_item_pos);
+	if (!st->sorted)
+		pg_qsort(l, st->n, sizeof(OrderLine), cmp_order_item_pos);
 	CHECK_FOR_INTERRUPTS();
 
 	/* repeated items of a basket: the first position counts */
@@ -269,29 +318,40 @@ build_baskets(FitState *st)
 		l[n++] = l[k];
 	}
 
-	/* distinct items */
-	d->item_ids = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
+	/* distinct items, ascending, and the number of baskets */
+	memset(&hctl, 0, sizeof(hctl));
+	hctl.keysize = sizeof(int32);
+	hctl.entrysize = sizeof(int32);
+	hctl.hcxt = CurrentMemoryContext;
+	distinct = hash_create("mtdpp distinct items", 1024, &hctl,
+						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
 	for (int64 k = 0; k < n; k++)
-		d->item_ids[k] = l[k].item_id;
-	pg_qsort(d->item_ids, n, sizeof(int32), mtdpp_cmp_int32);
-	for (int64 k = 0; k < n; k++)
-		if (ni == 0 || d->item_ids[ni - 1] != d->item_ids[k])
-			d->item_ids[ni++] = d->item_ids[k];
-	d->n_items = ni;
-	d->popularity = palloc0(sizeof(int32) * Max(ni, 1));
-
-	/* baskets in position order */
-	for (int64 k = 0; k < n; k++)
+	{
+		(void) hash_search(distinct, &l[k].item_id, HASH_ENTER, NULL);
 		if (k == 0 || l[k].order_id != l[k - 1].order_id)
 			nb++;
+	}
 	if (nb > PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many orders: " INT64_FORMAT ", at most %d", nb, PG_INT32_MAX)));
+	d->item_ids = palloc(sizeof(int32) * Max(hash_get_num_entries(distinct), 1));
+	hash_seq_init(&seq, distinct);
+	while ((key = hash_seq_search(&seq)) != NULL)
+		d->item_ids[ni++] = *key;
+	hash_destroy(distinct);
+	pg_qsort(d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
+	d->n_items = ni;
+	d->popularity = palloc0(sizeof(int32) * Max(ni, 1));
+
+	/*
+	 * Baskets in position order.  items[k] overwrites bytes 4k..4k+3, inside
+	 * line k / 4, which was read already; the current basket's lines, from
+	 * line s on, are untouched.
+	 */
 	d->n_baskets = (int) nb;
 	d->n_lines = n;
 	d->start = mtdpp_alloc_huge(sizeof(int64) * (nb + 1));
-	d->items = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
 	nb = 0;
 	for (int64 s = 0; s < n;)
 	{
@@ -303,10 +363,11 @@ build_baskets(FitState *st)
 		d->start[nb++] = s;
 		for (int64 k = s; k < e; k++)
 		{
-			int32	   *hit = bsearch(&l[k].item_id, d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
+			int32		id = l[k].item_id;
+			int32	   *hit = bsearch(&id, d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
 			int32		idx = (int32) (hit - d->item_ids);
 
-			d->items[k] = idx;
+			items[k] = idx;
 			d->popularity[idx]++;
 		}
 		s = e;
@@ -314,6 +375,11 @@ build_baskets(FitState *st)
 			CHECK_FOR_INTERRUPTS();
 	}
 	d->start[nb] = n;
+
+	/* the lines' memory now holds the baskets' items: hand it over */
+	d->items = n > 0 ? repalloc_huge(items, sizeof(int32) * n) : items;
+	st->lines = NULL;
+	st->n = st->cap = 0;
 	return d;
 }
 
@@ -334,11 +400,6 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 
 	mtdpp_params_resolve(&p, st->params);
 	data = build_baskets(st);
-
-	/* the lines are no longer needed: give their memory back before training */
-	pfree(st->lines);
-	st->lines = NULL;
-	st->n = st->cap = 0;
 
 	m = mtdpp_train_model(data, &p);
 	PG_RETURN_BYTEA_P(mtdpp_model_serialize(m));
