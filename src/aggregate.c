@@ -107,12 +107,9 @@ state_reserve(MemoryContext ctx, FitState *st, int64 add)
 	st->cap = cap;
 }
 
-static int
-cmp_order_item_pos(const void *a, const void *b)
+static inline int
+cmp_order_item_pos(const OrderLine *x, const OrderLine *y)
 {
-	const OrderLine *x = a,
-			   *y = b;
-
 	if (x->order_id != y->order_id)
 		return x->order_id < y->order_id ? -1 : 1;
 	if (x->item_id != y->item_id)
@@ -122,18 +119,34 @@ cmp_order_item_pos(const void *a, const void *b)
 	return 0;
 }
 
-static int
-cmp_pos_item(const void *a, const void *b)
+static inline int
+cmp_pos_item(const OrderLine *x, const OrderLine *y)
 {
-	const OrderLine *x = a,
-			   *y = b;
-
 	if (x->position != y->position)
 		return x->position < y->position ? -1 : 1;
 	if (x->item_id != y->item_id)
 		return x->item_id < y->item_id ? -1 : 1;
 	return 0;
 }
+
+/*
+ * Sorts specialised for order lines (the comparators inlined): sorting the
+ * lines is most of the aggregate's own work.  Interruptible.
+ */
+#define ST_SORT sort_lines
+#define ST_ELEMENT_TYPE OrderLine
+#define ST_COMPARE(a, b) cmp_order_item_pos(a, b)
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+#define ST_SORT sort_basket
+#define ST_ELEMENT_TYPE OrderLine
+#define ST_COMPARE(a, b) cmp_pos_item(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
 
 Datum
 mtdpp_fit_transfn(PG_FUNCTION_ARGS)
@@ -232,7 +245,7 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 	/* each parallel worker sorts its own lines: the leader only merges */
 	if (!st->sorted)
 	{
-		pg_qsort(st->lines, st->n, sizeof(OrderLine), cmp_order_item_pos);
+		sort_lines(st->lines, st->n);
 		st->sorted = true;
 	}
 	out = palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
@@ -307,7 +320,7 @@ build_baskets(FitState *st)
 	int32	   *key;
 
 	if (!st->sorted)
-		pg_qsort(l, st->n, sizeof(OrderLine), cmp_order_item_pos);
+		sort_lines(l, st->n);
 	CHECK_FOR_INTERRUPTS();
 
 	/* repeated items of a basket: the first position counts */
@@ -359,7 +372,7 @@ build_baskets(FitState *st)
 
 		while (e < n && l[e].order_id == l[s].order_id)
 			e++;
-		pg_qsort(l + s, e - s, sizeof(OrderLine), cmp_pos_item);
+		sort_basket(l + s, e - s);
 		d->start[nb++] = s;
 		for (int64 k = s; k < e; k++)
 		{
