@@ -148,6 +148,30 @@ cmp_pos_item(const OrderLine *x, const OrderLine *y)
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
+/*
+ * Sorts N lines by (order, item, position).  Tables are often stored order
+ * by order, with the lines of an order together: then only each order's few
+ * lines need sorting.
+ */
+static void
+sort_order_lines(OrderLine *l, int64 n)
+{
+	int64		s = 0;
+
+	for (int64 k = 1; k < n; k++)
+		if (l[k].order_id < l[k - 1].order_id)
+		{
+			sort_lines(l, n);
+			return;
+		}
+	for (int64 e = 1; e <= n; e++)
+		if (e == n || l[e].order_id != l[s].order_id)
+		{
+			sort_lines(l + s, e - s);
+			s = e;
+		}
+}
+
 Datum
 mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 {
@@ -245,7 +269,7 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 	/* each parallel worker sorts its own lines: the leader only merges */
 	if (!st->sorted)
 	{
-		sort_lines(st->lines, st->n);
+		sort_order_lines(st->lines, st->n);
 		st->sorted = true;
 	}
 	out = palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
@@ -320,7 +344,7 @@ build_baskets(FitState *st)
 	int32	   *key;
 
 	if (!st->sorted)
-		sort_lines(l, st->n);
+		sort_order_lines(l, st->n);
 	CHECK_FOR_INTERRUPTS();
 
 	/* repeated items of a basket: the first position counts */
