@@ -252,8 +252,14 @@ sub rand_params
 			$o{ pick(qw(kind rank epochs target seed verbose learning_rate)) } = pick(2, 'null');
 		}
 	}
-	# never the slow combination: every positive with many negatives
+	# never the slow combinations: every positive with many negatives, a
+	# rank in the hundreds with many negatives or many epochs
 	$o{negatives} = 5 if exists $o{negatives} && exists $o{positives};
+	if (exists $o{rank} && $o{rank} =~ /^\d+$/ && $o{rank} > 100)
+	{
+		$o{negatives} = 5 if exists $o{negatives};
+		$o{epochs} = 1 if $named;
+	}
 	$o{epochs} //= 2 if $named && !exists $o{kind};
 	return lit('{' . join(', ', map { qq{"$_": $o{$_}} } sort keys %o) . '}') . '::jsonb';
 }
