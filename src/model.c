@@ -598,6 +598,15 @@ mtdpp_model_deserialize(bytea *blob)
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("mtdpp model header is corrupt")));
 
+	/* the sizes the header claims must fit in the value before anything is allocated */
+	if ((double) h.json_len + 16.0 * h.epochs_run + 16.0 * h.n_items +
+		16.0 * (double) h.n_items * h.rank > (double) (end - pos))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model value is truncated"),
+				 errdetail("Its header describes %d items at rank %d, more than its %zu bytes hold.",
+						   h.n_items, h.rank, (Size) (end - pos)),
+				 errhint("Pass the value returned by the mtdpp_fit aggregate unchanged.")));
 	m = mtdpp_model_alloc((MtdppKind) h.kind, h.n_items, h.rank);
 	m->log_w = h.log_w;
 	m->n_baskets = h.n_baskets;
@@ -625,7 +634,7 @@ mtdpp_model_deserialize(bytea *blob)
 		m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
 		read_bytes(&pos, end, m->nbr_start, sizeof(int64) * (m->n_items + 1));
 		nn = m->nbr_start[m->n_items];
-		if (nn < 0 || nn > (int64) (end - pos))
+		if (m->nbr_start[0] != 0 || nn < 0 || nn > (int64) (end - pos))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 					 errmsg("mtdpp model neighbour lists are corrupt")));
@@ -649,5 +658,15 @@ mtdpp_model_deserialize(bytea *blob)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 					 errmsg("mtdpp model item ids are not ascending")));
+	for (Size c = 0; c < cells; c++)
+		if (!isfinite(m->V[c]) || !isfinite(m->R[c]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("mtdpp model factors of item %d are not finite", m->item_ids[c / Max(m->rank, 1)])));
+	for (int i = 0; i < m->n_items; i++)
+		if (!isfinite(m->D[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("mtdpp model bias of item %d is not finite", m->item_ids[i])));
 	return m;
 }

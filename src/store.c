@@ -36,6 +36,7 @@
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/inval.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -345,6 +346,12 @@ fill_factors(ArrayType *arr, float *dst, int rank, bool square, int item_id, con
 				 errmsg("%s of item %d are not %d non-NULL reals", what, item_id, rank),
 				 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
 	src = (float4 *) ARR_DATA_PTR(arr);
+	for (int j = 0; j < rank; j++)
+		if (!isfinite(src[j]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s of item %d hold %g", what, item_id, src[j]),
+					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
 	if (square)
 		for (int j = 0; j < rank; j++)
 			dst[j] = src[j] * src[j];
@@ -455,6 +462,11 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 		m->item_ids[i] = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
 		m->popularity[i] = DatumGetInt32(SPI_getbinval(tup, td, 2, &isnull));
 		m->D[i] = DatumGetFloat4(SPI_getbinval(tup, td, 3, &isnull));
+		if (!isfinite(m->D[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("bias of item %d is %g", m->item_ids[i], m->D[i]),
+					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
 		fill_factors(DatumGetArrayTypeP(SPI_getbinval(tup, td, 4, &isnull)),
 					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
 		if (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS)
@@ -744,13 +756,16 @@ mtdpp_train(PG_FUNCTION_ARGS)
 
 	/* named arguments go into the hyperparameters, checked there */
 	initStringInfo(&json);
-	appendStringInfo(&json, "{\"kind\": %s, \"target\": %s",
-					 PG_ARGISNULL(7) ? "null" : quote_literal_cstr(text_to_cstring(PG_GETARG_TEXT_PP(7))),
-					 PG_ARGISNULL(8) ? "null" : quote_literal_cstr(text_to_cstring(PG_GETARG_TEXT_PP(8))));
-	/* quote_literal quotes with single quotes; JSON wants double */
-	for (char *c = json.data; *c; c++)
-		if (*c == '\'')
-			*c = '"';
+	appendStringInfoString(&json, "{\"kind\": ");
+	if (PG_ARGISNULL(7))
+		appendStringInfoString(&json, "null");
+	else
+		escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(7)));
+	appendStringInfoString(&json, ", \"target\": ");
+	if (PG_ARGISNULL(8))
+		appendStringInfoString(&json, "null");
+	else
+		escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(8)));
 	if (!PG_ARGISNULL(5))
 		appendStringInfo(&json, ", \"rank\": %d", PG_GETARG_INT32(5));
 	if (!PG_ARGISNULL(6))

@@ -761,7 +761,7 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 	bool	   *is_val;
 	int			r = p->rank;
 	int			nt_max = 1 + p->negatives;
-	int			max_ctx = Max(p->max_context, p->rank);
+	int			max_ctx = p->max_context;	/* build_context never exceeds it */
 	Size		cells = (Size) data->n_items * r;
 	double		best = -1.0;
 	int			since_best = 0;

@@ -11,8 +11,8 @@
 #
 #     MTDPP_FUZZ_SEED=42 MTDPP_FUZZ_CALLS=1000 scripts/test --tap-only test/t/008_random_bad_input.pl
 #
-# Every failing call is printed with its exact SQL.  Known bugs, reproduced
-# by fixed inputs at the end, are TODO tests: they pass once fixed.
+# Every failing call is printed with its exact SQL.  Inputs that once failed
+# uncleanly are replayed as fixed inputs at the end.
 use strict;
 use warnings;
 use FindBin;
@@ -383,7 +383,7 @@ sub bad_blob
 		# log_w NaN
 		sprintf(q{overlay(%s placing '\x000000000000f87f'::bytea from 17 for 8)}, $b),
 		# a byte of the hyperparameters, histories or items changed (not the
-		# neighbour lists of itemknn: see the known bugs)
+		# neighbour lists of itemknn: see the fixed inputs at the end)
 		sprintf('set_byte(%s, %d, %d)', blob_of(pick('multitask', 'popularity')),
 			64 + int(rand(1360)), int(rand(256))));
 }
@@ -471,31 +471,13 @@ sub server_up
 }
 
 my ($baseline) = $node->safe_psql('postgres', $checksum_sql);
-my (@crashes, @internal, @known, @changed, @not_up, @bad_answers, @slow);
+my (@crashes, @internal, @changed, @not_up, @bad_answers, @slow);
 my %states;
 my %kinds;
 my $succeeded = 0;
 
 # Known bugs: a call matching one of these is reported, as a TODO, and not
 # counted as a new failure.
-my @known_bugs = (
-	{
-		what => 'a rank of 645 or more fails with "invalid memory alloc request size" (train.c sizes its scratch P as rank x max_ctx(max_ctx+1)/2 doubles, max_ctx >= rank, above MaxAllocSize, unchecked)',
-		match => sub {
-			my ($sql, $res) = @_;
-			return 0 unless ($res->{state} // '') eq 'XX000' && $res->{err} =~ /invalid memory alloc request size/;
-			return $sql =~ /(?:"rank": |rank => )(\d+)\b/ && $1 >= 645 && $1 <= 1024;
-		},
-	},
-	{
-		what => 'a corrupted model value whose header sizes are huge fails with "invalid memory alloc request size" (model.c allocates before checking the sizes against the value length)',
-		match => sub {
-			my ($sql, $res) = @_;
-			return ($res->{state} // '') eq 'XX000' && $res->{err} =~ /invalid memory alloc request size/
-			  && $sql =~ /mtdpp_save\(.*placing '\\xffffff7f'::bytea from (?:9|29|45) for 4/s;
-		},
-	},
-);
 
 sub check_new_model
 {
@@ -514,15 +496,7 @@ sub check_new_model
 		}
 		elsif (($res->{state} // '') eq 'XX000')
 		{
-			# known: non-finite values of a corrupted model value reach LAPACK
-			if ($what =~ /mtdpp_save\(.*(set_byte|overlay)/s && $res->{err} =~ /dsyev failed/)
-			{
-				push @known, "non-finite factors or bias reach dsyev (XX000):\n  $sql\n  -- after: $what";
-			}
-			else
-			{
-				push @internal, "$sql\n  -- after: $what\n  -- $res->{err}";
-			}
+			push @internal, "$sql\n  -- after: $what\n  -- $res->{err}";
 		}
 	}
 	my $drop = run_sql(qq{SELECT mtdpp_drop($name)});
@@ -543,12 +517,7 @@ for my $n (1 .. $n_calls)
 	$states{$state}++;
 	my $short = length($sql) > 2000 ? substr($sql, 0, 2000) . '...' : $sql;
 
-	my ($known) = grep { $_->{match}->($sql, $res) } @known_bugs;
-	if ($known)
-	{
-		push @known, "$known->{what}:\n  $short";
-	}
-	elsif ($res->{crashed})
+	if ($res->{crashed})
 	{
 		push @crashes, "$short\n  -- $res->{err}";
 	}
@@ -619,23 +588,10 @@ is(scalar(@changed), 0, 'the model tables are unchanged after every call (metric
 is(scalar(@bad_answers), 0, 'every completion that succeeds is well formed')
   or diag("bad completions:\n" . join("\n\n", @bad_answers));
 diag("slow calls:\n" . join("\n", @slow)) if @slow;
-if (@known)
-{
-  TODO:
-	{
-		local $TODO = 'known bugs (see the end of this file)';
-		fail('no random call hits a known bug');
-		diag("known bugs hit:\n" . join("\n\n", @known));
-	}
-}
-else
-{
-	pass('no random call hits a known bug');
-}
 unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC|TRAP:/, 'no backend crashed (server log)');
 
 # ---------------------------------------------------------------------
-# Known bugs, by fixed inputs: each is a TODO test that passes once fixed.
+# Inputs that once failed uncleanly, by fixed inputs.
 # ---------------------------------------------------------------------
 
 sub clean
@@ -648,21 +604,10 @@ sub clean
 	return $res;
 }
 
-# A known bug: a TODO test that passes once the bug is fixed.
-sub known_bug
 {
-	my ($sql, $what) = @_;
-  TODO:
-	{
-		local $TODO = 'known bug';
-		return clean($sql, $what);
-	}
-}
-
-{
-	known_bug(q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"epochs": 1, "rank": 645}')) FROM train_lines},
+	clean(q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"epochs": 1, "rank": 645}')) FROM train_lines},
 		'mtdpp_fit with rank 645 (within the documented 1..1024) fails cleanly or trains');
-	known_bug(q{SELECT name, version FROM mtdpp_train('big_rank', 'train_lines', rank => 1024, epochs => 1)},
+	clean(q{SELECT name, version FROM mtdpp_train('big_rank', 'train_lines', rank => 1024, epochs => 1)},
 		'mtdpp_train with rank 1024 fails cleanly or trains');
 	run_sql(q{SELECT mtdpp_drop('big_rank')});
 
@@ -670,25 +615,19 @@ sub known_bug
 	for my $field ([ 'json_len', 45 ], [ 'n_items', 9 ], [ 'epochs_run', 29 ])
 	{
 		my ($name, $at) = @$field;
-		known_bug(qq{SELECT mtdpp_save('corrupt', overlay(b placing '\\xffffff7f'::bytea from $at for 4)) FROM blobs WHERE kind = 'multitask'},
+		clean(qq{SELECT mtdpp_save('corrupt', overlay(b placing '\\xffffff7f'::bytea from $at for 4)) FROM blobs WHERE kind = 'multitask'},
 			"mtdpp_save of a model value with $name = 2^31 - 1 fails cleanly");
 		run_sql(q{SELECT mtdpp_drop('corrupt')});
 	}
 
-	# a NaN factor stored through mtdpp_save (bytes 1+64+json+histories+items: V[0] of a rank-4 model)
+	# a NaN factor in a model value: mtdpp_save refuses it
 	my $v0 = $node->safe_psql('postgres', q{
 SELECT 1 + 64 + get_byte(b, 44) + 256 * get_byte(b, 45) + 2 * 8 * (get_byte(b, 28) + 256 * get_byte(b, 29))
        + 60 * (4 + 4 + 8)
 FROM blobs WHERE kind = 'multitask'});
-	$node->safe_psql('postgres',
-		qq{SELECT mtdpp_save('nan_factor', overlay(b placing '\\x000000000000f87f'::bytea from $v0 for 8), activate => true)
-		   FROM blobs WHERE kind = 'multitask'});
-	is($node->safe_psql('postgres', q{SELECT (factors[1])::text FROM mtdpp.items JOIN mtdpp.models USING (model_id)
-	                                  WHERE name = 'nan_factor' AND item_id = 1}), 'NaN', 'the stored factor is NaN');
-	known_bug(q{SELECT * FROM mtdpp_complete('{1,2}', 5, 'nan_factor')},
-		'completing with a NaN factor (stored by mtdpp_save) fails cleanly or answers');
-	known_bug(q{SELECT * FROM mtdpp_evaluate('nan_factor', 'test_baskets')},
-		'evaluating a model with a NaN factor fails cleanly or answers');
+	my $nan = clean(qq{SELECT mtdpp_save('nan_factor', overlay(b placing '\\x000000000000f87f'::bytea from $v0 for 8), activate => true)
+		   FROM blobs WHERE kind = 'multitask'}, 'mtdpp_save of a model value with a NaN factor fails cleanly');
+	is($nan->{state}, '22P03', 'a NaN factor in a model value is invalid_binary_representation');
 	run_sql(q{SELECT mtdpp_drop('nan_factor')});
 
 	# the same by hand: NaN bias, infinite factor
@@ -696,13 +635,15 @@ FROM blobs WHERE kind = 'multitask'});
 SELECT * FROM mtdpp_train('hand', 'train_lines', epochs => 2);
 UPDATE mtdpp.items SET bias = 'NaN'
 WHERE item_id = 1 AND model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'hand');});
-	known_bug(q{SELECT * FROM mtdpp_complete('{1,2}', 5, 'hand')},
-		'completing after a NaN bias was written by hand fails cleanly or answers');
+	my $hand = clean(q{SELECT * FROM mtdpp_complete('{1,2}', 5, 'hand')},
+		'completing after a NaN bias was written by hand fails cleanly');
+	is($hand->{state}, 'XX001', 'a NaN bias written by hand is data_corrupted');
 	$node->safe_psql('postgres', q{
 UPDATE mtdpp.items SET bias = 0.1, factors[1] = 'Infinity'
 WHERE item_id = 1 AND model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'hand');});
-	known_bug(q{SELECT * FROM mtdpp_complete('{1,2,5}', 5, 'hand')},
-		'completing after an infinite factor was written by hand fails cleanly or answers');
+	$hand = clean(q{SELECT * FROM mtdpp_complete('{1,2,5}', 5, 'hand')},
+		'completing after an infinite factor was written by hand fails cleanly');
+	is($hand->{state}, 'XX001', 'an infinite factor written by hand is data_corrupted');
 	run_sql(q{SELECT mtdpp_drop('hand')});
 
 	# a kind holding a double quote is spliced into the hyperparameter JSON
@@ -710,20 +651,16 @@ WHERE item_id = 1 AND model_id = (SELECT model_id FROM mtdpp.models WHERE name =
 	my $got = $res->{ret} == 0
 	  ? 'a model of rank ' . $node->safe_psql('postgres', q{SELECT rank FROM mtdpp.models WHERE name = 'inject'})
 	  : $res->{err};
-	TODO:
-	{
-		local $TODO = 'known bug';
-		is($res->{state} // 'ok', '22023', q{kind => 'multitask", "rank": 3, ...' is an unknown kind, not spliced into the JSON})
-		  or diag("got $got");
-	}
+	is($res->{state} // 'ok', '22023', q{kind => 'multitask", "rank": 3, ...' is an unknown kind, not spliced into the JSON})
+	  or diag("got $got");
 	run_sql(q{SELECT mtdpp_drop('inject')});
 
 	# itemknn neighbour lists whose first start is negative: the first
 	# start (nbr_start[0]) is bytes 1425-1432 of this value
 	is($node->safe_psql('postgres', q{SELECT 64 + get_byte(b, 44) + 256 * get_byte(b, 45) + 60 * 16 + 1
 	                                  FROM blobs WHERE kind = 'itemknn'}), '1425', 'nbr_start[0] is at byte 1425');
-	known_bug(q{SELECT mtdpp_save('knn_corrupt', overlay(b placing '\xf6ffffffffffffff'::bytea from 1425 for 8)) FROM blobs WHERE kind = 'itemknn'},
-		'mtdpp_save of itemknn neighbour lists starting at -10 fails cleanly (crashes the backend today)');
+	clean(q{SELECT mtdpp_save('knn_corrupt', overlay(b placing '\xf6ffffffffffffff'::bytea from 1425 for 8)) FROM blobs WHERE kind = 'itemknn'},
+		'mtdpp_save of itemknn neighbour lists starting at -10 fails cleanly');
 	run_sql(q{SELECT mtdpp_drop('knn_corrupt')});
 }
 ok(server_up(), 'the server is up at the end');
