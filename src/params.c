@@ -73,11 +73,11 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 	p->positives = 4;
 	p->patience = 4;
 	p->max_context = 32;
-	p->learning_rate = 0.02;
+	p->learning_rate = 0.01;
 	p->lr_decay = 0.95;
 	p->momentum = 0.9;
-	p->l2 = 1e-4;
-	p->l2_bias = 1e-4;
+	p->l2 = 1e-5;
+	p->l2_bias = 1e-5;
 	p->log_w = log(0.01);
 	p->init_scale = 0.1;
 	p->validation_fraction = 0.1;
@@ -88,8 +88,14 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 	p->loss = (kind == MTDPP_LOGISTIC) ? MTDPP_LOSS_LOGISTIC : MTDPP_LOSS_SOFTMAX;
 	if (kind == MTDPP_ITEMKNN || kind == MTDPP_POPULARITY)
 		p->rank = 0;			/* no factors */
+	/* the single-kernel kinds: best validation MPR on amazon_diaper */
 	if (kind == MTDPP_LOWRANK)
-		p->learning_rate = 0.005;	/* best validation MPR on amazon_diaper */
+		p->learning_rate = 0.005;
+	if (kind == MTDPP_LOGISTIC)
+	{
+		p->learning_rate = 0.02;
+		p->l2 = p->l2_bias = 1e-4;
+	}
 }
 
 static void
