@@ -91,6 +91,10 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 				 errmsg("source must not be NULL"),
 				 errhint("Name a table or view of test baskets with their held-out items.")));
 	relid = PG_GETARG_OID(1);
+	if (get_rel_name(relid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
 	if (PG_ARGISNULL(2) || PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),

@@ -593,7 +593,7 @@ mtdpp_model_deserialize(bytea *blob)
 						h.format, MTDPP_FORMAT_VERSION),
 				 errhint("Train the model again with this version of mtdpp.")));
 	if (h.kind > MTDPP_POPULARITY || h.n_items < 0 || h.rank < 0 ||
-		h.rank > MTDPP_MAX_RANK || h.epochs_run < 0 || h.json_len < 0)
+		h.rank > MTDPP_MAX_RANK || h.epochs_run < 0 || h.json_len < 0 || !isfinite(h.log_w))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 				 errmsg("mtdpp model header is corrupt")));
