@@ -449,6 +449,11 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 						model_id, n_items, n),
 				 errhint("The model tables were changed by hand; train the model again.")));
 
+	if (!isfinite(log_w))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d has log_w %g", model_id, log_w),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
 	old = MemoryContextSwitchTo(cache_context);
 	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
 	m->log_w = log_w;
