@@ -187,6 +187,15 @@ mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,
 				1.0, A, lda, B, ldb, 0.0, C, ldc);
 }
 
+/* the same in single precision, for bounds computed from a cached model */
+void
+mtdpp_sgemm_nn(int m, int n, int k, const float *A, int lda,
+			   const float *B, int ldb, float *C, int ldc)
+{
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+				1.0f, A, lda, B, ldb, 0.0f, C, ldc);
+}
+
 /* C (m x n) = A (m x k) B, B being k x n; all row-major */
 void
 mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,

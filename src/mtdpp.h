@@ -158,6 +158,8 @@ extern void mtdpp_trsm_right_lt(int m, int n, const double *L, double *B);
 extern void mtdpp_symmetric_eigen(double *A, int n, double *W);
 extern void mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
+extern void mtdpp_sgemm_nn(int m, int n, int k, const float *A, int lda,
+						   const float *B, int ldb, float *C, int ldc);
 extern void mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
 extern double mtdpp_log_p_one(double log_z);

@@ -146,7 +146,9 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
 	double	   *L = palloc(sizeof(double) * b);
 	double	   *W = palloc(sizeof(double) * (size_t) r * b);
 	double	   *diag = palloc(sizeof(double) * (size_t) block * b);
-	double	   *rows = palloc(sizeof(double) * (size_t) block * r);
+	double	   *rows = m->R2f ? NULL : palloc(sizeof(double) * (size_t) block * r);
+	float	   *Wf = palloc(sizeof(float) * (size_t) r * b);
+	float	   *diagf = palloc(sizeof(float) * (size_t) block * b);
 	double		logdet_d = 0.0;
 
 	mtdpp_gather_V(m, ctx, b, E);
@@ -163,13 +165,24 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
 	/* W = (E^T U) squared elementwise, r x b */
 	mtdpp_gemm_tn(r, b, b, E, r, C, b, W, b);
 	for (size_t i = 0; i < (size_t) r * b; i++)
+	{
 		W[i] *= W[i];
+		Wf[i] = (float) W[i];
+	}
 
 	for (int start = 0; start < m->n_items; start += block)
 	{
 		int			nt = Min(block, m->n_items - start);
 
-		mtdpp_gemm_nn(nt, b, r, mtdpp_rows_R2(m, start, nt, rows), r, W, b, diag, b);
+		if (m->R2f != NULL)
+		{
+			/* a cached model: single precision straight from its float rows */
+			mtdpp_sgemm_nn(nt, b, r, m->R2f + (size_t) start * r, r, Wf, b, diagf, b);
+			for (size_t i = 0; i < (size_t) nt * b; i++)
+				diag[i] = diagf[i];
+		}
+		else
+			mtdpp_gemm_nn(nt, b, r, mtdpp_rows_R2(m, start, nt, rows), r, W, b, diag, b);
 		for (int t = 0; t < nt; t++)
 		{
 			const double *dt = diag + (size_t) t * b;
@@ -186,15 +199,19 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
 					prod = 1.0;
 				}
 			}
-			bound[start + t] = sum + log(prod);
+			/* the margin covers single precision's rounding of the diagonal */
+			bound[start + t] = sum + log(prod) + (m->R2f ? 1e-4 * b : 0.0);
 		}
 	}
 	pfree(E);
 	pfree(C);
 	pfree(L);
 	pfree(W);
+	pfree(Wf);
 	pfree(diag);
-	pfree(rows);
+	pfree(diagf);
+	if (rows)
+		pfree(rows);
 }
 
 /*
