@@ -21,7 +21,9 @@ dataset, its budget, the seed and the six values, so an interrupted sweep
 resumes where it stopped and a rerun on the same commit costs nothing.
 
 Environment: SWEEP_DATASETS (space-separated subset), SWEEP_PASSES,
-SWEEP_SKIP_TEST=1 (no test evaluation).  Connection: PG* from bench/lib.sh.
+SWEEP_SKIP_TEST=1 (no test evaluation), SWEEP_EXTRA='{"label": {"l2": 1e-5,
+...}, ...}' (more candidates for the cross-dataset step; missing keys take
+the defaults).  Connection: PG* from bench/lib.sh.
 """
 import csv
 import json
@@ -35,6 +37,7 @@ from collections import Counter
 HERE = os.path.dirname(os.path.abspath(__file__))
 RUNS_CSV = os.path.join(HERE, "sweep_runs.csv")
 RESULTS_MD = os.path.join(HERE, "sweep_results.md")
+TESTS_CSV = os.path.join(HERE, "sweep_tests.csv")
 COMMIT = os.environ.get("BENCH_COMMIT", "unknown")
 
 GRID = {
@@ -225,7 +228,25 @@ def md_table(header, rows):
 
 
 def evaluate_test(ds, s, label):
-    """Full-budget training of S (seed 0) and its test figures."""
+    """Full-budget training of S (seed 0) and its test figures (cached in sweep_tests.csv)."""
+    key = "|".join((COMMIT, ds) + tuple(fmt(s[k]) for k in KEYS))
+    if os.path.exists(TESTS_CSV):
+        with open(TESTS_CSV, newline="") as fh:
+            for row in csv.DictReader(fh):
+                if row["key"] == key:
+                    return json.loads(row["result"])
+    res = evaluate_test_run(ds, s, label)
+    if res is not None:
+        new = not os.path.exists(TESTS_CSV)
+        with open(TESTS_CSV, "a", newline="") as fh:
+            w = csv.DictWriter(fh, ["key", "result"])
+            if new:
+                w.writeheader()
+            w.writerow({"key": key, "result": json.dumps(res)})
+    return res
+
+
+def evaluate_test_run(ds, s, label):
     schema, _ = CATALOG_TEST[ds]
     params = {k: s[k] for k in KEYS if k != "rank"}
     sql = ("SELECT mtdpp_drop('sweep_test') FROM mtdpp.models WHERE name = 'sweep_test' LIMIT 1;\n\\o /dev/null\n" +
@@ -262,9 +283,11 @@ def main():
         log(f"{ds}: winner {desc(winners[ds][0])} val {winners[ds][1]:.2f}")
 
     # cross-dataset candidates
-    cands = [("current defaults", dict(defaults))]
+    cands = [("defaults of the swept commit", dict(defaults))]
     for ds in names:
         cands.append((f"winner of {ds}", dict(winners[ds][0])))
+    for lab, extra in json.loads(os.environ.get("SWEEP_EXTRA", "{}")).items():
+        cands.append((lab, {k: type(defaults[k])(extra.get(k, defaults[k])) for k in KEYS}))
     cons = {}
     for k in KEYS:
         votes = Counter(fmt(winners[ds][0][k]) for ds in names)
@@ -312,11 +335,15 @@ def main():
                "(high learning rate, no decay) are favoured.")
     out.append("- Across datasets: the defaults, each dataset's winner and a consensus setting are trained "
                "on every dataset; the recommendation is the candidate with the best mean validation MPR.")
-    out.append(f"- Runs one at a time (one backend, BLAS single-threaded); wall time of the sweep "
-               f"{sweep_seconds / 60:.0f} min (cached runs cost nothing). Raw runs: `bench/sweep_runs.csv`.\n")
+    runs = [r for k, r in cache.rows.items() if k[0] == COMMIT and k[1] in names]
+    total = sum(float(r["train_seconds"] or 0) for r in runs)
+    out.append(f"- Runs one at a time (one backend, BLAS single-threaded) on a 2-core machine shared with "
+               f"other work: {len(runs)} trainings, {total / 60:.0f} min of training in all (this invocation: "
+               f"{sweep_seconds / 60:.0f} min; cached runs cost nothing). Raw runs: `bench/sweep_runs.csv`; "
+               f"test evaluations: `bench/sweep_tests.csv`.\n")
 
     out.append("## Recommendation\n")
-    out.append(f"**{desc(chosen[1], defaults)}** (`*` = differs from the current default), "
+    out.append(f"**{desc(chosen[1], defaults)}** (`*` = differs from the defaults of the swept commit), "
                f"chosen as: {', '.join(chosen[0])}.\n")
     rows = []
     for labels, s, vals, mean in sorted(table, key=lambda t: -t[3]):
@@ -354,17 +381,24 @@ def main():
         out.append("Full training budget (the default epochs and positives), seed 0, evaluated with "
                    "`mtdpp_evaluate(..., catalog_size => distinct items of orders.csv)` on the "
                    "dataset's test baskets. instacart_sample: " + CATALOG_TEST["instacart_sample"][1] + ".\n")
+        out.append("The recommendation above was fixed before these figures were computed; the other "
+                   "settings are shown for comparison only.\n")
         rows = []
+        shown = [("recommended", chosen[1]), ("defaults of the swept commit", defaults)]
+        for lab, extra in json.loads(os.environ.get("SWEEP_EXTRA", "{}")).items():
+            shown.append((lab, {k: type(defaults[k])(extra.get(k, defaults[k])) for k in KEYS}))
         for ds in names:
-            for label, s in (("recommended", chosen[1]), ("current defaults", defaults)):
-                if label == "current defaults" and all(fmt(s[k]) == fmt(chosen[1][k]) for k in KEYS):
+            done = []
+            for label, s in shown:
+                if any(all(fmt(s[k]) == fmt(d[k]) for k in KEYS) for d in done):
                     continue
+                done.append(s)
                 r = evaluate_test(ds, s, label)
                 if r is None:
                     rows.append([ds, label, "failed", "", "", "", "", "", ""])
                     continue
                 e, m = r["e"], r["m"]
-                rows.append([ds, label, f"{e['mpr']:.2f}", f"{e['precision_at_5']:.2f}",
+                rows.append([ds, f"{label} (`{desc(s, defaults)}`)", f"{e['mpr']:.2f}", f"{e['precision_at_5']:.2f}",
                              f"{e['precision_at_10']:.2f}", f"{e['precision_at_20']:.2f}",
                              f"{m['val']:.2f}", f"{m['be']}/{m['er']}", f"{m['s']:.1f}"])
         out.append(md_table(["dataset", "setting", "test MPR", "P@5", "P@10", "P@20",
