@@ -7,6 +7,7 @@
  * (the same algorithm as src/linalg.c for b <= 48) to give its rate.
  *
  * Usage: dgemm_rate [seconds per shape]   (default 0.5)
+ * On a shared machine, run it more than once and keep the best of each shape.
  * Output: one line per shape, "name m n k gflops".
  */
 #define _POSIX_C_SOURCE 199309L
@@ -148,6 +149,8 @@ main(int argc, char **argv)
 	printf("blas %s | %s\n", corename ? corename() : "not-openblas",
 		   config ? config() : "-");
 	gemm_rate("square", 512, 512, 512, budget);
+	/* a call short enough to run inside one time slice of a busy machine */
+	gemm_rate("square256", 256, 256, 256, budget);
 	for (int i = 0; i < 5; i++)
 	{
 		int			b = sizes[i];

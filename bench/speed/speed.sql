@@ -146,7 +146,7 @@ CREATE TABLE speed.first (
     steady float8[], new_loaded float8[], others float8, load1 float8
 );
 CREATE TABLE speed.tput (
-    model text, clients int, seconds int, tps float8, latency_ms float8, others float8, load1 float8
+    model text, clients int, run int, seconds int, tps float8, latency_ms float8, others float8, load1 float8
 );
 CREATE TABLE speed.train (
     ds text, model_id int, catalog int, n_items int, rank int, wall float8, train_seconds float8,
