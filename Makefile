@@ -24,7 +24,7 @@ TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 
 PG_CFLAGS = -O3 -Wall -Wextra -Werror -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
-SHLIB_LINK = -llapacke -llapack -lblas -lm
+SHLIB_LINK = -llapacke -llapack -lblas -lm -lpthread
 
 PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)

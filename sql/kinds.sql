@@ -1,9 +1,13 @@
 -- Every model kind trains from the same order lines and answers the same queries.
+-- (the single-task logistic DPP learns slowly and its validation MPR is
+-- noisy at first: it gets 30 epochs without early stopping)
 SELECT t.kind, t.items, t.best_epoch IS NOT NULL AS fitted_by_sgd
 FROM unnest(ARRAY['multitask_nobias', 'logistic', 'lowrank', 'itemknn', 'popularity']) k(kind),
-     mtdpp_train('kind_' || k.kind, 'train_lines', kind => k.kind, rank => 8, epochs => 8, seed => 3) t
+     mtdpp_train('kind_' || k.kind, 'train_lines', kind => k.kind, rank => 8,
+                 epochs => CASE k.kind WHEN 'logistic' THEN 30 ELSE 8 END, seed => 3,
+                 params => CASE k.kind WHEN 'logistic' THEN '{"patience": 30}' ELSE '{}' END::jsonb) t
 ORDER BY t.kind;
-SELECT kind, rank, cardinality(loss_history) BETWEEN 1 AND 8 AS history_recorded
+SELECT kind, rank, cardinality(loss_history) BETWEEN 1 AND 30 AS history_recorded
 FROM mtdpp.models WHERE name LIKE 'kind\_%' ORDER BY kind;
 -- all of them complete a basket, never with its own items
 SELECT m.kind, count(*) AS n, bool_and(c.item_id NOT IN (1, 2, 3)) AS none_in_basket
@@ -16,8 +20,8 @@ FROM mtdpp.models m, mtdpp_complete(ARRAY[6, 9, 2], 5, m.name) c
 WHERE m.name IN ('kind_multitask_nobias', 'kind_itemknn')
 GROUP BY m.kind ORDER BY m.kind;
 -- and beat popularity on the planted test baskets (the single-task
--- logistic DPP, the paper's weakest model, only just)
-SELECT m.kind, e.mpr > p.mpr + CASE WHEN m.kind = 'logistic' THEN 0 ELSE 10 END AS beats_popularity
+-- logistic DPP, the paper's weakest model, by less)
+SELECT m.kind, e.mpr > p.mpr + CASE WHEN m.kind = 'logistic' THEN 5 ELSE 10 END AS beats_popularity
 FROM mtdpp.models m, mtdpp_evaluate(m.name, 'test_baskets') e, mtdpp_evaluate('kind_popularity', 'test_baskets') p
 WHERE m.name LIKE 'kind\_%' AND m.kind <> 'popularity'
 ORDER BY m.kind;

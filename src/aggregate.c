@@ -43,6 +43,8 @@ typedef struct FitState
 	int64		cap;
 	OrderLine  *lines;
 	bool		sorted;			/* lines in (order, item, position) order */
+	bool		borrowed;		/* lines point into a serialised state: read only */
+	bool		consumed;		/* serialised, lines freed: must not be used again */
 	Jsonb	   *params;			/* NULL until a row brings some */
 } FitState;
 
@@ -72,6 +74,19 @@ aggregate_context(FunctionCallInfo fcinfo, const char *fn)
 	return ctx;
 }
 
+/*
+ * The serial function frees a state's lines once copied (PostgreSQL
+ * serialises a partial state once, at the end of its partial aggregation):
+ * that halves a parallel participant's peak memory.  Should a state ever be
+ * used after that, fail rather than train on missing lines.
+ */
+static void
+state_check_live(const FitState *st)
+{
+	if (st->consumed)
+		elog(ERROR, "mtdpp_fit state used after it was serialised");
+}
+
 static FitState *
 state_new(MemoryContext ctx)
 {
@@ -89,6 +104,7 @@ state_reserve(MemoryContext ctx, FitState *st, int64 add)
 	Size		limit = (Size) maintenance_work_mem * 1024;
 	int64		cap;
 
+	Assert(!st->borrowed);
 	if (need <= st->cap)
 		return;
 	if ((Size) need * sizeof(OrderLine) > limit)
@@ -181,6 +197,7 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 
 	if (st == NULL)
 		st = state_new(ctx);
+	state_check_live(st);
 
 	if (nargs > 4 && !PG_ARGISNULL(4) && st->params == NULL)
 	{
@@ -217,6 +234,8 @@ mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
 		PG_RETURN_POINTER(a);
 	if (a == NULL)
 		a = state_new(ctx);
+	state_check_live(a);
+	state_check_live(b);
 	if (a->params == NULL && b->params != NULL)
 	{
 		a->params = MemoryContextAlloc(ctx, VARSIZE(b->params));
@@ -265,6 +284,7 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 	char	   *p;
 
 	aggregate_context(fcinfo, "mtdpp_fit_serialfn");
+	state_check_live(st);
 
 	/* each parallel worker sorts its own lines: the leader only merges */
 	if (!st->sorted)
@@ -286,19 +306,34 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 	p += padded;
 	if (st->n > 0)
 		memcpy(p, st->lines, (Size) st->n * sizeof(OrderLine));
+	if (st->lines != NULL)
+		pfree(st->lines);
+	st->lines = NULL;
+	st->n = st->cap = 0;
+	st->consumed = true;
 	PG_RETURN_BYTEA_P(out);
 }
 
+/*
+ * The deserialised state lives in the current (per-input-tuple) memory
+ * context and is only read by the combine function that follows, so its
+ * lines stay where they are in the serialised bytes when aligned: the leader
+ * of a parallel plan then holds each worker's lines once, not twice.
+ */
 Datum
 mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 {
-	MemoryContext ctx = aggregate_context(fcinfo, "mtdpp_fit_deserialfn");
-	bytea	   *in = PG_GETARG_BYTEA_PP(0);
-	const char *p = VARDATA_ANY(in);
-	Size		len = VARSIZE_ANY_EXHDR(in);
+	bytea	   *in;
+	const char *p;
+	Size		len;
 	FitStateHeader h;
-	FitState   *st = state_new(ctx);
+	FitState   *st;
 
+	aggregate_context(fcinfo, "mtdpp_fit_deserialfn");
+	in = PG_GETARG_BYTEA_PP(0);
+	p = VARDATA_ANY(in);
+	len = VARSIZE_ANY_EXHDR(in);
+	st = palloc0(sizeof(FitState));
 	if (len < sizeof(h))
 		elog(ERROR, "mtdpp_fit state is truncated");
 	memcpy(&h, p, sizeof(h));
@@ -309,16 +344,22 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 	p += sizeof(h);
 	if (h.params_len > 0)
 	{
-		st->params = MemoryContextAlloc(ctx, h.params_len);
+		st->params = palloc(h.params_len);
 		memcpy(st->params, p, h.params_len);
 	}
 	p += TYPEALIGN(8, h.params_len);
 	if (h.n > 0)
 	{
-		state_reserve(ctx, st, h.n);
-		memcpy(st->lines, p, (Size) h.n * sizeof(OrderLine));
-		st->n = h.n;
+		if ((uintptr_t) p % MAXIMUM_ALIGNOF == 0)
+			st->lines = (OrderLine *) p;
+		else
+		{
+			st->lines = palloc_extended((Size) h.n * sizeof(OrderLine), MCXT_ALLOC_HUGE);
+			memcpy(st->lines, p, (Size) h.n * sizeof(OrderLine));
+		}
+		st->n = st->cap = h.n;
 	}
+	st->borrowed = true;
 	st->sorted = h.sorted;
 	PG_RETURN_POINTER(st);
 }
@@ -326,9 +367,13 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 /*
  * Sorts the gathered lines into baskets over dense item indices.  The
  * baskets' item indices (4 bytes a line) are written over the lines (16
- * bytes a line) as they are read, so building the baskets needs no memory
- * beyond the lines, a basket offset per order and the distinct items.
+ * bytes a line) as they are read, the first of each basket flagged by its
+ * sign bit; the basket offsets (8 bytes a basket) are read off the flags once
+ * the lines' memory has shrunk to the items.  So the peak is the lines
+ * themselves and the distinct items, nothing per basket or line beyond.
  */
+#define BASKET_FIRST ((int32) 0x80000000)
+
 static MtdppBaskets *
 build_baskets(FitState *st)
 {
@@ -388,8 +433,6 @@ build_baskets(FitState *st)
 	 */
 	d->n_baskets = (int) nb;
 	d->n_lines = n;
-	d->start = mtdpp_alloc_huge(sizeof(int64) * (nb + 1));
-	nb = 0;
 	for (int64 s = 0; s < n;)
 	{
 		int64		e = s + 1;
@@ -397,26 +440,35 @@ build_baskets(FitState *st)
 		while (e < n && l[e].order_id == l[s].order_id)
 			e++;
 		sort_basket(l + s, e - s);
-		d->start[nb++] = s;
+		nb++;
 		for (int64 k = s; k < e; k++)
 		{
 			int32		id = l[k].item_id;
 			int32	   *hit = bsearch(&id, d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
 			int32		idx = (int32) (hit - d->item_ids);
 
-			items[k] = idx;
+			items[k] = k == s ? idx | BASKET_FIRST : idx;
 			d->popularity[idx]++;
 		}
 		s = e;
 		if ((nb & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	d->start[nb] = n;
 
-	/* the lines' memory now holds the baskets' items: hand it over */
+	/* the lines' memory now holds the baskets' items: shrink, then offsets */
 	d->items = n > 0 ? repalloc_huge(items, sizeof(int32) * n) : items;
 	st->lines = NULL;
 	st->n = st->cap = 0;
+	d->start = mtdpp_alloc_huge(sizeof(int64) * (nb + 1));
+	nb = 0;
+	for (int64 k = 0; k < n; k++)
+		if (d->items[k] & BASKET_FIRST)
+		{
+			d->items[k] &= ~BASKET_FIRST;
+			d->start[nb++] = k;
+		}
+	Assert(nb == d->n_baskets);
+	d->start[nb] = n;
 	return d;
 }
 

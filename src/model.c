@@ -249,6 +249,7 @@ mtdpp_model_index(const MtdppModel *m, int32 item_id)
  * V_{c_s, j} V_{c_u, j} for the lower triangle (u <= s) enumerated row by
  * row, q = s(s+1)/2 + u.
  */
+MTDPP_VECTORISED
 void
 mtdpp_context_pairs(const double *VB, int b, int r, double *P)
 {
@@ -280,6 +281,7 @@ mtdpp_basket_pairs(const MtdppModel *m, const int32 *ctx, int b, double *P)
 }
 
 /* Unpacks one packed kernel row into the b x b matrix K and adds the bias. */
+MTDPP_VECTORISED
 void
 mtdpp_kernel_unpack(const MtdppModel *m, const int32 *ctx, int b,
 					const double *packed, double *K)

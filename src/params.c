@@ -20,7 +20,8 @@
 
 #define VALID_KEYS "kind, rank, epochs, target, seed, verbose, learning_rate, lr_decay, " \
 	"batch_size, negatives, positives, patience, l2, l2_bias, w, init_scale, optimizer, " \
-	"momentum, validation_fraction, validation_baskets, max_context, loss, negative_power"
+	"momentum, validation_fraction, validation_baskets, validation_candidates, max_context, loss, " \
+	"negative_power"
 
 static const char *const kind_names[] = {
 	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity"
@@ -72,7 +73,7 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 	p->negatives = 5;
 	p->positives = 4;
 	p->patience = 4;
-	p->max_context = 32;
+	p->max_context = 24;
 	p->learning_rate = 0.01;
 	p->lr_decay = 0.95;
 	p->momentum = 0.9;
@@ -82,6 +83,7 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 	p->init_scale = 0.1;
 	p->validation_fraction = 0.1;
 	p->validation_baskets = -1;	/* auto: see train.c */
+	p->validation_candidates = 1000;
 	p->seed = 0;
 	p->verbose = false;
 	/* the single-task logistic DPP keeps the paper's loss: see train.c */
@@ -244,6 +246,8 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 			p->validation_fraction = number_value(key, &v, 0.0, 0.5, "a number in [0, 0.5]");
 		else if (strcmp(key, "validation_baskets") == 0)
 			p->validation_baskets = int_value(key, &v, -1, 1000000, "an integer from 0 to 1000000, or -1 (automatic)");
+		else if (strcmp(key, "validation_candidates") == 0)
+			p->validation_candidates = int_value(key, &v, 0, PG_INT32_MAX, "an integer, 0 (every item) or more");
 		else
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -279,7 +283,8 @@ mtdpp_params_to_json(const MtdppParams *p)
 					 "\"batch_size\": %d, \"negatives\": %d, \"positives\": %d, \"patience\": %d, "
 					 "\"l2\": %.15g, \"l2_bias\": %.15g, \"w\": %.15g, \"init_scale\": %.15g, "
 					 "\"optimizer\": \"%s\", \"momentum\": %.15g, "
-					 "\"validation_fraction\": %.15g, \"validation_baskets\": %d, \"max_context\": %d, "
+					 "\"validation_fraction\": %.15g, \"validation_baskets\": %d, \"validation_candidates\": %d, "
+					 "\"max_context\": %d, "
 					 "\"loss\": \"%s\", \"negative_power\": %.15g}",
 					 mtdpp_kind_name(p->kind), p->rank, p->epochs,
 					 p->target == MTDPP_TARGET_LAST ? "last" : "random",
@@ -287,7 +292,8 @@ mtdpp_params_to_json(const MtdppParams *p)
 					 p->negatives, p->positives, p->patience, p->l2, p->l2_bias,
 					 exp(p->log_w), p->init_scale,
 					 p->optimizer == MTDPP_OPT_ADAM ? "adam" : "momentum",
-					 p->momentum, p->validation_fraction, p->validation_baskets, p->max_context,
+					 p->momentum, p->validation_fraction, p->validation_baskets, p->validation_candidates,
+					 p->max_context,
 					 p->loss == MTDPP_LOSS_SOFTMAX ? "softmax" : "logistic", p->negative_power);
 	return s.data;
 }

@@ -125,7 +125,8 @@ exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 }
 
 /*
- * Upper bounds of ln det K_c for every item, from one GEMM.
+ * Upper bounds of ln det K_c for every item (CANDS NULL), or for the NC
+ * items CANDS lists (bound[j] for cands[j]), from one GEMM.
  *
  * K_c = D (I + E diag(R_c^2) E^T) D with E = D^-1 V_B.  With E E^T = U L U^T
  * (eigenvectors U, b x b) and Y = E^T U (r x b), the rotation U^T gives
@@ -137,16 +138,19 @@ exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
  * basket items) it ignores.
  */
 static void
-determinant_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
+determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
+				   const int32 *cands, int nc, double *bound)
 {
 	int			r = m->rank;
-	int			block = Max(16, Min(m->n_items, (1 << 20) / Max(b, 1)));
+	int			n = cands ? nc : m->n_items;
+	int			block = Max(16, Min(n, (1 << 20) / Max(b, 1)));
 	double	   *E = palloc(sizeof(double) * (size_t) b * r);
 	double	   *C = palloc(sizeof(double) * (size_t) b * b);
 	double	   *L = palloc(sizeof(double) * b);
 	double	   *W = palloc(sizeof(double) * (size_t) r * b);
 	double	   *diag = palloc(sizeof(double) * (size_t) block * b);
 	double	   *rows = m->R2f ? NULL : palloc(sizeof(double) * (size_t) block * r);
+	float	   *rowsf = (m->R2f && cands) ? palloc(sizeof(float) * (size_t) block * r) : NULL;
 	float	   *Wf = palloc(sizeof(float) * (size_t) r * b);
 	float	   *diagf = palloc(sizeof(float) * (size_t) block * b);
 	double		logdet_d = 0.0;
@@ -170,16 +174,30 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
 		Wf[i] = (float) W[i];
 	}
 
-	for (int start = 0; start < m->n_items; start += block)
+	for (int start = 0; start < n; start += block)
 	{
-		int			nt = Min(block, m->n_items - start);
+		int			nt = Min(block, n - start);
 
 		if (m->R2f != NULL)
 		{
 			/* a cached model: single precision straight from its float rows */
-			mtdpp_sgemm_nn(nt, b, r, m->R2f + (size_t) start * r, r, Wf, b, diagf, b);
+			const float *R2f = m->R2f + (size_t) start * r;
+
+			if (cands)
+			{
+				for (int t = 0; t < nt; t++)
+					memcpy(rowsf + (size_t) t * r, m->R2f + (size_t) cands[start + t] * r,
+						   sizeof(float) * r);
+				R2f = rowsf;
+			}
+			mtdpp_sgemm_nn(nt, b, r, R2f, r, Wf, b, diagf, b);
 			for (size_t i = 0; i < (size_t) nt * b; i++)
 				diag[i] = diagf[i];
+		}
+		else if (cands)
+		{
+			mtdpp_gather_R2(m, cands + start, nt, rows);
+			mtdpp_gemm_nn(nt, b, r, rows, r, W, b, diag, b);
 		}
 		else
 			mtdpp_gemm_nn(nt, b, r, mtdpp_rows_R2(m, start, nt, rows), r, W, b, diag, b);
@@ -212,6 +230,8 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b, double *bound)
 	pfree(diagf);
 	if (rows)
 		pfree(rows);
+	if (rowsf)
+		pfree(rowsf);
 }
 
 /*
@@ -248,7 +268,7 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 
 		scores = palloc(sizeof(double) * Max(m->n_items, 1));
 		mtdpp_basket_pairs(m, ctx, b, P);
-		determinant_bounds(m, ctx, b, bound);
+		determinant_bounds(m, ctx, b, NULL, 0, bound);
 
 		/* 1. the k largest bounds, scored exactly */
 		for (int i = 0; i < m->n_items; i++)
@@ -320,10 +340,20 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		double	   *P = palloc(sizeof(double) * (size_t) m->rank * npair);
 		double	   *bound = palloc(sizeof(double) * Max(m->n_items, 1));
 		int32	   *cands = palloc(sizeof(int32) * Max(m->n_items, 1));
-		int			n = 0;
+		int			n = 0,
+					nc = 0;
 
+		/* the candidates, then their bounds only */
+		for (int i = 0; i < m->n_items; i++)
+		{
+			if (exclude[i])
+				continue;
+			(*candidates)++;
+			if (i != held)
+				cands[nc++] = i;
+		}
 		mtdpp_basket_pairs(m, ctx, b, P);
-		determinant_bounds(m, ctx, b, bound);
+		determinant_bounds(m, ctx, b, cands, nc, bound);
 		if (held >= 0)
 		{
 			exact_logdets(m, ctx, b, P, &held, 1, &sh);
@@ -331,14 +361,9 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		}
 		else
 			sh = held_score_if_unknown;
-		for (int i = 0; i < m->n_items; i++)
-		{
-			if (exclude[i])
-				continue;
-			(*candidates)++;
-			if (i != held && bound[i] + m->log_w >= sh)
-				cands[n++] = i;
-		}
+		for (int j = 0; j < nc; j++)
+			if (bound[j] + m->log_w >= sh)
+				cands[n++] = cands[j];
 		exact_logdets(m, ctx, b, P, cands, n, scores);
 		for (int j = 0; j < n; j++)
 		{

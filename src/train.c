@@ -45,6 +45,8 @@
 #include "postgres.h"
 
 #include <math.h>
+#include <pthread.h>
+#include <signal.h>
 
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -60,18 +62,30 @@ typedef struct Positive
 	int32		pos;
 } Positive;
 
-typedef struct Trainer
-{
-	const MtdppParams *p;
-	MtdppBaskets *data;
-	MtdppModel *m;
-	pg_prng_state rng;
-	bool		bias;			/* D is trained */
-	bool		task_factors;	/* R is trained (multi-task kinds) */
-	bool		likelihood;		/* loss is -ln det (low-rank DPP), not logistic */
-	double		mean_pop;
+/*
+ * Each minibatch is split into TRAIN_SHARDS shards, which turn their
+ * examples into gradients of their own, summed in shard order before the
+ * update: on one thread or two, the same model comes out.
+ */
+#define TRAIN_SHARDS 2
 
-	/* gradients, touched rows and optimiser state */
+struct Trainer;
+
+/* one shard of a minibatch: its examples, scratch and gradients */
+typedef struct Shard
+{
+	struct Trainer *tr;
+	pg_prng_state rng;			/* reseeded per example */
+
+	/* this minibatch's positives, and what they gave */
+	int64		first,
+				last;
+	double		scale;
+	double		loss;
+	int64		n_ex;
+	int64		n_singular;		/* examples whose kernel was not positive definite */
+
+	/* gradients and the rows they touch */
 	double	   *gV,
 			   *gR,
 			   *gD;
@@ -81,28 +95,10 @@ typedef struct Trainer
 			   *listR;
 	int			nV,
 				nR;
-	double	   *mV,
-			   *vV,
-			   *mR,
-			   *vR,
-			   *mD,
-			   *vD;
-	int64		step;
-	double		adam_correction;
-	int64		n_singular;		/* examples whose kernel was not positive definite */
-	double	   *neg_cdf;		/* negatives by popularity^power: cumulative */
-	double	   *neg_logq;		/* and ln(n q_i), NULL when uniform */
-
-	/* best parameters so far */
-	double	   *bestV,
-			   *bestR,
-			   *bestD;
 
 	/* scratch for one context */
 	int32	   *ctx;
 	int32	   *set;			/* a basket, while its negatives are built */
-	double	   *G,
-			   *VG;				/* low-rank normaliser: r x r and n x r */
 	int32	   *targets;
 	double	   *labels;
 	double	   *VC,				/* the context's rows of V, b x r */
@@ -114,12 +110,51 @@ typedef struct Trainer
 			   *packed,
 			   *K,
 			   *M;
+} Shard;
+
+typedef struct Trainer
+{
+	const MtdppParams *p;
+	MtdppBaskets *data;
+	MtdppModel *m;
+	pg_prng_state rng;
+	bool		bias;			/* D is trained */
+	bool		task_factors;	/* R is trained (multi-task kinds) */
+	bool		likelihood;		/* loss is -ln det (low-rank DPP), not logistic */
+	double		mean_pop;
+
+	Shard	   *shards[TRAIN_SHARDS];	/* each in memory of its own */
+	struct Helper *helper;		/* a second thread, or NULL */
+	const Positive *positives;	/* this epoch's, shuffled */
+	uint64		epoch_seed;		/* example k draws from epoch_seed + k */
+
+	/* optimiser state */
+	double	   *mV,
+			   *vV,
+			   *mR,
+			   *vR,
+			   *mD,
+			   *vD;
+	int64		step;
+	double		adam_correction;
+	double	   *neg_cdf;		/* negatives by popularity^power: cumulative */
+	double	   *neg_logq;		/* and ln(n q_i), NULL when uniform */
+
+	/* best parameters so far */
+	double	   *bestV,
+			   *bestR,
+			   *bestD;
+
+	/* low-rank normaliser: r x r and n x r */
+	double	   *G,
+			   *VG;
 
 	/* validation */
 	int32	   *val_baskets;
 	int32	   *val_held;
 	int			n_val;
 	bool	   *val_exclude;
+	bool	   *val_outside;	/* items outside the validation candidates */
 } Trainer;
 
 static double
@@ -147,7 +182,8 @@ static Size
 training_memory(const MtdppBaskets *d, const MtdppParams *p)
 {
 	Size		cells = mul_size(d->n_items, p->rank);
-	Size		per_cell = sizeof(double) * 10;	/* V R R2, gV gR, mV vV mR vR, best */
+	/* V R R2, gV gR per shard, mV vV mR vR, bestV bestR */
+	Size		per_cell = sizeof(double) * (9 + 2 * TRAIN_SHARDS);
 	Size		total = mul_size(cells, per_cell + sizeof(double) * 2);
 
 	total = add_size(total, mul_size(d->n_items, sizeof(double) * 8 + sizeof(bool) * 2 + 8));
@@ -183,34 +219,36 @@ touch_row(bool *flags, int32 *list, int *n, int row)
  * Forward and backward pass for one context and its targets; adds the
  * gradients (scaled by SCALE) and returns the summed loss.
  */
+MTDPP_VECTORISED
 static double
-context_step(Trainer *tr, int b, int nt, double scale)
+context_step(Shard *sh, int b, int nt, double scale)
 {
+	Trainer    *tr = sh->tr;
 	MtdppModel *m = tr->m;
 	int			r = m->rank;
 	int			npair = b * (b + 1) / 2;
 	double		loss = 0.0;
 
 	for (int t = 0; t < nt; t++)
-		memcpy(tr->R2rows + (size_t) t * r, m->R2 + (size_t) tr->targets[t] * r,
+		memcpy(sh->R2rows + (size_t) t * r, m->R2 + (size_t) sh->targets[t] * r,
 			   sizeof(double) * r);
 	for (int s = 0; s < b; s++)
-		memcpy(tr->VC + (size_t) s * r, m->V + (size_t) tr->ctx[s] * r, sizeof(double) * r);
-	mtdpp_context_pairs(tr->VC, b, r, tr->P);
-	mtdpp_gemm_nn(nt, npair, r, tr->R2rows, r, tr->P, npair, tr->packed, npair);
+		memcpy(sh->VC + (size_t) s * r, m->V + (size_t) sh->ctx[s] * r, sizeof(double) * r);
+	mtdpp_context_pairs(sh->VC, b, r, sh->P);
+	mtdpp_gemm_nn(nt, npair, r, sh->R2rows, r, sh->P, npair, sh->packed, npair);
 
 	/* pass 1: every target's kernel, factorised, and its ln det */
 	for (int t = 0; t < nt; t++)
 	{
-		double	   *K = tr->K + (size_t) t * b * b;
+		double	   *K = sh->K + (size_t) t * b * b;
 
-		mtdpp_kernel_unpack(m, tr->ctx, b, tr->packed + (size_t) t * npair, K);
+		mtdpp_kernel_unpack(m, sh->ctx, b, sh->packed + (size_t) t * npair, K);
 		if (mtdpp_cholesky(K, b))
-			tr->logdet[t] = mtdpp_cholesky_logdet(K, b);
+			sh->logdet[t] = mtdpp_cholesky_logdet(K, b);
 		else
 		{
-			tr->n_singular++;	/* numerically singular: no signal */
-			tr->logdet[t] = -INFINITY;
+			sh->n_singular++;	/* numerically singular: no signal */
+			sh->logdet[t] = -INFINITY;
 		}
 	}
 
@@ -218,8 +256,8 @@ context_step(Trainer *tr, int b, int nt, double scale)
 	if (tr->likelihood)
 	{
 		/* low-rank DPP: the basket's ln det, normaliser added per batch */
-		loss -= tr->logdet[0];
-		tr->g[0] = -1.0;
+		loss -= sh->logdet[0];
+		sh->g[0] = -1.0;
 	}
 	else if (tr->p->loss == MTDPP_LOSS_SOFTMAX)
 	{
@@ -234,87 +272,94 @@ context_step(Trainer *tr, int b, int nt, double scale)
 		 */
 		if (tr->neg_logq != NULL)
 			for (int t = 1; t < nt; t++)
-				tr->logdet[t] -= tr->neg_logq[tr->targets[t]];
-		top = tr->logdet[0];
+				sh->logdet[t] -= tr->neg_logq[sh->targets[t]];
+		top = sh->logdet[0];
 		for (int t = 1; t < nt; t++)
-			top = Max(top, tr->logdet[t]);
+			top = Max(top, sh->logdet[t]);
 		for (int t = 0; t < nt; t++)
-			sum += exp(tr->logdet[t] - top);
-		loss += top + log(sum) - tr->logdet[0];
+			sum += exp(sh->logdet[t] - top);
+		loss += top + log(sum) - sh->logdet[0];
 		for (int t = 0; t < nt; t++)
-			tr->g[t] = exp(tr->logdet[t] - top) / sum - (t == 0 ? 1.0 : 0.0);
-		if (isinf(tr->logdet[0]))
+			sh->g[t] = exp(sh->logdet[t] - top) / sum - (t == 0 ? 1.0 : 0.0);
+		if (isinf(sh->logdet[0]))
 			return 0.0;
 	}
 	else
 	{
 		for (int t = 0; t < nt; t++)
 		{
-			double		log_z = m->log_w + tr->logdet[t];
+			double		log_z = m->log_w + sh->logdet[t];
 
-			if (tr->labels[t] > 0.5)
+			if (sh->labels[t] > 0.5)
 			{
 				loss -= mtdpp_log_p_one(log_z);
 				if (log_z < -30.0)
-					tr->g[t] = -1.0;
+					sh->g[t] = -1.0;
 				else
 				{
 					double		z = exp(Min(log_z, 700.0));
 
-					tr->g[t] = -z / expm1(z);
+					sh->g[t] = -z / expm1(z);
 				}
 			}
 			else
 			{
 				loss -= mtdpp_log_p_zero(log_z);
-				tr->g[t] = exp(Min(log_z, 700.0));
+				sh->g[t] = exp(Min(log_z, 700.0));
 			}
 		}
 	}
 
 	/*
-	 * pass 2: gradients through d ln det K = tr(K^-1 dK).  With M = K^-1 V_C
-	 * (one GEMM), the context's rows take 2 g M diag(R_t^2), summed over its
-	 * targets in GVC and scattered once; the target's row takes
-	 * 2 g R_t o colsum(V_C o M).
+	 * pass 2: gradients through d ln det K = tr(K^-1 dK).  M = K^-1 V_C by
+	 * two triangular solves with the factor of pass 1 (no inverse formed);
+	 * the context's rows take 2 g M diag(R_t^2), summed over its targets in
+	 * GVC and scattered once; the target's row takes 2 g R_t o colsum(V_C o
+	 * M).  The bias needs only the diagonal of K^-1, which K^-1 K = I gives
+	 * from M: [K^-1]_ss D2_s = 1 - sum_j M_sj R_tj^2 V_sj.
 	 */
-	memset(tr->GVC, 0, sizeof(double) * (size_t) b * r);
-	/* every target's K^-1, stacked, then M_t = K_t^-1 V_C for all in one GEMM */
-	for (int t = 0; t < nt; t++)
-		if (tr->g[t] != 0.0 && !isinf(tr->logdet[t]))
-			mtdpp_cholesky_inverse(tr->K + (size_t) t * b * b, b);
-	mtdpp_gemm_nn(nt * b, r, b, tr->K, b, tr->VC, r, tr->M, r);
+	memset(sh->GVC, 0, sizeof(double) * (size_t) b * r);
 	for (int t = 0; t < nt; t++)
 	{
-		int			target = tr->targets[t];
-		double		g2 = 2.0 * tr->g[t] * scale;
-		double	   *K = tr->K + (size_t) t * b * b;
+		int			target = sh->targets[t];
+		double		g2 = 2.0 * sh->g[t] * scale;
+		const double *L = sh->K + (size_t) t * b * b;
 		const double *R2t = m->R2 + (size_t) target * r;
-		const double *Mt = tr->M + (size_t) t * b * r;
+		double	   *Mt = sh->M + (size_t) t * b * r;
 
-		if (g2 == 0.0 || isinf(tr->logdet[t]))
+		if (g2 == 0.0 || isinf(sh->logdet[t]))
 			continue;
 
+		memcpy(Mt, sh->VC, sizeof(double) * (size_t) b * r);
+		mtdpp_cholesky_solve(L, b, Mt, r);
 		for (int s = 0; s < b; s++)
 		{
 			const double *Ms = Mt + (size_t) s * r;
-			double	   *Gs = tr->GVC + (size_t) s * r;
+			double	   *Gs = sh->GVC + (size_t) s * r;
 
 			for (int j = 0; j < r; j++)
 				Gs[j] += g2 * Ms[j] * R2t[j];
 			if (tr->bias)
-				tr->gD[tr->ctx[s]] += g2 * K[(size_t) s * b + s] * m->D[tr->ctx[s]];
+			{
+				const double *vs = sh->VC + (size_t) s * r;
+				int			item = sh->ctx[s];
+				double		x = 0.0;
+
+				for (int j = 0; j < r; j++)
+					x += Ms[j] * R2t[j] * vs[j];
+				sh->gD[item] += g2 * (1.0 - x) / m->D2[item] * m->D[item];
+			}
 		}
 		if (tr->task_factors)
 		{
 			const double *Rt = m->R + (size_t) target * r;
-			double	   *gRt = tr->gR + (size_t) target * r;
+			double	   *gRt = sh->gR + (size_t) target * r;
 
-			touch_row(tr->touchedR, tr->listR, &tr->nR, target);
+			touch_row(sh->touchedR, sh->listR, &sh->nR, target);
 			for (int s = 0; s < b; s++)
 			{
 				const double *Ms = Mt + (size_t) s * r;
-				const double *vs = tr->VC + (size_t) s * r;
+				const double *vs = sh->VC + (size_t) s * r;
 
 				for (int j = 0; j < r; j++)
 					gRt[j] += g2 * Rt[j] * vs[j] * Ms[j];
@@ -323,10 +368,10 @@ context_step(Trainer *tr, int b, int nt, double scale)
 	}
 	for (int s = 0; s < b; s++)
 	{
-		double	   *gVs = tr->gV + (size_t) tr->ctx[s] * r;
-		const double *Gs = tr->GVC + (size_t) s * r;
+		double	   *gVs = sh->gV + (size_t) sh->ctx[s] * r;
+		const double *Gs = sh->GVC + (size_t) s * r;
 
-		touch_row(tr->touchedV, tr->listV, &tr->nV, tr->ctx[s]);
+		touch_row(sh->touchedV, sh->listV, &sh->nV, sh->ctx[s]);
 		for (int j = 0; j < r; j++)
 			gVs[j] += Gs[j];
 	}
@@ -334,6 +379,7 @@ context_step(Trainer *tr, int b, int nt, double scale)
 }
 
 /* Adam or momentum on one row of parameters; clears its gradient. */
+MTDPP_VECTORISED
 static void
 update_row(Trainer *tr, double *theta, double *grad, double *m1, double *m2,
 		   int len, double l2, double lr)
@@ -372,54 +418,227 @@ update_row(Trainer *tr, double *theta, double *grad, double *m1, double *m2,
 	}
 }
 
-static void
-apply_updates(Trainer *tr, double lr)
+/*
+ * The trainer's second thread: started once, it waits for a job (a function
+ * and its argument), runs it, and waits again.  It blocks every signal, so
+ * the backend's handlers only ever run on the backend's own thread, and its
+ * jobs must not allocate, raise errors or look at interrupts: they only
+ * compute, over memory set up beforehand.  A callback of the training memory
+ * context stops it, on success, error or cancel alike, before that memory
+ * goes.
+ */
+typedef struct Helper
 {
+	pthread_t	thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	void		(*fn) (void *);
+	void	   *arg;
+	bool		busy;			/* a job is posted and not finished */
+	bool		quit;
+	MemoryContextCallback stop;
+} Helper;
+
+static void *
+helper_main(void *arg)
+{
+	Helper	   *h = (Helper *) arg;
+
+	pthread_mutex_lock(&h->lock);
+	for (;;)
+	{
+		while (!h->busy && !h->quit)
+			pthread_cond_wait(&h->cond, &h->lock);
+		if (h->quit)
+			break;
+		pthread_mutex_unlock(&h->lock);
+		h->fn(h->arg);
+		pthread_mutex_lock(&h->lock);
+		h->busy = false;
+		pthread_cond_broadcast(&h->cond);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static void
+helper_stop(void *arg)
+{
+	Helper	   *h = (Helper *) arg;
+
+	pthread_mutex_lock(&h->lock);
+	h->quit = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->thread, NULL);
+	pthread_cond_destroy(&h->cond);
+	pthread_mutex_destroy(&h->lock);
+}
+
+/* A second thread in the current memory context, or NULL if none starts. */
+static Helper *
+helper_start(void)
+{
+	Helper	   *h = palloc0(sizeof(Helper));
+	sigset_t	all,
+				old;
+	int			rc;
+
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->cond, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&h->thread, NULL, helper_main, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+	{
+		pthread_cond_destroy(&h->cond);
+		pthread_mutex_destroy(&h->lock);
+		pfree(h);
+		return NULL;
+	}
+	h->stop.func = helper_stop;
+	h->stop.arg = h;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &h->stop);
+	return h;
+}
+
+/* FN(A) here and FN(B) on the helper thread, if any; returns when both are done */
+static void
+run_pair(Trainer *tr, void (*fn) (void *), void *a, void *b)
+{
+	Helper	   *h = tr->helper;
+
+	if (h == NULL)
+	{
+		fn(a);
+		fn(b);
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	h->fn = fn;
+	h->arg = b;
+	h->busy = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	fn(a);
+	pthread_mutex_lock(&h->lock);
+	while (h->busy)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+}
+
+/* The other shards' gradients into shard 0's, in shard order. */
+static void
+merge_shards(Trainer *tr)
+{
+	int			r = tr->m->rank;
+	Shard	   *sh = tr->shards[0];
+
+	for (int k = 1; k < TRAIN_SHARDS; k++)
+	{
+		Shard	   *o = tr->shards[k];
+
+		for (int q = 0; q < o->nV; q++)
+		{
+			int			i = o->listV[q];
+			double	   *to = sh->gV + (size_t) i * r,
+					   *from = o->gV + (size_t) i * r;
+
+			touch_row(sh->touchedV, sh->listV, &sh->nV, i);
+			for (int j = 0; j < r; j++)
+				to[j] += from[j];
+			memset(from, 0, sizeof(double) * r);
+			sh->gD[i] += o->gD[i];
+			o->gD[i] = 0.0;
+			o->touchedV[i] = false;
+		}
+		for (int q = 0; q < o->nR; q++)
+		{
+			int			i = o->listR[q];
+			double	   *to = sh->gR + (size_t) i * r,
+					   *from = o->gR + (size_t) i * r;
+
+			touch_row(sh->touchedR, sh->listR, &sh->nR, i);
+			for (int j = 0; j < r; j++)
+				to[j] += from[j];
+			memset(from, 0, sizeof(double) * r);
+			o->touchedR[i] = false;
+		}
+		o->nV = o->nR = 0;
+	}
+}
+
+/* half of a minibatch's update: the rows of one half of each touched list */
+typedef struct UpdateHalf
+{
+	Trainer    *tr;
+	double		lr;
+	int			part;			/* 0 or 1 */
+} UpdateHalf;
+
+static void
+update_half(void *arg)
+{
+	UpdateHalf *u = (UpdateHalf *) arg;
+	Trainer    *tr = u->tr;
 	MtdppModel *m = tr->m;
 	const MtdppParams *p = tr->p;
 	int			r = m->rank;
+	Shard	   *sh = tr->shards[0];
 
-	tr->step++;
-	/* Adam's bias correction, once per minibatch */
-	tr->adam_correction = sqrt(1.0 - pow(0.999, (double) tr->step)) /
-		(1.0 - pow(p->momentum, (double) tr->step));
-	for (int k = 0; k < tr->nV; k++)
+	for (int k = (int) ((int64) sh->nV * u->part / 2); k < (int) ((int64) sh->nV * (u->part + 1) / 2); k++)
 	{
-		int			i = tr->listV[k];
+		int			i = sh->listV[k];
 		double		alpha = tr->mean_pop / Max(m->popularity[i], 1);
 
 		double	   *Vi = m->V + (size_t) i * r;
 		double		norm2 = 0.0;
 
-		update_row(tr, Vi, tr->gV + (size_t) i * r,
+		update_row(tr, Vi, sh->gV + (size_t) i * r,
 				   tr->mV + (size_t) i * r, tr->vV + (size_t) i * r, r,
-				   p->l2 * alpha, lr);
+				   p->l2 * alpha, u->lr);
 		for (int j = 0; j < r; j++)
 			norm2 += Vi[j] * Vi[j];
 		m->Vnorm2[i] = norm2;
 		if (tr->bias)
 		{
-			update_row(tr, m->D + i, tr->gD + i, tr->mD + i, tr->vD + i, 1,
-					   p->l2_bias * alpha, lr);
+			update_row(tr, m->D + i, sh->gD + i, tr->mD + i, tr->vD + i, 1,
+					   p->l2_bias * alpha, u->lr);
 			m->D2[i] = m->D[i] * m->D[i] + MTDPP_JITTER;
 		}
-		tr->touchedV[i] = false;
+		sh->touchedV[i] = false;
 	}
-	for (int k = 0; k < tr->nR; k++)
+	for (int k = (int) ((int64) sh->nR * u->part / 2); k < (int) ((int64) sh->nR * (u->part + 1) / 2); k++)
 	{
-		int			i = tr->listR[k];
+		int			i = sh->listR[k];
 		double		alpha = tr->mean_pop / Max(m->popularity[i], 1);
 		double	   *Ri = m->R + (size_t) i * r;
 		double	   *R2i = m->R2 + (size_t) i * r;
 
-		update_row(tr, Ri, tr->gR + (size_t) i * r,
+		update_row(tr, Ri, sh->gR + (size_t) i * r,
 				   tr->mR + (size_t) i * r, tr->vR + (size_t) i * r, r,
-				   p->l2 * alpha, lr);
+				   p->l2 * alpha, u->lr);
 		for (int j = 0; j < r; j++)
 			R2i[j] = Ri[j] * Ri[j];
-		tr->touchedR[i] = false;
+		sh->touchedR[i] = false;
 	}
-	tr->nV = tr->nR = 0;
+}
+
+/* Adam (or momentum) on every touched row, the rows split between threads. */
+static void
+apply_updates(Trainer *tr, double lr)
+{
+	const MtdppParams *p = tr->p;
+	UpdateHalf	half[2] = {{tr, lr, 0}, {tr, lr, 1}};
+
+	merge_shards(tr);
+	tr->step++;
+	/* Adam's bias correction, once per minibatch */
+	tr->adam_correction = sqrt(1.0 - pow(0.999, (double) tr->step)) /
+		(1.0 - pow(p->momentum, (double) tr->step));
+	run_pair(tr, update_half, &half[0], &half[1]);
+	tr->shards[0]->nV = tr->shards[0]->nR = 0;
 }
 
 /*
@@ -428,8 +647,9 @@ apply_updates(Trainer *tr, double lr)
  * for the single-kernel kinds) into tr->ctx; returns its size.
  */
 static int
-build_context(Trainer *tr, Positive pos)
+build_context(Shard *sh, Positive pos)
 {
+	Trainer    *tr = sh->tr;
 	const MtdppBaskets *d = tr->data;
 	int64		s = d->start[pos.basket],
 				e = d->start[pos.basket + 1];
@@ -440,7 +660,7 @@ build_context(Trainer *tr, Positive pos)
 		e = s + pos.pos;
 	for (int64 k = s; k < e; k++)
 		if (k - s != pos.pos)
-			tr->ctx[b++] = d->items[k];
+			sh->ctx[b++] = d->items[k];
 
 	/*
 	 * Very large baskets: a random subset keeps kernels small.  The low-rank
@@ -452,11 +672,11 @@ build_context(Trainer *tr, Positive pos)
 	{
 		for (int k = 0; k < limit; k++)
 		{
-			int			j = k + (int) pg_prng_uint64_range(&tr->rng, 0, b - 1 - k);
-			int32		tmp = tr->ctx[k];
+			int			j = k + (int) pg_prng_uint64_range(&sh->rng, 0, b - 1 - k);
+			int32		tmp = sh->ctx[k];
 
-			tr->ctx[k] = tr->ctx[j];
-			tr->ctx[j] = tmp;
+			sh->ctx[k] = sh->ctx[j];
+			sh->ctx[j] = tmp;
 		}
 		b = limit;
 	}
@@ -465,18 +685,19 @@ build_context(Trainer *tr, Positive pos)
 
 /* a random item not in BASKET, or -1 if the basket holds nearly everything */
 static int
-negative_item(Trainer *tr, int basket)
+negative_item(Shard *sh, int basket)
 {
+	Trainer    *tr = sh->tr;
 	for (int tries = 0; tries < 50; tries++)
 	{
 		int			neg;
 
 		if (tr->neg_cdf == NULL)
-			neg = (int) pg_prng_uint64_range(&tr->rng, 0, tr->data->n_items - 1);
+			neg = (int) pg_prng_uint64_range(&sh->rng, 0, tr->data->n_items - 1);
 		else
 		{
 			/* inverse of the cumulative distribution, by bisection */
-			double		u = pg_prng_double(&tr->rng) * tr->neg_cdf[tr->data->n_items - 1];
+			double		u = pg_prng_double(&sh->rng) * tr->neg_cdf[tr->data->n_items - 1];
 			int			lo = 0,
 						hi = tr->data->n_items - 1;
 
@@ -500,27 +721,28 @@ negative_item(Trainer *tr, int basket)
 
 /* Multi-task kinds: a target and the rest as context, plus negative targets. */
 static double
-multitask_examples(Trainer *tr, Positive pos, double scale, int64 *n_ex)
+multitask_examples(Shard *sh, Positive pos, double scale, int64 *n_ex)
 {
+	Trainer    *tr = sh->tr;
 	const MtdppBaskets *d = tr->data;
-	int			b = build_context(tr, pos);
+	int			b = build_context(sh, pos);
 	int			nt = 0;
 
 	if (b == 0)
 		return 0.0;
-	tr->targets[nt] = d->items[d->start[pos.basket] + pos.pos];
-	tr->labels[nt++] = 1.0;
+	sh->targets[nt] = d->items[d->start[pos.basket] + pos.pos];
+	sh->labels[nt++] = 1.0;
 	for (int q = 0; q < tr->p->negatives; q++)
 	{
-		int			neg = negative_item(tr, pos.basket);
+		int			neg = negative_item(sh, pos.basket);
 
 		if (neg < 0)
 			break;
-		tr->targets[nt] = neg;
-		tr->labels[nt++] = 0.0;
+		sh->targets[nt] = neg;
+		sh->labels[nt++] = 0.0;
 	}
 	*n_ex += nt;
-	return context_step(tr, b, nt, scale);
+	return context_step(sh, b, nt, scale);
 }
 
 /*
@@ -530,31 +752,32 @@ multitask_examples(Trainer *tr, Positive pos, double scale, int64 *n_ex)
  * factors are all 1, so context_step computes L = V V^T + D^2.
  */
 static double
-single_kernel_examples(Trainer *tr, Positive pos, double scale, int64 *n_ex)
+single_kernel_examples(Shard *sh, Positive pos, double scale, int64 *n_ex)
 {
-	int			b = build_context(tr, pos);
+	Trainer    *tr = sh->tr;
+	int			b = build_context(sh, pos);
 	double		loss;
 
 	if (b == 0)
 		return 0.0;
-	tr->targets[0] = 0;
-	tr->labels[0] = 1.0;
-	loss = context_step(tr, b, 1, scale);
+	sh->targets[0] = 0;
+	sh->labels[0] = 1.0;
+	loss = context_step(sh, b, 1, scale);
 	(*n_ex)++;
 	if (tr->likelihood)
 		return loss;
 
-	memcpy(tr->set, tr->ctx, sizeof(int32) * b);
+	memcpy(sh->set, sh->ctx, sizeof(int32) * b);
 	for (int q = 0; q < tr->p->negatives; q++)
 	{
-		int			neg = negative_item(tr, pos.basket);
+		int			neg = negative_item(sh, pos.basket);
 
 		if (neg < 0)
 			break;
-		memcpy(tr->ctx, tr->set, sizeof(int32) * b);
-		tr->ctx[pg_prng_uint64_range(&tr->rng, 0, b - 1)] = neg;
-		tr->labels[0] = 0.0;
-		loss += context_step(tr, b, 1, scale);
+		memcpy(sh->ctx, sh->set, sizeof(int32) * b);
+		sh->ctx[pg_prng_uint64_range(&sh->rng, 0, b - 1)] = neg;
+		sh->labels[0] = 0.0;
+		loss += context_step(sh, b, 1, scale);
 		(*n_ex)++;
 	}
 	return loss;
@@ -569,6 +792,7 @@ static double
 lowrank_normaliser(Trainer *tr, double weight)
 {
 	MtdppModel *m = tr->m;
+	Shard	   *sh = tr->shards[0];
 	int			r = m->rank;
 	int			n = m->n_items;
 	double		logdet;
@@ -583,22 +807,29 @@ lowrank_normaliser(Trainer *tr, double weight)
 	mtdpp_gemm_nn(n, r, r, m->V, r, tr->G, r, tr->VG, r);
 	for (int i = 0; i < n; i++)
 	{
-		double	   *gv = tr->gV + (size_t) i * r;
+		double	   *gv = sh->gV + (size_t) i * r;
 		const double *vg = tr->VG + (size_t) i * r;
 
-		touch_row(tr->touchedV, tr->listV, &tr->nV, i);
+		touch_row(sh->touchedV, sh->listV, &sh->nV, i);
 		for (int j = 0; j < r; j++)
 			gv[j] += 2.0 * weight * vg[j];
 	}
 	return logdet;
 }
 
-/* Mean percentile rank (0-100) on the validation slice, current parameters. */
+/*
+ * Mean percentile rank (0-100) on the validation slice, current parameters.
+ * Each held-out item is ranked among the validation candidates (a fixed
+ * random sample of the catalog, validation_candidates items), which
+ * estimates its rank in the whole catalog without bias; the same sample every
+ * epoch, so epochs compare on equal terms.
+ */
 static double
 validation_mpr(Trainer *tr)
 {
 	const MtdppBaskets *d = tr->data;
 	MtdppModel *m = tr->m;
+	int32	   *ctx = tr->shards[0]->ctx;
 	double		sum = 0.0;
 	int			counted = 0;
 
@@ -609,7 +840,7 @@ validation_mpr(Trainer *tr)
 		int			bk = tr->val_baskets[v];
 		int			held = tr->val_held[v];
 		int			b = 0,
-					limit = mtdpp_context_limit(m);
+					limit = Min(mtdpp_context_limit(m), tr->p->max_context);
 		int			above,
 					ties,
 					n;
@@ -617,21 +848,26 @@ validation_mpr(Trainer *tr)
 					e = d->start[bk + 1];
 
 		CHECK_FOR_INTERRUPTS();
-		/* as at query time: the basket's last items, in order */
+		/*
+		 * As at query time, the basket's last items in order; at most
+		 * max_context of them, as in training (and far cheaper to rank for
+		 * very large baskets).
+		 */
 		for (int64 k = s; k < e; k++)
 			if (d->items[k] != held)
 			{
-				tr->ctx[b++] = d->items[k];
+				ctx[b++] = d->items[k];
 				tr->val_exclude[d->items[k]] = true;
 			}
+		tr->val_exclude[held] = false;
 		if (b > limit)
 		{
-			memmove(tr->ctx, tr->ctx + (b - limit), sizeof(int32) * limit);
+			memmove(ctx, ctx + (b - limit), sizeof(int32) * limit);
 			b = limit;
 		}
-		mtdpp_rank_of(m, tr->ctx, b, tr->val_exclude, held, 0.0, &above, &ties, &n);
+		mtdpp_rank_of(m, ctx, b, tr->val_exclude, held, 0.0, &above, &ties, &n);
 		for (int64 k = s; k < e; k++)
-			tr->val_exclude[d->items[k]] = false;
+			tr->val_exclude[d->items[k]] = tr->val_outside[d->items[k]];
 		if (n > 1)
 		{
 			double		rank = 1.0 + above + 0.5 * ties;
@@ -679,6 +915,25 @@ set_aside_validation(Trainer *tr, bool *is_val)
 	}
 	tr->n_val = want;
 	pfree(order);
+
+	/* the validation candidates: every item, or a random sample */
+	tr->val_outside = palloc0(sizeof(bool) * Max(d->n_items, 1));
+	if (p->validation_candidates > 0 && p->validation_candidates < d->n_items)
+	{
+		int32	   *perm = palloc(sizeof(int32) * d->n_items);
+
+		for (int i = 0; i < d->n_items; i++)
+		{
+			int			j = (int) pg_prng_uint64_range(&tr->rng, 0, i);
+
+			perm[i] = perm[j];
+			perm[j] = i;
+		}
+		for (int k = p->validation_candidates; k < d->n_items; k++)
+			tr->val_outside[perm[k]] = true;
+		pfree(perm);
+	}
+	memcpy(tr->val_exclude, tr->val_outside, sizeof(bool) * d->n_items);
 }
 
 static void
@@ -743,6 +998,94 @@ elapsed_seconds(instr_time start)
 }
 
 /*
+ * A shard: gradients (zero) and scratch for contexts of MAX_CTX items, in a
+ * memory context of its own, so that no cache line is shared with another
+ * shard, which another thread writes.
+ */
+static Shard *
+shard_new(Trainer *tr, int max_len, int nt_max, int max_ctx)
+{
+	MemoryContext own = AllocSetContextCreate(CurrentMemoryContext, "mtdpp training shard",
+											  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext caller = MemoryContextSwitchTo(own);
+	int			n = Max(tr->m->n_items, 1);
+	int			r = tr->m->rank;
+	Size		cells = (Size) n * r;
+	Shard	   *sh = palloc0(sizeof(Shard));
+
+	sh->tr = tr;
+	sh->gV = mtdpp_alloc_huge(cells * sizeof(double));
+	sh->gR = mtdpp_alloc_huge(cells * sizeof(double));
+	sh->gD = palloc0(sizeof(double) * n);
+	sh->touchedV = palloc0(sizeof(bool) * n);
+	sh->touchedR = palloc0(sizeof(bool) * n);
+	sh->listV = palloc(sizeof(int32) * n);
+	sh->listR = palloc(sizeof(int32) * n);
+	sh->ctx = palloc(sizeof(int32) * (max_len + 1));
+	sh->set = palloc(sizeof(int32) * (max_len + 1));
+	sh->targets = palloc(sizeof(int32) * nt_max);
+	sh->labels = palloc(sizeof(double) * nt_max);
+	sh->P = palloc(sizeof(double) * (size_t) r * max_ctx * (max_ctx + 1) / 2);
+	sh->R2rows = palloc(sizeof(double) * (size_t) nt_max * r);
+	sh->packed = palloc(sizeof(double) * (size_t) nt_max * max_ctx * (max_ctx + 1) / 2);
+	sh->K = palloc(sizeof(double) * (size_t) nt_max * max_ctx * max_ctx);
+	sh->logdet = palloc(sizeof(double) * nt_max);
+	sh->g = palloc(sizeof(double) * nt_max);
+	sh->M = palloc(sizeof(double) * (size_t) nt_max * max_ctx * r);
+	sh->VC = palloc(sizeof(double) * (size_t) max_ctx * r);
+	sh->GVC = palloc(sizeof(double) * (size_t) max_ctx * r);
+	MemoryContextSwitchTo(caller);
+	return sh;
+}
+
+/*
+ * A shard's examples: gradients, loss and counts.  Runs on a thread of its
+ * own, so it must not allocate, raise errors or look at interrupts: it only
+ * computes, over memory set up beforehand.  Example k draws its negatives
+ * and context from epoch_seed + k, whichever shard or thread runs it.
+ */
+static void
+run_shard(void *arg)
+{
+	Shard	   *sh = (Shard *) arg;
+	Trainer    *tr = sh->tr;
+
+	double		loss = 0.0;
+	int64		n_ex = 0;
+
+	for (int64 k = sh->first; k < sh->last; k++)
+	{
+		pg_prng_seed(&sh->rng, tr->epoch_seed + (uint64) k);
+		if (tr->task_factors)
+			loss += multitask_examples(sh, tr->positives[k], sh->scale, &n_ex);
+		else
+			loss += single_kernel_examples(sh, tr->positives[k], sh->scale, &n_ex);
+	}
+	sh->loss = loss;
+	sh->n_ex = n_ex;
+}
+
+/*
+ * The positives FIRST..LAST-1 of this epoch, split into the shards, run
+ * side by side.
+ */
+static void
+run_minibatch(Trainer *tr, int64 first, int64 last, double scale)
+{
+	int64		per = (last - first + TRAIN_SHARDS - 1) / TRAIN_SHARDS;
+
+	for (int k = 0; k < TRAIN_SHARDS; k++)
+	{
+		Shard	   *sh = tr->shards[k];
+
+		sh->first = Min(first + k * per, last);
+		sh->last = Min(sh->first + per, last);
+		sh->scale = scale;
+	}
+	run_pair(tr, run_shard, tr->shards[0], tr->shards[1]);
+}
+
+/*
  * Trains a model of kind p->kind on DATA.  The result is allocated in the
  * caller's memory context; the working set in a context deleted on return.
  */
@@ -766,18 +1109,27 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 	double		best = -1.0;
 	int			since_best = 0;
 	double		lr = p->learning_rate;
-	instr_time	start;
+	instr_time	start,
+				val_start;
+	double		val_seconds = 0.0;
 	int64		examples = 0;
 	int			max_len = 0;
 
 	INSTR_TIME_SET_CURRENT(start);
 
 	/*
-	 * Validation scores every candidate of each validation basket: by default
-	 * 1000 baskets, fewer for large catalogs (about 2 million candidates).
+	 * Validation ranks each held-out item among the candidates: by default
+	 * 1000 baskets, fewer when there are many candidates (about 2 million
+	 * candidates in all).
 	 */
 	if (resolved.validation_baskets < 0)
-		resolved.validation_baskets = Min(1000, Max(200, 2000000 / Max(data->n_items, 1)));
+	{
+		int			candidates = data->n_items;
+
+		if (p->validation_candidates > 0)
+			candidates = Min(candidates, p->validation_candidates);
+		resolved.validation_baskets = Min(1000, Max(200, 2000000 / Max(candidates, 1)));
+	}
 
 	if (p->kind == MTDPP_POPULARITY)
 		return mtdpp_fit_popularity(data, p);
@@ -813,40 +1165,24 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 		tr.mean_pop = data->n_items > 0 ? s / data->n_items : 1.0;
 	}
 
-	tr.gV = mtdpp_alloc_huge(cells * sizeof(double));
-	tr.gR = mtdpp_alloc_huge(cells * sizeof(double));
+	for (int k = 0; k < TRAIN_SHARDS; k++)
+		tr.shards[k] = shard_new(&tr, max_len, nt_max, max_ctx);
+	if (max_parallel_maintenance_workers > 0)
+		tr.helper = helper_start();
 	tr.mV = mtdpp_alloc_huge(cells * sizeof(double));
 	tr.vV = mtdpp_alloc_huge(cells * sizeof(double));
 	tr.mR = mtdpp_alloc_huge(cells * sizeof(double));
 	tr.vR = mtdpp_alloc_huge(cells * sizeof(double));
 	tr.bestV = mtdpp_alloc_huge(cells * sizeof(double));
 	tr.bestR = mtdpp_alloc_huge(cells * sizeof(double));
-	tr.gD = palloc0(sizeof(double) * data->n_items);
 	tr.mD = palloc0(sizeof(double) * data->n_items);
 	tr.vD = palloc0(sizeof(double) * data->n_items);
 	tr.bestD = palloc0(sizeof(double) * data->n_items);
-	tr.touchedV = palloc0(sizeof(bool) * data->n_items);
-	tr.touchedR = palloc0(sizeof(bool) * data->n_items);
-	tr.listV = palloc(sizeof(int32) * data->n_items);
-	tr.listR = palloc(sizeof(int32) * data->n_items);
-	tr.ctx = palloc(sizeof(int32) * (max_len + 1));
-	tr.set = palloc(sizeof(int32) * (max_len + 1));
 	if (tr.likelihood)
 	{
 		tr.G = palloc(sizeof(double) * (size_t) r * r);
 		tr.VG = mtdpp_alloc_huge(cells * sizeof(double));
 	}
-	tr.targets = palloc(sizeof(int32) * nt_max);
-	tr.labels = palloc(sizeof(double) * nt_max);
-	tr.P = palloc(sizeof(double) * (size_t) r * max_ctx * (max_ctx + 1) / 2);
-	tr.R2rows = palloc(sizeof(double) * (size_t) nt_max * r);
-	tr.packed = palloc(sizeof(double) * (size_t) nt_max * max_ctx * (max_ctx + 1) / 2);
-	tr.K = palloc(sizeof(double) * (size_t) nt_max * max_ctx * max_ctx);
-	tr.logdet = palloc(sizeof(double) * nt_max);
-	tr.g = palloc(sizeof(double) * nt_max);
-	tr.M = palloc(sizeof(double) * (size_t) nt_max * max_ctx * r);
-	tr.VC = palloc(sizeof(double) * (size_t) max_ctx * r);
-	tr.GVC = palloc(sizeof(double) * (size_t) max_ctx * r);
 	tr.val_exclude = palloc0(sizeof(bool) * Max(data->n_items, 1));
 
 	if (p->negative_power != 0.0)
@@ -888,6 +1224,7 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 		int64		n_pos = 0;
 		double		loss = 0.0;
 		int64		n_ex = 0;
+		int64		n_singular = 0;
 		double		val;
 
 		/* this epoch's positives */
@@ -929,6 +1266,8 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 			positives[k] = positives[j];
 			positives[j] = tmp;
 		}
+		tr.positives = positives;
+		tr.epoch_seed = pg_prng_uint64(&tr.rng);
 
 		for (int64 first = 0; first < n_pos; first += p->batch_size)
 		{
@@ -936,12 +1275,13 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 			double		scale = 1.0 / ((last - first) * (tr.likelihood ? 1 : nt_max));
 
 			CHECK_FOR_INTERRUPTS();
-			for (int64 k = first; k < last; k++)
+			run_minibatch(&tr, first, last, scale);
+			for (int k = 0; k < TRAIN_SHARDS; k++)
 			{
-				if (tr.task_factors)
-					loss += multitask_examples(&tr, positives[k], scale, &n_ex);
-				else
-					loss += single_kernel_examples(&tr, positives[k], scale, &n_ex);
+				loss += tr.shards[k]->loss;
+				n_ex += tr.shards[k]->n_ex;
+				n_singular += tr.shards[k]->n_singular;
+				tr.shards[k]->n_singular = 0;
 			}
 			if (tr.likelihood)
 				loss += (last - first) * lowrank_normaliser(&tr, 1.0);
@@ -949,24 +1289,25 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 		}
 		examples += n_ex;
 		loss = n_ex > 0 ? loss / n_ex : 0.0;
-		if (isnan(loss) || isinf(loss) || tr.n_singular * 2 > n_ex || !parameters_finite(m))
+		if (isnan(loss) || isinf(loss) || n_singular * 2 > n_ex || !parameters_finite(m))
 			ereport(ERROR,
 					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 					 errmsg("training diverged at epoch %d: the loss is %g and " INT64_FORMAT " of " INT64_FORMAT " kernels were singular",
-							epoch + 1, loss, tr.n_singular, n_ex),
+							epoch + 1, loss, n_singular, n_ex),
 					 errhint("Lower learning_rate (now %g) or raise l2 (now %g).",
 							 p->learning_rate, p->l2)));
 
-		tr.n_singular = 0;
+		INSTR_TIME_SET_CURRENT(val_start);
 		val = validation_mpr(&tr);
+		val_seconds += elapsed_seconds(val_start);
 		m->loss_history[epoch] = loss;
 		m->val_history[epoch] = val;
 		m->epochs_run = epoch + 1;
 		m->final_loss = loss;
 		if (p->verbose)
 			ereport(NOTICE,
-					(errmsg("epoch %d/%d: loss %.5f, validation MPR %.2f, %.1f s",
-							epoch + 1, p->epochs, loss, val, elapsed_seconds(start))));
+					(errmsg("epoch %d/%d: loss %.5f, validation MPR %.2f, %.1f s (validation %.1f s)",
+							epoch + 1, p->epochs, loss, val, elapsed_seconds(start), val_seconds)));
 
 		if (isnan(val) || val > best)
 		{
@@ -1018,21 +1359,22 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 PG_FUNCTION_INFO_V1(mtdpp_gradient_check);
 
 static double
-loss_only(Trainer *tr, int b, int nt)
+loss_only(Shard *sh, int b, int nt)
 {
+	Trainer    *tr = sh->tr;
 	MtdppModel *m = tr->m;
 	Size		cells = (Size) m->n_items * m->rank;
 	double		loss;
 
 	mtdpp_model_prepare(m);
-	loss = context_step(tr, b, nt, 1.0);
+	loss = context_step(sh, b, nt, 1.0);
 	/* discard the gradient it accumulated */
-	memset(tr->gV, 0, sizeof(double) * cells);
-	memset(tr->gR, 0, sizeof(double) * cells);
-	memset(tr->gD, 0, sizeof(double) * m->n_items);
+	memset(sh->gV, 0, sizeof(double) * cells);
+	memset(sh->gR, 0, sizeof(double) * cells);
+	memset(sh->gD, 0, sizeof(double) * m->n_items);
 	for (int i = 0; i < m->n_items; i++)
-		tr->touchedV[i] = tr->touchedR[i] = false;
-	tr->nV = tr->nR = 0;
+		sh->touchedV[i] = sh->touchedR[i] = false;
+	sh->nV = sh->nR = 0;
 	return loss;
 }
 
@@ -1044,6 +1386,7 @@ mtdpp_gradient_check(PG_FUNCTION_ARGS)
 	int			n = 12;
 	int			nt = 3;
 	Trainer		tr;
+	Shard	   *sh;
 	MtdppParams p;
 	MtdppModel *m;
 	Size		cells;
@@ -1075,43 +1418,25 @@ mtdpp_gradient_check(PG_FUNCTION_ARGS)
 	}
 	for (int i = 0; i < n; i++)
 		m->D[i] = 1.0 + 0.2 * gaussian(&tr.rng);
-	tr.gV = palloc0(sizeof(double) * cells);
-	tr.gR = palloc0(sizeof(double) * cells);
-	tr.gD = palloc0(sizeof(double) * n);
-	tr.touchedV = palloc0(sizeof(bool) * n);
-	tr.touchedR = palloc0(sizeof(bool) * n);
-	tr.listV = palloc(sizeof(int32) * n);
-	tr.listR = palloc(sizeof(int32) * n);
-	tr.ctx = palloc(sizeof(int32) * n);
-	tr.targets = palloc(sizeof(int32) * nt);
-	tr.labels = palloc(sizeof(double) * nt);
-	tr.P = palloc(sizeof(double) * r * n * (n + 1) / 2);
-	tr.R2rows = palloc(sizeof(double) * nt * r);
-	tr.packed = palloc(sizeof(double) * nt * n * (n + 1) / 2);
-	tr.K = palloc(sizeof(double) * nt * n * n);
-	tr.logdet = palloc(sizeof(double) * nt);
-	tr.g = palloc(sizeof(double) * nt);
-	tr.M = palloc(sizeof(double) * nt * n * r);
-	tr.VC = palloc(sizeof(double) * n * r);
-	tr.GVC = palloc(sizeof(double) * n * r);
+	sh = tr.shards[0] = shard_new(&tr, n, nt, n);
 	for (int s = 0; s < b; s++)
-		tr.ctx[s] = s;
+		sh->ctx[s] = s;
 	for (int t = 0; t < nt; t++)
 	{
-		tr.targets[t] = b + t;
-		tr.labels[t] = (t == 0) ? 1.0 : 0.0;
+		sh->targets[t] = b + t;
+		sh->labels[t] = (t == 0) ? 1.0 : 0.0;
 	}
 
 	/* analytic */
 	mtdpp_model_prepare(m);
-	(void) context_step(&tr, b, nt, 1.0);
+	(void) context_step(sh, b, nt, 1.0);
 	aV = palloc(sizeof(double) * cells);
 	aR = palloc(sizeof(double) * cells);
 	aD = palloc(sizeof(double) * n);
-	memcpy(aV, tr.gV, sizeof(double) * cells);
-	memcpy(aR, tr.gR, sizeof(double) * cells);
-	memcpy(aD, tr.gD, sizeof(double) * n);
-	(void) loss_only(&tr, b, nt);
+	memcpy(aV, sh->gV, sizeof(double) * cells);
+	memcpy(aR, sh->gR, sizeof(double) * cells);
+	memcpy(aD, sh->gD, sizeof(double) * n);
+	(void) loss_only(sh, b, nt);
 
 	/* numerical, parameter by parameter */
 	for (int kind = 0; kind < 3; kind++)
@@ -1129,9 +1454,9 @@ mtdpp_gradient_check(PG_FUNCTION_ARGS)
 						err;
 
 			theta[c] = keep + h;
-			up = loss_only(&tr, b, nt);
+			up = loss_only(sh, b, nt);
 			theta[c] = keep - h;
-			down = loss_only(&tr, b, nt);
+			down = loss_only(sh, b, nt);
 			theta[c] = keep;
 			num = (up - down) / (2.0 * h);
 			err = fabs(num - analytic[c]) / Max(1e-3, fabs(num) + fabs(analytic[c]));

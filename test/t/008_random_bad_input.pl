@@ -656,10 +656,12 @@ WHERE item_id = 1 AND model_id = (SELECT model_id FROM mtdpp.models WHERE name =
 	run_sql(q{SELECT mtdpp_drop('inject')});
 
 	# itemknn neighbour lists whose first start is negative: the first
-	# start (nbr_start[0]) is bytes 1425-1432 of this value
-	is($node->safe_psql('postgres', q{SELECT 64 + get_byte(b, 44) + 256 * get_byte(b, 45) + 60 * 16 + 1
-	                                  FROM blobs WHERE kind = 'itemknn'}), '1425', 'nbr_start[0] is at byte 1425');
-	clean(q{SELECT mtdpp_save('knn_corrupt', overlay(b placing '\xf6ffffffffffffff'::bytea from 1425 for 8)) FROM blobs WHERE kind = 'itemknn'},
+	# start (nbr_start[0]) follows the 64-byte header, the hyperparameter
+	# text (its length at bytes 45-46) and 60 items of 16 bytes
+	my $nbr_start = $node->safe_psql('postgres', q{SELECT 64 + get_byte(b, 44) + 256 * get_byte(b, 45) + 60 * 16 + 1
+	                                  FROM blobs WHERE kind = 'itemknn'});
+	like($nbr_start, qr/^\d+$/, "nbr_start[0] is at byte $nbr_start");
+	clean(qq{SELECT mtdpp_save('knn_corrupt', overlay(b placing '\\xf6ffffffffffffff'::bytea from $nbr_start for 8)) FROM blobs WHERE kind = 'itemknn'},
 		'mtdpp_save of itemknn neighbour lists starting at -10 fails cleanly');
 	run_sql(q{SELECT mtdpp_drop('knn_corrupt')});
 }
