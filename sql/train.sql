@@ -18,6 +18,15 @@ SELECT bool_and(a.factors = b.factors AND a.task_factors = b.task_factors AND a.
 FROM mtdpp.items a JOIN mtdpp.items b USING (item_id)
 WHERE a.model_id = 1 AND b.model_id = :again_model_id;
 SELECT mtdpp_drop('planted_again');
+-- one core or two (max_parallel_maintenance_workers = 0: no helper thread),
+-- the same model
+SET max_parallel_maintenance_workers = 0;
+SELECT * FROM mtdpp_train('planted_one_core', 'train_lines', position_col => 'pos', rank => 8, epochs => 10, seed => 1, activate => false) \gset again_
+RESET max_parallel_maintenance_workers;
+SELECT bool_and(a.factors = b.factors AND a.task_factors = b.task_factors AND a.bias = b.bias) AS same_model_on_one_core
+FROM mtdpp.items a JOIN mtdpp.items b USING (item_id)
+WHERE a.model_id = 1 AND b.model_id = :again_model_id;
+SELECT mtdpp_drop('planted_one_core');
 -- the aggregate directly, then stored
 SELECT mtdpp_save('via_aggregate', mtdpp_fit(order_id, item_id, pos, '{"rank": 4, "epochs": 3}'), activate => false)
 FROM train_lines;
