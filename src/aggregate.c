@@ -183,7 +183,24 @@ sort_order_lines(OrderLine *l, int64 n)
 	for (int64 e = 1; e <= n; e++)
 		if (e == n || l[e].order_id != l[s].order_id)
 		{
-			sort_lines(l + s, e - s);
+			/* an order's few lines: insertion sort beats a call to qsort */
+			if (e - s <= 16)
+			{
+				for (int64 i = s + 1; i < e; i++)
+				{
+					OrderLine	x = l[i];
+					int64		j = i;
+
+					while (j > s && cmp_order_item_pos(&l[j - 1], &x) > 0)
+					{
+						l[j] = l[j - 1];
+						j--;
+					}
+					l[j] = x;
+				}
+			}
+			else
+				sort_lines(l + s, e - s);
 			s = e;
 		}
 }
@@ -387,6 +404,10 @@ build_baskets(FitState *st)
 	HTAB	   *distinct;
 	HASH_SEQ_STATUS seq;
 	int32	   *key;
+	int32		lo = PG_INT32_MAX,
+				hi = PG_INT32_MIN;
+	int64		range;
+	int32	   *dense = NULL;
 
 	if (!st->sorted)
 		sort_order_lines(l, st->n);
@@ -400,29 +421,59 @@ build_baskets(FitState *st)
 		l[n++] = l[k];
 	}
 
-	/* distinct items, ascending, and the number of baskets */
-	memset(&hctl, 0, sizeof(hctl));
-	hctl.keysize = sizeof(int32);
-	hctl.entrysize = sizeof(int32);
-	hctl.hcxt = CurrentMemoryContext;
-	distinct = hash_create("mtdpp distinct items", 1024, &hctl,
-						   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	/* the number of baskets and the range of item ids */
 	for (int64 k = 0; k < n; k++)
 	{
-		(void) hash_search(distinct, &l[k].item_id, HASH_ENTER, NULL);
 		if (k == 0 || l[k].order_id != l[k - 1].order_id)
 			nb++;
+		lo = Min(lo, l[k].item_id);
+		hi = Max(hi, l[k].item_id);
 	}
 	if (nb > PG_INT32_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("too many orders: " INT64_FORMAT ", at most %d", nb, PG_INT32_MAX)));
-	d->item_ids = palloc(sizeof(int32) * Max(hash_get_num_entries(distinct), 1));
-	hash_seq_init(&seq, distinct);
-	while ((key = hash_seq_search(&seq)) != NULL)
-		d->item_ids[ni++] = *key;
-	hash_destroy(distinct);
-	pg_qsort(d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
+
+	/*
+	 * Distinct items, ascending, and each id's dense index: through a table
+	 * over the id range when ids are compact (4 MB, or a quarter byte a line),
+	 * else a hash table and a binary search.
+	 */
+	range = n > 0 ? (int64) hi - lo + 1 : 0;
+	if (n > 0 && range <= Max((int64) 1 << 20, n / 16))
+	{
+		dense = mtdpp_alloc_huge(sizeof(int32) * range);
+		for (int64 k = 0; k < n; k++)
+			dense[l[k].item_id - lo] = 1;
+		for (int64 v = 0; v < range; v++)
+			if (dense[v])
+				ni++;
+		d->item_ids = palloc(sizeof(int32) * Max(ni, 1));
+		ni = 0;
+		for (int64 v = 0; v < range; v++)
+			if (dense[v])
+			{
+				d->item_ids[ni] = (int32) (lo + v);
+				dense[v] = ni++;
+			}
+	}
+	else
+	{
+		memset(&hctl, 0, sizeof(hctl));
+		hctl.keysize = sizeof(int32);
+		hctl.entrysize = sizeof(int32);
+		hctl.hcxt = CurrentMemoryContext;
+		distinct = hash_create("mtdpp distinct items", 1024, &hctl,
+							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+		for (int64 k = 0; k < n; k++)
+			(void) hash_search(distinct, &l[k].item_id, HASH_ENTER, NULL);
+		d->item_ids = palloc(sizeof(int32) * Max(hash_get_num_entries(distinct), 1));
+		hash_seq_init(&seq, distinct);
+		while ((key = hash_seq_search(&seq)) != NULL)
+			d->item_ids[ni++] = *key;
+		hash_destroy(distinct);
+		pg_qsort(d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
+	}
 	d->n_items = ni;
 	d->popularity = palloc0(sizeof(int32) * Max(ni, 1));
 
@@ -439,13 +490,24 @@ build_baskets(FitState *st)
 
 		while (e < n && l[e].order_id == l[s].order_id)
 			e++;
-		sort_basket(l + s, e - s);
+		/* by position (lines come by item: without positions, nothing to do) */
+		for (int64 k = s + 1; k < e; k++)
+			if (l[k].position != l[s].position)
+			{
+				sort_basket(l + s, e - s);
+				break;
+			}
 		nb++;
 		for (int64 k = s; k < e; k++)
 		{
 			int32		id = l[k].item_id;
-			int32	   *hit = bsearch(&id, d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
-			int32		idx = (int32) (hit - d->item_ids);
+			int32		idx;
+
+			if (dense)
+				idx = dense[id - lo];
+			else
+				idx = (int32) ((int32 *) bsearch(&id, d->item_ids, ni, sizeof(int32),
+												 mtdpp_cmp_int32) - d->item_ids);
 
 			items[k] = k == s ? idx | BASKET_FIRST : idx;
 			d->popularity[idx]++;
@@ -454,6 +516,9 @@ build_baskets(FitState *st)
 		if ((nb & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
+
+	if (dense)
+		pfree(dense);
 
 	/* the lines' memory now holds the baskets' items: shrink, then offsets */
 	d->items = n > 0 ? repalloc_huge(items, sizeof(int32) * n) : items;
