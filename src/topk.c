@@ -126,7 +126,11 @@ exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 
 /*
  * Upper bounds of ln det K_c for every item (CANDS NULL), or for the NC
- * items CANDS lists (bound[j] for cands[j]), from one GEMM.
+ * items CANDS lists (bound[j] for cands[j]), from one GEMM, as
+ *		ln det K_c <= offset + ln bound[c]
+ * with the offset returned: products rather than logs, so that no log is
+ * taken per candidate (a product that overflows is an infinite bound, which
+ * only means the candidate is scored exactly).
  *
  * K_c = D (I + E diag(R_c^2) E^T) D with E = D^-1 V_B.  With E E^T = U L U^T
  * (eigenvectors U, b x b) and Y = E^T U (r x b), the rotation U^T gives
@@ -137,7 +141,7 @@ exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
  * tighter than the bound on K_c itself, whose off-diagonal entries (similar
  * basket items) it ignores.
  */
-static void
+static double
 determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 				   const int32 *cands, int nc, double *bound)
 {
@@ -191,8 +195,16 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 				R2f = rowsf;
 			}
 			mtdpp_sgemm_nn(nt, b, r, R2f, r, Wf, b, diagf, b);
-			for (size_t i = 0; i < (size_t) nt * b; i++)
-				diag[i] = diagf[i];
+			for (int t = 0; t < nt; t++)
+			{
+				const float *dt = diagf + (size_t) t * b;
+				double		prod = 1.0;
+
+				for (int s = 0; s < b; s++)
+					prod *= 1.0 + (double) dt[s];
+				bound[start + t] = prod;
+			}
+			continue;
 		}
 		else if (cands)
 		{
@@ -204,21 +216,11 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 		for (int t = 0; t < nt; t++)
 		{
 			const double *dt = diag + (size_t) t * b;
-			double		sum = logdet_d,
-						prod = 1.0;
+			double		prod = 1.0;
 
-			/* one log per eight factors: each is at least 1 */
 			for (int s = 0; s < b; s++)
-			{
 				prod *= 1.0 + dt[s];
-				if ((s & 7) == 7)
-				{
-					sum += log(prod);
-					prod = 1.0;
-				}
-			}
-			/* the margin covers single precision's rounding of the diagonal */
-			bound[start + t] = sum + log(prod) + (m->R2f ? 1e-4 * b : 0.0);
+			bound[start + t] = prod;
 		}
 	}
 	pfree(E);
@@ -232,6 +234,21 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 		pfree(rows);
 	if (rowsf)
 		pfree(rowsf);
+	/* the margin covers single precision's rounding of the diagonal */
+	return logdet_d + (m->R2f ? 1e-4 * b : 0.0);
+}
+
+/*
+ * The least bound, as determinant_bounds returns them, of a candidate that
+ * may score SCORE or more (0: every candidate).  A sliver lower than
+ * exp(score - offset), so that rounding never skips a candidate.
+ */
+static double
+bound_threshold(double score, double offset)
+{
+	if (isinf(score) && score < 0)
+		return 0.0;
+	return exp(score - offset) * (1.0 - 1e-12);
 }
 
 /*
@@ -263,12 +280,14 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		double	   *bound = palloc(sizeof(double) * Max(m->n_items, 1));
 		int32	   *cands = palloc(sizeof(int32) * Max(m->n_items, 1));
 		bool	   *done = palloc0(sizeof(bool) * Max(m->n_items, 1));
-		double		tau;
+		double		tau,
+					offset,
+					least;
 		int			n = 0;
 
 		scores = palloc(sizeof(double) * Max(m->n_items, 1));
 		mtdpp_basket_pairs(m, ctx, b, P);
-		determinant_bounds(m, ctx, b, NULL, 0, bound);
+		offset = determinant_bounds(m, ctx, b, NULL, 0, bound);
 
 		/* 1. the k largest bounds, scored exactly */
 		for (int i = 0; i < m->n_items; i++)
@@ -286,9 +305,10 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 
 		/* 2. every other candidate whose bound reaches the k-th best */
 		tau = (top.n == top.k) ? top.h[0].score : -INFINITY;
+		least = bound_threshold(tau, offset);
 		n = 0;
 		for (int i = 0; i < m->n_items; i++)
-			if (!exclude[i] && !done[i] && bound[i] >= tau)
+			if (!exclude[i] && !done[i] && bound[i] >= least)
 				cands[n++] = i;
 		exact_logdets(m, ctx, b, P, cands, n, scores);
 		for (int j = 0; j < n; j++)
@@ -342,6 +362,8 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		int32	   *cands = palloc(sizeof(int32) * Max(m->n_items, 1));
 		int			n = 0,
 					nc = 0;
+		double		offset,
+					least;
 
 		/* the candidates, then their bounds only */
 		for (int i = 0; i < m->n_items; i++)
@@ -353,7 +375,7 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 				cands[nc++] = i;
 		}
 		mtdpp_basket_pairs(m, ctx, b, P);
-		determinant_bounds(m, ctx, b, cands, nc, bound);
+		offset = determinant_bounds(m, ctx, b, cands, nc, bound);
 		if (held >= 0)
 		{
 			exact_logdets(m, ctx, b, P, &held, 1, &sh);
@@ -361,8 +383,9 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		}
 		else
 			sh = held_score_if_unknown;
+		least = bound_threshold(sh - m->log_w, offset);
 		for (int j = 0; j < nc; j++)
-			if (bound[j] + m->log_w >= sh)
+			if (bound[j] >= least)
 				cands[n++] = cands[j];
 		exact_logdets(m, ctx, b, P, cands, n, scores);
 		for (int j = 0; j < n; j++)

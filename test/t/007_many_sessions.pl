@@ -177,7 +177,12 @@ cmp_ok($d23, '>', $nb / 2, 'versions 2 and 3 answer differently for most baskets
 is($node->safe_psql('postgres', q{
 SELECT count(*) FROM calls c
 WHERE NOT EXISTS (SELECT 1 FROM reference r WHERE r.basket = c.basket AND r.answer = c.answer)}),
-	'0', 'every answer is the answer of one of the versions (no torn or mixed model)');
+	'0', 'every answer is the answer of one of the versions (no torn or mixed model)')
+  or diag($node->safe_psql('postgres', q{
+SELECT c.session, c.i, c.model, c.basket, c.answer, (SELECT string_agg(r.version || ' ' || r.answer, ' | ') FROM reference r WHERE r.basket = c.basket)
+FROM calls c
+WHERE NOT EXISTS (SELECT 1 FROM reference r WHERE r.basket = c.basket AND r.answer = c.answer)
+ORDER BY c.session, c.i LIMIT 5}));
 
 # A call that started after a version's activation had committed, and before
 # the next change began, answers from that version.
