@@ -251,7 +251,7 @@ def main():
                "+ half the ties; MPR = mean of 100 (n - rank)/(n - 1); P@K = % of baskets with rank <= K. "
                "Every model is trained with the extension's default hyperparameters "
                "(`mtdpp_train(name, '<dataset>.train_lines', position_col => 'position', kind => ...)`), "
-               "seed 0, one at a time, BLAS single-threaded inside the backend, no parallel workers. "
+               "seed 0, one at a time, BLAS single-threaded inside the backend, no parallel workers reading the order lines, training on two threads where a minibatch is large enough (max_parallel_maintenance_workers = 2, the default). "
                "The paper's Table 1 used a leakier protocol (rows rather than baskets split, held-out items "
                "seen in training), so its figures are optimistic; the data README's reference figures use "
                "this protocol.\n")

@@ -1086,6 +1086,33 @@ run_minibatch(Trainer *tr, int64 first, int64 last, double scale)
 }
 
 /*
+ * The flops of a minibatch, roughly: its positives' mean context b (capped at
+ * max_context), each with NT_MAX targets of about 2 b^2 rank (kernel and
+ * solves) plus b^3 / 3 (Cholesky), three times over for the gradient.
+ */
+static double
+minibatch_flops(Trainer *tr, const bool *is_val, int nt_max)
+{
+	const MtdppBaskets *d = tr->data;
+	const MtdppParams *p = tr->p;
+	double		work = 0.0,
+				weight = 0.0;
+
+	for (int b = 0; b < d->n_baskets; b++)
+	{
+		int			len = (int) (d->start[b + 1] - d->start[b]);
+		double		c = Min(len - 1, p->max_context),
+					w = (p->positives == 0) ? len : Min(len, p->positives);
+
+		if (is_val[b] || len < 2)
+			continue;
+		work += w * (2.0 * c * c * p->rank + c * c * c / 3.0);
+		weight += w;
+	}
+	return weight > 0 ? 3.0 * p->batch_size * nt_max * work / weight : 0.0;
+}
+
+/*
  * Trains a model of kind p->kind on DATA.  The result is allocated in the
  * caller's memory context; the working set in a context deleted on return.
  */
@@ -1167,8 +1194,6 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 
 	for (int k = 0; k < TRAIN_SHARDS; k++)
 		tr.shards[k] = shard_new(&tr, max_len, nt_max, max_ctx);
-	if (max_parallel_maintenance_workers > 0)
-		tr.helper = helper_start();
 	tr.mV = mtdpp_alloc_huge(cells * sizeof(double));
 	tr.vV = mtdpp_alloc_huge(cells * sizeof(double));
 	tr.mR = mtdpp_alloc_huge(cells * sizeof(double));
@@ -1202,6 +1227,18 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 	initialise(&tr);
 	is_val = palloc0(sizeof(bool) * Max(data->n_baskets, 1));
 	set_aside_validation(&tr, is_val);
+
+	/*
+	 * A second thread when allowed and when a minibatch is worth it: below a
+	 * few million flops, handing half of it over costs more than it saves.
+	 */
+	if (max_parallel_maintenance_workers > 0 &&
+		minibatch_flops(&tr, is_val, nt_max) >= 3e6)
+		tr.helper = helper_start();
+	if (p->verbose)
+		ereport(NOTICE,
+				(errmsg("training %d items on %d thread%s", data->n_items,
+						tr.helper ? 2 : 1, tr.helper ? "s" : "")));
 
 	/* every positive example: basket, position of the target */
 	for (int b = 0; b < data->n_baskets; b++)

@@ -1,6 +1,7 @@
 set terminal pngcairo size 1500,1000 font 'sans,10' noenhanced
 set output 'quality.png'
 set rmargin 42
+set bmargin 4
 set multiplot layout 2,1 title 'mtdpp: test MPR and precision@20 per dataset and model (hatched: references)'
 set style data histograms
 set style histogram clustered gap 1

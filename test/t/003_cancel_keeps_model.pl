@@ -42,9 +42,22 @@ sub unchanged
 	return;
 }
 
-# Long enough to be cancelled in its epochs: early stopping disabled.
-my $long = q{SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 100000, seed => 2, verbose => true,
+# Long enough to be cancelled in its epochs: early stopping disabled; a
+# rank high enough for the trainer to use its second thread.
+my $long = q{SELECT * FROM mtdpp_train('m', 'train_lines', rank => 256, epochs => 100000, seed => 2, verbose => true,
                                        params => '{"patience": 100000}')};
+
+# the threads of a backend, from /proc (the tests run on the server's machine)
+sub threads_of
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/status") or return -1;
+	while (my $line = <$fh>)
+	{
+		return $1 if $line =~ /^Threads:\s+(\d+)/;
+	}
+	return -1;
+}
 
 # 1. pg_cancel_backend from another session, while the epochs run.
 my $bg = $node->background_psql('postgres', on_error_stop => 0);
@@ -52,9 +65,13 @@ $bg->set_query_timer_restart;
 my $pid = $bg->query_safe('SELECT pg_backend_pid()');
 # The same session has used the model: it is cached there.
 is($bg->query_safe($probe{complete}), $before{complete}, 'the training session answers first');
+# (a threaded BLAS may keep threads of its own in every backend)
+my $idle_threads = threads_of($pid);
 $bg->{stdin} .= "$long;\n";
 ok(pump_until($bg->{run}, $bg->{timeout}, \$bg->{stderr}, qr/NOTICE:.*epoch 2\b/),
 	'the training reports its epochs');
+like($bg->{stderr}, qr/NOTICE:\s+training \d+ items on 2 threads/, 'the training runs on two threads');
+is(threads_of($pid), $idle_threads + 1, 'the training backend has its helper thread');
 is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't', 'cancel sent');
 # query() waits for everything sent before it, so it returns once the
 # training has ended.
@@ -63,6 +80,7 @@ like($bg->{stderr}, qr/ERROR:\s+canceling statement due to user request/,
 	'the training ends with the cancel error');
 unlike($bg->{stderr}, qr/FATAL|PANIC|server closed the connection/, 'the backend survives');
 is($one, '1', 'the session still works');
+is(threads_of($pid), $idle_threads, 'the cancel stopped the helper thread');
 $bg->{stderr} = '';
 is($bg->query_safe($probe{complete}), $before{complete},
 	'the cancelled session still answers from the first version');
