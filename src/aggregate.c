@@ -5,17 +5,20 @@
  * The transition function only gathers order lines, 16 bytes each (order id,
  * item id, position), in one array that grows by doubling; large arrays are
  * remapped by the allocator rather than copied, so resident memory stays
- * near 16 bytes a line.  Partial states combine by concatenation and
- * serialise as a flat copy, which is what lets PostgreSQL's parallel workers
- * (and engines built on partial aggregation) read the orders side by side.
+ * near 16 bytes a line.  That is what lets PostgreSQL's parallel workers
+ * (and engines built on partial aggregation) read the orders side by side:
+ * a worker's serial function sorts its lines (order, item, position) and
+ * sends them as a run, delta- and varint-encoded (a few bytes a line); the
+ * leader's combine function keeps the runs as they come.
  *
  * The final function makes the result independent of the plan: it sorts the
- * lines (order, item, position), drops repeated items of a basket (the
- * first position counts), orders each basket by position, maps item ids to
- * dense indices, and hands the baskets to the trainer.  In a parallel plan
- * each worker's serial function sorts its own lines and the leader merges
- * sorted runs, so the sort is parallel too.  The hyperparameters
- * come with the rows (the same jsonb on each) and travel in the state.
+ * lines, or merges the runs, drops repeated items of a basket (the first
+ * position counts), orders each basket by position, maps item ids to dense
+ * indices, and hands the baskets to the trainer.  Without workers, the
+ * baskets' item indices are written over the lines' own memory; with them,
+ * the runs merge straight into the baskets, so the leader never holds the
+ * lines at 16 bytes each.  The hyperparameters come with the rows (the same
+ * jsonb on each) and travel in the state.
  */
 #include "postgres.h"
 
@@ -37,26 +40,49 @@ typedef struct OrderLine
 
 StaticAssertDecl(sizeof(OrderLine) == 16, "an order line takes 16 bytes");
 
+/* sorted order lines, encoded by encode_run */
+typedef struct Run
+{
+	int64		n;				/* lines */
+	int64		len;			/* bytes */
+	int32		lo,				/* least and greatest item id */
+				hi;
+	const uint8 *data;
+} Run;
+
 typedef struct FitState
 {
 	int64		n;
 	int64		cap;
 	OrderLine  *lines;
 	bool		sorted;			/* lines in (order, item, position) order */
-	bool		borrowed;		/* lines point into a serialised state: read only */
+	bool		borrowed;		/* runs point into a serialised state: read only */
 	bool		consumed;		/* serialised, lines freed: must not be used again */
 	Jsonb	   *params;			/* NULL until a row brings some */
+	Run		   *runs;			/* sorted runs received from other processes */
+	int			n_runs;
+	int			max_runs;
 } FitState;
 
-/* serialised state: this header, the params jsonb (padded to 8), the lines */
+/*
+ * serialised state: this header, the params jsonb (padded to 8), then each
+ * run: its RunHeader and its bytes (padded to 8)
+ */
 typedef struct FitStateHeader
 {
 	uint32		format;
 	int32		params_len;
-	int64		n;
-	int32		sorted;
+	int32		n_runs;
 	int32		unused;
 } FitStateHeader;
+
+typedef struct RunHeader
+{
+	int64		n;
+	int64		len;
+	int32		lo;
+	int32		hi;
+} RunHeader;
 
 PG_FUNCTION_INFO_V1(mtdpp_fit_transfn);
 PG_FUNCTION_INFO_V1(mtdpp_fit_combinefn);
@@ -240,6 +266,170 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
+/*
+ * Runs.  Each line is coded against the one before it in the run: the order
+ * id's increase, then the item id (its increase within an order, the id
+ * itself, zigzag-coded, in a new one), then the position (zigzag-coded),
+ * each as a varint of 7-bit groups.  Lines of one order take 2 or 3 bytes.
+ */
+static inline uint8 *
+put_varint(uint8 *p, uint64 v)
+{
+	while (v >= 0x80)
+	{
+		*p++ = (uint8) (v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8) v;
+	return p;
+}
+
+static inline int
+varint_size(uint64 v)
+{
+	int			n = 1;
+
+	while (v >= 0x80)
+	{
+		v >>= 7;
+		n++;
+	}
+	return n;
+}
+
+static inline uint64
+zigzag(int32 v)
+{
+	return (uint32) ((v << 1) ^ (v >> 31));
+}
+
+static inline int32
+unzigzag(uint64 v)
+{
+	return (int32) ((uint32) (v >> 1) ^ -(uint32) (v & 1));
+}
+
+/* the three varints coding line L after line PREV (NULL: the first) */
+static inline void
+line_codes(const OrderLine *prev, const OrderLine *l, uint64 *c)
+{
+	uint64		d = (uint64) l->order_id - (uint64) (prev ? prev->order_id : 0);
+
+	c[0] = d;
+	c[1] = (prev && d == 0) ? (uint64) ((uint32) l->item_id - (uint32) prev->item_id)
+		: zigzag(l->item_id);
+	c[2] = zigzag(l->position);
+}
+
+/*
+ * Encodes N sorted lines; returns the bytes, their number in *LEN and the
+ * range of the item ids in *LO and *HI.
+ */
+static uint8 *
+encode_run(const OrderLine *l, int64 n, int64 *len, int32 *lo, int32 *hi)
+{
+	int64		size = 0;
+	uint8	   *out,
+			   *p;
+	uint64		c[3];
+
+	*lo = PG_INT32_MAX;
+	*hi = PG_INT32_MIN;
+	for (int64 k = 0; k < n; k++)
+	{
+		line_codes(k > 0 ? &l[k - 1] : NULL, &l[k], c);
+		size += varint_size(c[0]) + varint_size(c[1]) + varint_size(c[2]);
+		*lo = Min(*lo, l[k].item_id);
+		*hi = Max(*hi, l[k].item_id);
+	}
+	p = out = palloc_extended(Max(size, 1), MCXT_ALLOC_HUGE);
+	for (int64 k = 0; k < n; k++)
+	{
+		line_codes(k > 0 ? &l[k - 1] : NULL, &l[k], c);
+		p = put_varint(p, c[0]);
+		p = put_varint(p, c[1]);
+		p = put_varint(p, c[2]);
+	}
+	*len = size;
+	return out;
+}
+
+/* reads a run back, line by line */
+typedef struct RunReader
+{
+	const uint8 *p;
+	const uint8 *end;
+	int64		left;
+	OrderLine	cur;			/* valid while more is true */
+	bool		more;
+} RunReader;
+
+static inline uint64
+get_varint(RunReader *r)
+{
+	uint64		v = 0;
+	int			shift = 0;
+
+	for (;;)
+	{
+		uint8		byte;
+
+		if (r->p >= r->end || shift > 63)
+			elog(ERROR, "mtdpp_fit state has a corrupt run of order lines");
+		byte = *r->p++;
+		v |= (uint64) (byte & 0x7f) << shift;
+		if (byte < 0x80)
+			return v;
+		shift += 7;
+	}
+}
+
+static inline void
+reader_next(RunReader *r)
+{
+	uint64		d,
+				item;
+
+	if (r->left == 0)
+	{
+		r->more = false;
+		return;
+	}
+	d = get_varint(r);
+	item = get_varint(r);
+	if (r->more && d == 0)
+		r->cur.item_id = (int32) ((uint32) r->cur.item_id + (uint32) item);
+	else
+		r->cur.item_id = unzigzag(item);
+	r->cur.order_id = (int64) ((uint64) (r->more ? r->cur.order_id : 0) + d);
+	r->cur.position = unzigzag(get_varint(r));
+	r->left--;
+	r->more = true;
+}
+
+static void
+reader_start(RunReader *r, const Run *run)
+{
+	r->p = run->data;
+	r->end = run->data + run->len;
+	r->left = run->n;
+	r->more = false;
+	reader_next(r);
+}
+
+static void
+state_add_run(MemoryContext ctx, FitState *st, const uint8 *data, int64 n, int64 len,
+			  int32 lo, int32 hi)
+{
+	if (st->n_runs == st->max_runs)
+	{
+		st->max_runs = Max(4, st->max_runs * 2);
+		st->runs = st->runs ? repalloc(st->runs, sizeof(Run) * st->max_runs)
+			: MemoryContextAlloc(ctx, sizeof(Run) * st->max_runs);
+	}
+	st->runs[st->n_runs++] = (Run) {n, len, lo, hi, data};
+}
+
 Datum
 mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
 {
@@ -258,71 +448,91 @@ mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
 		a->params = MemoryContextAlloc(ctx, VARSIZE(b->params));
 		memcpy(a->params, b->params, VARSIZE(b->params));
 	}
+	/* lines of a partial state of this process (partitionwise plans) */
 	if (b->n > 0)
 	{
-		int64		na = a->n;
-
 		state_reserve(ctx, a, b->n);
-		if (a->sorted && b->sorted)
-		{
-			/* both sorted (by the workers' serial functions): merge from the back */
-			int64		i = na - 1,
-						j = b->n - 1,
-						k = na + b->n - 1;
+		memcpy(a->lines + a->n, b->lines, (Size) b->n * sizeof(OrderLine));
+		a->n += b->n;
+		a->sorted = false;
+	}
+	/* runs from workers: kept as they are, in this context */
+	for (int k = 0; k < b->n_runs; k++)
+	{
+		uint8	   *copy = MemoryContextAllocHuge(ctx, Max(b->runs[k].len, 1));
 
-			while (j >= 0)
-			{
-				if (i >= 0 && cmp_order_item_pos(&a->lines[i], &b->lines[j]) > 0)
-					a->lines[k--] = a->lines[i--];
-				else
-					a->lines[k--] = b->lines[j--];
-			}
-		}
-		else
-		{
-			memcpy(a->lines + na, b->lines, (Size) b->n * sizeof(OrderLine));
-			a->sorted = false;
-		}
-		a->n = na + b->n;
+		memcpy(copy, b->runs[k].data, b->runs[k].len);
+		state_add_run(ctx, a, copy, b->runs[k].n, b->runs[k].len, b->runs[k].lo, b->runs[k].hi);
 	}
 	PG_RETURN_POINTER(a);
 }
 
+/*
+ * Each parallel worker sorts its own lines and sends them as one run (with
+ * any runs it holds): the leader only merges.
+ */
 Datum
 mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 {
 	FitState   *st = (FitState *) PG_GETARG_POINTER(0);
 	FitStateHeader h;
 	int			plen = st->params ? VARSIZE(st->params) : 0;
-	int			padded = TYPEALIGN(8, plen);
-	Size		size = add_size(VARHDRSZ + sizeof(h) + padded,
-								mul_size(st->n, sizeof(OrderLine)));
+	Size		size;
 	bytea	   *out;
 	char	   *p;
+	uint8	   *own = NULL;
+	int64		own_len = 0;
+	int32		own_lo = 0,
+				own_hi = 0;
 
 	aggregate_context(fcinfo, "mtdpp_fit_serialfn");
 	state_check_live(st);
 
-	/* each parallel worker sorts its own lines: the leader only merges */
-	if (!st->sorted)
+	if (st->n > 0)
 	{
-		sort_order_lines(st->lines, st->n);
-		st->sorted = true;
+		if (!st->sorted)
+			sort_order_lines(st->lines, st->n);
+		own = encode_run(st->lines, st->n, &own_len, &own_lo, &own_hi);
 	}
+	size = VARHDRSZ + sizeof(h) + TYPEALIGN(8, plen);
+	if (own)
+		size = add_size(size, sizeof(RunHeader) + TYPEALIGN(8, own_len));
+	for (int k = 0; k < st->n_runs; k++)
+		size = add_size(size, sizeof(RunHeader) + TYPEALIGN(8, st->runs[k].len));
+
 	out = palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	SET_VARSIZE(out, size);
 	h.format = MTDPP_FORMAT_VERSION;
 	h.params_len = plen;
-	h.n = st->n;
-	h.sorted = st->sorted;
+	h.n_runs = st->n_runs + (own ? 1 : 0);
+	h.unused = 0;
 	p = VARDATA(out);
 	memcpy(p, &h, sizeof(h));
 	p += sizeof(h);
 	if (plen > 0)
 		memcpy(p, st->params, plen);
-	p += padded;
-	if (st->n > 0)
-		memcpy(p, st->lines, (Size) st->n * sizeof(OrderLine));
+	p += TYPEALIGN(8, plen);
+	for (int k = -1; k < st->n_runs; k++)
+	{
+		RunHeader	rh;
+		const uint8 *data;
+
+		if (k < 0 && own == NULL)
+			continue;
+		rh.n = k < 0 ? st->n : st->runs[k].n;
+		rh.len = k < 0 ? own_len : st->runs[k].len;
+		rh.lo = k < 0 ? own_lo : st->runs[k].lo;
+		rh.hi = k < 0 ? own_hi : st->runs[k].hi;
+		data = k < 0 ? own : st->runs[k].data;
+		memcpy(p, &rh, sizeof(rh));
+		p += sizeof(rh);
+		memcpy(p, data, rh.len);
+		p += TYPEALIGN(8, rh.len);
+	}
+
+	/* PostgreSQL serialises a partial state once, at the end: free it */
+	if (own)
+		pfree(own);
 	if (st->lines != NULL)
 		pfree(st->lines);
 	st->lines = NULL;
@@ -333,52 +543,176 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 
 /*
  * The deserialised state lives in the current (per-input-tuple) memory
- * context and is only read by the combine function that follows, so its
- * lines stay where they are in the serialised bytes when aligned: the leader
- * of a parallel plan then holds each worker's lines once, not twice.
+ * context and is only read by the combine function that follows: its runs
+ * stay where they are in the serialised bytes.
  */
 Datum
 mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 {
 	bytea	   *in;
-	const char *p;
-	Size		len;
+	const char *p,
+			   *end;
 	FitStateHeader h;
 	FitState   *st;
 
 	aggregate_context(fcinfo, "mtdpp_fit_deserialfn");
 	in = PG_GETARG_BYTEA_PP(0);
 	p = VARDATA_ANY(in);
-	len = VARSIZE_ANY_EXHDR(in);
+	end = p + VARSIZE_ANY_EXHDR(in);
 	st = palloc0(sizeof(FitState));
-	if (len < sizeof(h))
+	st->sorted = true;
+	st->borrowed = true;
+	if (end - p < (ptrdiff_t) sizeof(h))
 		elog(ERROR, "mtdpp_fit state is truncated");
 	memcpy(&h, p, sizeof(h));
-	if (h.format != MTDPP_FORMAT_VERSION ||
-		len != sizeof(h) + TYPEALIGN(8, h.params_len) + (Size) h.n * sizeof(OrderLine))
-		elog(ERROR, "mtdpp_fit state has format %u and %zu bytes, which do not match",
-			 h.format, len);
 	p += sizeof(h);
+	if (h.format != MTDPP_FORMAT_VERSION || h.params_len < 0 || h.n_runs < 0 ||
+		end - p < (ptrdiff_t) TYPEALIGN(8, h.params_len))
+		elog(ERROR, "mtdpp_fit state has format %u and %zu bytes, which do not match",
+			 h.format, (Size) VARSIZE_ANY_EXHDR(in));
 	if (h.params_len > 0)
 	{
 		st->params = palloc(h.params_len);
 		memcpy(st->params, p, h.params_len);
 	}
 	p += TYPEALIGN(8, h.params_len);
-	if (h.n > 0)
+	st->runs = palloc(sizeof(Run) * Max(h.n_runs, 1));
+	st->max_runs = Max(h.n_runs, 1);
+	for (int k = 0; k < h.n_runs; k++)
 	{
-		if ((uintptr_t) p % MAXIMUM_ALIGNOF == 0)
-			st->lines = (OrderLine *) p;
-		else
-		{
-			st->lines = palloc_extended((Size) h.n * sizeof(OrderLine), MCXT_ALLOC_HUGE);
-			memcpy(st->lines, p, (Size) h.n * sizeof(OrderLine));
-		}
-		st->n = st->cap = h.n;
+		RunHeader	rh;
+
+		if (end - p < (ptrdiff_t) sizeof(rh))
+			elog(ERROR, "mtdpp_fit state is truncated");
+		memcpy(&rh, p, sizeof(rh));
+		p += sizeof(rh);
+		if (rh.n < 0 || rh.len < 0 || end - p < (ptrdiff_t) TYPEALIGN(8, rh.len))
+			elog(ERROR, "mtdpp_fit state is truncated");
+		st->runs[st->n_runs++] = (Run) {rh.n, rh.len, rh.lo, rh.hi, (const uint8 *) p};
+		p += TYPEALIGN(8, rh.len);
 	}
-	st->borrowed = true;
-	st->sorted = h.sorted;
 	PG_RETURN_POINTER(st);
+}
+
+/*
+ * The distinct item ids and their dense indices (ascending): a table over
+ * the id range when ids are compact (4 MB, or a quarter byte a line), else a
+ * hash table, then a binary search.
+ */
+typedef struct ItemSet
+{
+	int32		lo;
+	int64		range;
+	int32	   *dense;			/* id - lo -> mark, then index; or NULL */
+	HTAB	   *hash;
+	const int32 *ids;			/* once finished: index -> id */
+	int			n;
+} ItemSet;
+
+static void
+itemset_init(ItemSet *set, int32 lo, int32 hi, int64 lines)
+{
+	memset(set, 0, sizeof(*set));
+	set->lo = lo;
+	set->range = lines > 0 ? (int64) hi - lo + 1 : 0;
+	if (lines > 0 && set->range <= Max((int64) 1 << 20, lines / 16))
+		set->dense = mtdpp_alloc_huge(sizeof(int32) * set->range);
+	else
+	{
+		HASHCTL		hctl;
+
+		memset(&hctl, 0, sizeof(hctl));
+		hctl.keysize = sizeof(int32);
+		hctl.entrysize = sizeof(int32);
+		hctl.hcxt = CurrentMemoryContext;
+		set->hash = hash_create("mtdpp distinct items", 1024, &hctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+}
+
+static inline void
+itemset_add(ItemSet *set, int32 id)
+{
+	if (set->dense)
+		set->dense[id - set->lo] = 1;
+	else
+		(void) hash_search(set->hash, &id, HASH_ENTER, NULL);
+}
+
+/* the distinct ids into D (item_ids, n_items, zero popularity) */
+static void
+itemset_finish(ItemSet *set, MtdppBaskets *d)
+{
+	int			ni = 0;
+
+	if (set->dense)
+	{
+		for (int64 v = 0; v < set->range; v++)
+			ni += set->dense[v] != 0;
+		d->item_ids = palloc(sizeof(int32) * Max(ni, 1));
+		ni = 0;
+		for (int64 v = 0; v < set->range; v++)
+			if (set->dense[v])
+			{
+				d->item_ids[ni] = (int32) (set->lo + v);
+				set->dense[v] = ni++;
+			}
+	}
+	else
+	{
+		HASH_SEQ_STATUS seq;
+		int32	   *key;
+
+		d->item_ids = palloc(sizeof(int32) * Max(hash_get_num_entries(set->hash), 1));
+		hash_seq_init(&seq, set->hash);
+		while ((key = hash_seq_search(&seq)) != NULL)
+			d->item_ids[ni++] = *key;
+		hash_destroy(set->hash);
+		set->hash = NULL;
+		pg_qsort(d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
+	}
+	set->ids = d->item_ids;
+	set->n = ni;
+	d->n_items = ni;
+	d->popularity = palloc0(sizeof(int32) * Max(ni, 1));
+}
+
+static inline int32
+itemset_index(const ItemSet *set, int32 id)
+{
+	if (set->dense)
+		return set->dense[id - set->lo];
+	return (int32) ((const int32 *) bsearch(&id, set->ids, set->n, sizeof(int32),
+											mtdpp_cmp_int32) - set->ids);
+}
+
+static void
+itemset_free(ItemSet *set)
+{
+	if (set->dense)
+		pfree(set->dense);
+	set->dense = NULL;
+}
+
+static void
+check_baskets(int64 nb)
+{
+	if (nb > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many orders: " INT64_FORMAT ", at most %d", nb, PG_INT32_MAX)));
+}
+
+/* one basket's lines, by position (they come by item: often nothing to do) */
+static void
+order_basket(OrderLine *l, int64 n)
+{
+	for (int64 k = 1; k < n; k++)
+		if (l[k].position != l[0].position)
+		{
+			sort_basket(l, n);
+			return;
+		}
 }
 
 /*
@@ -399,15 +733,9 @@ build_baskets(FitState *st)
 	int32	   *items = (int32 *) st->lines;
 	int64		n = 0;
 	int64		nb = 0;
-	int			ni = 0;
-	HASHCTL		hctl;
-	HTAB	   *distinct;
-	HASH_SEQ_STATUS seq;
-	int32	   *key;
 	int32		lo = PG_INT32_MAX,
 				hi = PG_INT32_MIN;
-	int64		range;
-	int32	   *dense = NULL;
+	ItemSet		set;
 
 	if (!st->sorted)
 		sort_order_lines(l, st->n);
@@ -421,7 +749,7 @@ build_baskets(FitState *st)
 		l[n++] = l[k];
 	}
 
-	/* the number of baskets and the range of item ids */
+	/* the number of baskets, the items */
 	for (int64 k = 0; k < n; k++)
 	{
 		if (k == 0 || l[k].order_id != l[k - 1].order_id)
@@ -429,53 +757,11 @@ build_baskets(FitState *st)
 		lo = Min(lo, l[k].item_id);
 		hi = Max(hi, l[k].item_id);
 	}
-	if (nb > PG_INT32_MAX)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("too many orders: " INT64_FORMAT ", at most %d", nb, PG_INT32_MAX)));
-
-	/*
-	 * Distinct items, ascending, and each id's dense index: through a table
-	 * over the id range when ids are compact (4 MB, or a quarter byte a line),
-	 * else a hash table and a binary search.
-	 */
-	range = n > 0 ? (int64) hi - lo + 1 : 0;
-	if (n > 0 && range <= Max((int64) 1 << 20, n / 16))
-	{
-		dense = mtdpp_alloc_huge(sizeof(int32) * range);
-		for (int64 k = 0; k < n; k++)
-			dense[l[k].item_id - lo] = 1;
-		for (int64 v = 0; v < range; v++)
-			if (dense[v])
-				ni++;
-		d->item_ids = palloc(sizeof(int32) * Max(ni, 1));
-		ni = 0;
-		for (int64 v = 0; v < range; v++)
-			if (dense[v])
-			{
-				d->item_ids[ni] = (int32) (lo + v);
-				dense[v] = ni++;
-			}
-	}
-	else
-	{
-		memset(&hctl, 0, sizeof(hctl));
-		hctl.keysize = sizeof(int32);
-		hctl.entrysize = sizeof(int32);
-		hctl.hcxt = CurrentMemoryContext;
-		distinct = hash_create("mtdpp distinct items", 1024, &hctl,
-							   HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
-		for (int64 k = 0; k < n; k++)
-			(void) hash_search(distinct, &l[k].item_id, HASH_ENTER, NULL);
-		d->item_ids = palloc(sizeof(int32) * Max(hash_get_num_entries(distinct), 1));
-		hash_seq_init(&seq, distinct);
-		while ((key = hash_seq_search(&seq)) != NULL)
-			d->item_ids[ni++] = *key;
-		hash_destroy(distinct);
-		pg_qsort(d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
-	}
-	d->n_items = ni;
-	d->popularity = palloc0(sizeof(int32) * Max(ni, 1));
+	check_baskets(nb);
+	itemset_init(&set, lo, hi, n);
+	for (int64 k = 0; k < n; k++)
+		itemset_add(&set, l[k].item_id);
+	itemset_finish(&set, d);
 
 	/*
 	 * Baskets in position order.  items[k] overwrites bytes 4k..4k+3, inside
@@ -484,30 +770,18 @@ build_baskets(FitState *st)
 	 */
 	d->n_baskets = (int) nb;
 	d->n_lines = n;
+	nb = 0;
 	for (int64 s = 0; s < n;)
 	{
 		int64		e = s + 1;
 
 		while (e < n && l[e].order_id == l[s].order_id)
 			e++;
-		/* by position (lines come by item: without positions, nothing to do) */
-		for (int64 k = s + 1; k < e; k++)
-			if (l[k].position != l[s].position)
-			{
-				sort_basket(l + s, e - s);
-				break;
-			}
+		order_basket(l + s, e - s);
 		nb++;
 		for (int64 k = s; k < e; k++)
 		{
-			int32		id = l[k].item_id;
-			int32		idx;
-
-			if (dense)
-				idx = dense[id - lo];
-			else
-				idx = (int32) ((int32 *) bsearch(&id, d->item_ids, ni, sizeof(int32),
-												 mtdpp_cmp_int32) - d->item_ids);
+			int32		idx = itemset_index(&set, l[k].item_id);
 
 			items[k] = k == s ? idx | BASKET_FIRST : idx;
 			d->popularity[idx]++;
@@ -516,9 +790,7 @@ build_baskets(FitState *st)
 		if ((nb & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-
-	if (dense)
-		pfree(dense);
+	itemset_free(&set);
 
 	/* the lines' memory now holds the baskets' items: shrink, then offsets */
 	d->items = n > 0 ? repalloc_huge(items, sizeof(int32) * n) : items;
@@ -537,6 +809,119 @@ build_baskets(FitState *st)
 	return d;
 }
 
+/*
+ * The same from sorted runs (a parallel plan's), merged straight into the
+ * baskets in one pass.
+ * The leader holds the encoded runs, the baskets' items (4 bytes a line)
+ * and offsets, never the lines themselves.
+ */
+static MtdppBaskets *
+build_baskets_from_runs(FitState *st)
+{
+	MtdppBaskets *d = palloc0(sizeof(MtdppBaskets));
+	int			nr = st->n_runs;
+	RunReader  *rd = palloc(sizeof(RunReader) * nr);
+	int64		total = 0,
+				n = 0,
+				nb = 0,
+				cap_b = 1024;
+	int32		lo = PG_INT32_MAX,
+				hi = PG_INT32_MIN;
+	ItemSet		set;
+	OrderLine  *bl;				/* the current basket's lines */
+	int64		bl_n = 0,
+				bl_cap = 64;
+	int64	   *start;
+
+	/* the range of the item ids, as each run's sender measured it */
+	for (int r = 0; r < nr; r++)
+	{
+		total += st->runs[r].n;
+		lo = Min(lo, st->runs[r].lo);
+		hi = Max(hi, st->runs[r].hi);
+	}
+	itemset_init(&set, lo, hi, total);
+
+	/*
+	 * The merge: repeated items of a basket dropped (the first position
+	 * counts), the item ids written as they are, then made dense indices
+	 * once every distinct item is known.
+	 */
+	d->items = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(total, 1));
+	start = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * cap_b);
+	bl = palloc(sizeof(OrderLine) * bl_cap);
+	for (int r = 0; r < nr; r++)
+		reader_start(&rd[r], &st->runs[r]);
+	for (;;)
+	{
+		int			best = -1;
+		OrderLine	l;
+
+		for (int r = 0; r < nr; r++)
+			if (rd[r].more && (best < 0 || cmp_order_item_pos(&rd[r].cur, &rd[best].cur) < 0))
+				best = r;
+		if (best >= 0)
+		{
+			l = rd[best].cur;
+			reader_next(&rd[best]);
+			if (bl_n > 0 && l.order_id == bl[bl_n - 1].order_id)
+			{
+				if (l.item_id != bl[bl_n - 1].item_id)
+				{
+					if (bl_n == bl_cap)
+					{
+						bl_cap *= 2;
+						bl = repalloc_huge(bl, sizeof(OrderLine) * bl_cap);
+					}
+					bl[bl_n++] = l;
+				}
+				continue;
+			}
+		}
+		/* a new order (or the end): the basket so far goes out */
+		if (bl_n > 0)
+		{
+			order_basket(bl, bl_n);
+			if (nb + 1 >= cap_b)
+			{
+				cap_b *= 2;
+				start = repalloc_huge(start, sizeof(int64) * cap_b);
+			}
+			start[nb++] = n;
+			for (int64 k = 0; k < bl_n; k++)
+			{
+				d->items[n++] = bl[k].item_id;
+				itemset_add(&set, bl[k].item_id);
+			}
+			if ((nb & 0xffff) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+		if (best < 0)
+			break;
+		bl[0] = l;
+		bl_n = 1;
+	}
+	check_baskets(nb);
+	itemset_finish(&set, d);
+	for (int64 k = 0; k < n; k++)
+	{
+		int32		idx = itemset_index(&set, d->items[k]);
+
+		d->items[k] = idx;
+		d->popularity[idx]++;
+	}
+	itemset_free(&set);
+	pfree(bl);
+	pfree(rd);
+	start[nb] = n;
+	d->start = start;
+	d->n_baskets = (int) nb;
+	d->n_lines = n;
+	if (n > 0)
+		d->items = repalloc_huge(d->items, sizeof(int32) * n);
+	return d;
+}
+
 Datum
 mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 {
@@ -546,14 +931,45 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	MtdppModel *m;
 
 	aggregate_context(fcinfo, "mtdpp_fit_finalfn");
-	if (st == NULL || st->n == 0)
+	if (st != NULL)
+		state_check_live(st);
+	if (st == NULL || (st->n == 0 && st->n_runs == 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("mtdpp_fit received no order lines"),
 				 errhint("The source is empty, or every row has a NULL order id or item id.")));
 
 	mtdpp_params_resolve(&p, st->params);
-	data = build_baskets(st);
+	if (st->n_runs == 0)
+		data = build_baskets(st);
+	else
+	{
+		/* lines of this process too (mixed plans): one more run */
+		if (st->n > 0)
+		{
+			uint8	   *run;
+			int64		len;
+			int32		lo,
+						hi;
+
+			if (!st->sorted)
+				sort_order_lines(st->lines, st->n);
+			run = encode_run(st->lines, st->n, &len, &lo, &hi);
+			state_add_run(CurrentMemoryContext, st, run, st->n, len, lo, hi);
+			pfree(st->lines);
+			st->lines = NULL;
+			st->n = st->cap = 0;
+		}
+		data = build_baskets_from_runs(st);
+		for (int k = 0; k < st->n_runs; k++)
+			pfree((void *) st->runs[k].data);
+		st->n_runs = 0;
+	}
+	if (data->n_lines == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("mtdpp_fit received no order lines"),
+				 errhint("The source is empty, or every row has a NULL order id or item id.")));
 
 	m = mtdpp_train_model(data, &p);
 	PG_RETURN_BYTEA_P(mtdpp_model_serialize(m));

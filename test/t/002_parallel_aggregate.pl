@@ -82,6 +82,35 @@ GROUP BY a.model, b.model});
 same_model('fit_parallel', 'fit_serial');
 same_model('fit_parallel', 'fit_shuffled');
 
+# The leader reading lines too (its own run merged with the workers').
+(my $with_leader = $parallel) =~ s/parallel_leader_participation = off/parallel_leader_participation = on/;
+$run = $node->safe_psql('postgres', $with_leader
+	  . 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) CREATE TABLE fit_with_leader AS '
+	  . fit('orders_shuffled'));
+like($run, qr/Workers Launched: [12]\b/, 'parallel workers ran beside the leader') or diag($run);
+same_model('fit_with_leader', 'fit_serial');
+
+# Partitionwise aggregation: partial states of one process combined
+# without serialisation (lines, not runs), with and without workers.
+$node->safe_psql('postgres', q{
+CREATE TABLE orders_parted (order_id bigint, item_id int, position int) PARTITION BY HASH (order_id);
+CREATE TABLE orders_parted_0 PARTITION OF orders_parted FOR VALUES WITH (MODULUS 3, REMAINDER 0);
+CREATE TABLE orders_parted_1 PARTITION OF orders_parted FOR VALUES WITH (MODULUS 3, REMAINDER 1);
+CREATE TABLE orders_parted_2 PARTITION OF orders_parted FOR VALUES WITH (MODULUS 3, REMAINDER 2);
+INSERT INTO orders_parted SELECT order_id, item_id, position FROM orders;
+ANALYZE orders_parted;
+});
+my $partitionwise = q{SET enable_partitionwise_aggregate = on;};
+$run = $node->safe_psql('postgres', $serial . $partitionwise
+	  . 'EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) CREATE TABLE fit_parted AS '
+	  . fit('orders_parted'));
+like($run, qr/Partial Aggregate/, 'the partitionwise plan aggregates each partition partially')
+  or diag($run);
+same_model('fit_parted', 'fit_serial');
+$node->safe_psql('postgres', $with_leader . $partitionwise
+	  . 'CREATE TABLE fit_parted_parallel AS ' . fit('orders_parted'));
+same_model('fit_parted_parallel', 'fit_serial');
+
 # Stored, the three are the same model: same factors, same training history.
 $node->safe_psql('postgres', q{
 SELECT mtdpp_save('parallel', model) FROM fit_parallel;
