@@ -140,6 +140,15 @@ state_reserve(MemoryContext ctx, FitState *st, int64 add)
 						need, (Size) need * sizeof(OrderLine) / 1024, maintenance_work_mem),
 				 errhint("Raise maintenance_work_mem for this session (16 bytes per order line), or train on fewer orders.")));
 	cap = Max(need, Max(st->cap * 2, 1024));
+
+	/*
+	 * Past 64k lines, straight to just over 32 MB: the C library maps arrays
+	 * that large on their own, so growing them remaps pages, while smaller
+	 * ones are copied and leave their old copies resident in its heap.
+	 * (Pages of the array that are never written cost nothing.)
+	 */
+	if (cap > 65536)
+		cap = Max(cap, (int64) (32 * 1024 * 1024) / (int64) sizeof(OrderLine) + 1024);
 	cap = Min(cap, (int64) (limit / sizeof(OrderLine)));
 	cap = Max(cap, need);
 	if (st->lines == NULL)
