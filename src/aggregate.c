@@ -439,6 +439,31 @@ state_add_run(MemoryContext ctx, FitState *st, const uint8 *data, int64 n, int64
 	st->runs[st->n_runs++] = (Run) {n, len, lo, hi, data};
 }
 
+/*
+ * The state's own lines, sorted and encoded as one more run (its bytes in
+ * the current memory context), their array freed; returns whether there
+ * were any.
+ */
+static bool
+state_lines_to_run(MemoryContext ctx, FitState *st)
+{
+	uint8	   *run;
+	int64		len;
+	int32		lo,
+				hi;
+
+	if (st->n == 0)
+		return false;
+	if (!st->sorted)
+		sort_order_lines(st->lines, st->n);
+	run = encode_run(st->lines, st->n, &len, &lo, &hi);
+	state_add_run(ctx, st, run, st->n, len, lo, hi);
+	pfree(st->lines);
+	st->lines = NULL;
+	st->n = st->cap = 0;
+	return true;
+}
+
 Datum
 mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
 {
@@ -483,29 +508,18 @@ mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
 Datum
 mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 {
+	MemoryContext ctx = aggregate_context(fcinfo, "mtdpp_fit_serialfn");
 	FitState   *st = (FitState *) PG_GETARG_POINTER(0);
 	FitStateHeader h;
 	int			plen = st->params ? VARSIZE(st->params) : 0;
 	Size		size;
 	bytea	   *out;
 	char	   *p;
-	uint8	   *own = NULL;
-	int64		own_len = 0;
-	int32		own_lo = 0,
-				own_hi = 0;
+	bool		own;
 
-	aggregate_context(fcinfo, "mtdpp_fit_serialfn");
 	state_check_live(st);
-
-	if (st->n > 0)
-	{
-		if (!st->sorted)
-			sort_order_lines(st->lines, st->n);
-		own = encode_run(st->lines, st->n, &own_len, &own_lo, &own_hi);
-	}
+	own = state_lines_to_run(ctx, st);
 	size = VARHDRSZ + sizeof(h) + TYPEALIGN(8, plen);
-	if (own)
-		size = add_size(size, sizeof(RunHeader) + TYPEALIGN(8, own_len));
 	for (int k = 0; k < st->n_runs; k++)
 		size = add_size(size, sizeof(RunHeader) + TYPEALIGN(8, st->runs[k].len));
 
@@ -513,7 +527,7 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 	SET_VARSIZE(out, size);
 	h.format = MTDPP_FORMAT_VERSION;
 	h.params_len = plen;
-	h.n_runs = st->n_runs + (own ? 1 : 0);
+	h.n_runs = st->n_runs;
 	h.unused = 0;
 	p = VARDATA(out);
 	memcpy(p, &h, sizeof(h));
@@ -521,31 +535,19 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 	if (plen > 0)
 		memcpy(p, st->params, plen);
 	p += TYPEALIGN(8, plen);
-	for (int k = -1; k < st->n_runs; k++)
+	for (int k = 0; k < st->n_runs; k++)
 	{
-		RunHeader	rh;
-		const uint8 *data;
+		RunHeader	rh = {st->runs[k].n, st->runs[k].len, st->runs[k].lo, st->runs[k].hi};
 
-		if (k < 0 && own == NULL)
-			continue;
-		rh.n = k < 0 ? st->n : st->runs[k].n;
-		rh.len = k < 0 ? own_len : st->runs[k].len;
-		rh.lo = k < 0 ? own_lo : st->runs[k].lo;
-		rh.hi = k < 0 ? own_hi : st->runs[k].hi;
-		data = k < 0 ? own : st->runs[k].data;
 		memcpy(p, &rh, sizeof(rh));
 		p += sizeof(rh);
-		memcpy(p, data, rh.len);
+		memcpy(p, st->runs[k].data, rh.len);
 		p += TYPEALIGN(8, rh.len);
 	}
 
 	/* PostgreSQL serialises a partial state once, at the end: free it */
 	if (own)
-		pfree(own);
-	if (st->lines != NULL)
-		pfree(st->lines);
-	st->lines = NULL;
-	st->n = st->cap = 0;
+		pfree((void *) st->runs[--st->n_runs].data);
 	st->consumed = true;
 	PG_RETURN_BYTEA_P(out);
 }
@@ -954,31 +956,12 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	else
 	{
 		/* lines of this process too (mixed plans): one more run */
-		if (st->n > 0)
-		{
-			uint8	   *run;
-			int64		len;
-			int32		lo,
-						hi;
-
-			if (!st->sorted)
-				sort_order_lines(st->lines, st->n);
-			run = encode_run(st->lines, st->n, &len, &lo, &hi);
-			state_add_run(CurrentMemoryContext, st, run, st->n, len, lo, hi);
-			pfree(st->lines);
-			st->lines = NULL;
-			st->n = st->cap = 0;
-		}
+		state_lines_to_run(CurrentMemoryContext, st);
 		data = build_baskets_from_runs(st);
 		for (int k = 0; k < st->n_runs; k++)
 			pfree((void *) st->runs[k].data);
 		st->n_runs = 0;
 	}
-	if (data->n_lines == 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_NO_DATA_FOUND),
-				 errmsg("mtdpp_fit received no order lines"),
-				 errhint("The source is empty, or every row has a NULL order id or item id.")));
 
 	m = mtdpp_train_model(data, &p);
 	PG_RETURN_BYTEA_P(mtdpp_model_serialize(m));
