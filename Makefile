@@ -11,6 +11,7 @@ OBJS = \
 	src/complete.o \
 	src/evaluate.o \
 	src/linalg.o \
+	src/lines.o \
 	src/model.o \
 	src/params.o \
 	src/store.o \

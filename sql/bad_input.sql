@@ -52,6 +52,10 @@ SELECT * FROM mtdpp_evaluate('planted', 'no_baskets');
 -- models too large for maintenance_work_mem
 SET maintenance_work_mem = '1MB';
 SELECT * FROM mtdpp_train('x', 'train_lines', rank => 1024);
+-- order lines beyond maintenance_work_mem: 8 bytes each without positions
+-- (order ids of 32 bits), 16 with them
+SELECT length(mtdpp_fit(g / 10, g % 97, NULL::int)) FROM generate_series(1, 200000) g;
+SELECT length(mtdpp_fit(g / 10, g % 97, g % 10)) FROM generate_series(1, 200000) g;
 RESET maintenance_work_mem;
 -- a diverging fit
 -- (the figures in its message vary with the machine's floating point: show the SQLSTATE)

@@ -111,6 +111,45 @@ $node->safe_psql('postgres', $with_leader . $partitionwise
 	  . 'CREATE TABLE fit_parted_parallel AS ' . fit('orders_parted'));
 same_model('fit_parted_parallel', 'fit_serial');
 
+# Lines are held 8 bytes each while order ids fit 32 bits and no position is
+# given, 16 otherwise; the first line that does not fit converts those held
+# so far.  Shifting every order id or every position by the same amount
+# changes no basket, so these fits must give the model of the original
+# lines: order ids past 2^31 from the start (all 16 bytes), order ids that
+# cross 2^31 in the middle of the scan, and positions that start at 0, the
+# lines with position 0 read first.
+$node->safe_psql('postgres', q{
+CREATE TABLE orders_big_ids AS
+  SELECT order_id + (1::bigint << 40) AS order_id, item_id, position FROM orders_shuffled;
+CREATE TABLE orders_crossing AS
+  SELECT order_id + 2147483647 - (SELECT max(order_id) / 2 FROM orders) AS order_id, item_id, position
+  FROM orders ORDER BY order_id > (SELECT max(order_id) / 2 FROM orders), md5(order_id || ':' || item_id);
+CREATE TABLE orders_from_zero AS
+  SELECT order_id, item_id, position - 1 AS position FROM orders
+  ORDER BY position > 1, md5(order_id || ':' || item_id);
+CREATE TABLE orders_no_positions AS SELECT order_id, item_id, NULL::int AS position FROM orders_shuffled;
+CREATE TABLE orders_no_positions_big AS
+  SELECT order_id - (1::bigint << 40) AS order_id, item_id, position FROM orders_no_positions;
+ANALYZE orders_big_ids, orders_crossing, orders_from_zero, orders_no_positions, orders_no_positions_big;
+});
+for my $t (qw(orders_big_ids orders_crossing orders_from_zero))
+{
+	$node->safe_psql('postgres', $serial . "CREATE TABLE fit_$t AS " . fit($t));
+	same_model("fit_$t", 'fit_serial');
+	$node->safe_psql('postgres', $with_leader . "CREATE TABLE fit_${t}_parallel AS " . fit($t));
+	same_model("fit_${t}_parallel", 'fit_serial');
+}
+# Without positions (8-byte lines), serial and parallel agree, and agree with
+# the same baskets held 16 bytes a line (negative order ids past 32 bits).
+$node->safe_psql('postgres', $serial . 'CREATE TABLE fit_no_positions AS ' . fit('orders_no_positions'));
+for my $t (qw(orders_no_positions orders_no_positions_big))
+{
+	$node->safe_psql('postgres', $with_leader . "CREATE TABLE fit_${t}_parallel AS " . fit($t));
+	same_model("fit_${t}_parallel", 'fit_no_positions');
+}
+$node->safe_psql('postgres', $serial . 'CREATE TABLE fit_no_positions_big AS ' . fit('orders_no_positions_big'));
+same_model('fit_no_positions_big', 'fit_no_positions');
+
 # Stored, the three are the same model: same factors, same training history.
 $node->safe_psql('postgres', q{
 SELECT mtdpp_save('parallel', model) FROM fit_parallel;

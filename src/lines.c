@@ -1,0 +1,891 @@
+/*
+ * lines.c
+ *		Order lines gathered by the training aggregate: storage, sorting,
+ *		the runs parallel workers send, and the baskets they all become.
+ *
+ * Lines are held 8 bytes each (one key) while order ids fit 32 bits and no
+ * position is given, else 16 (see lines.h).  They are sorted in place by a
+ * radix sort on the order id.  A parallel worker encodes its sorted lines as
+ * a run, order by order (a few bytes a line); the leader merges the runs
+ * order by order straight into the baskets.  The baskets do not depend on
+ * the plan: repeated items of a basket are dropped (the first position
+ * counts), each basket is in position order (then item order), the baskets
+ * in order id order, and item ids become dense indices.
+ */
+#include "postgres.h"
+
+#include "miscadmin.h"
+#include "utils/hsearch.h"
+#include "utils/memutils.h"
+
+#include "lines.h"
+
+StaticAssertDecl(sizeof(OrderLine) == 16, "an order line takes 16 bytes");
+
+static inline int64
+key_order(uint64 key)
+{
+	return (int32) (uint32) ((key ^ LINE_KEY_SIGN) >> 32);
+}
+
+static inline int32
+key_item(uint64 key)
+{
+	return (int32) (uint32) (key ^ LINE_KEY_SIGN);
+}
+
+static inline OrderLine
+key_line(uint64 key)
+{
+	OrderLine	l = {key_order(key), key_item(key), 0};
+
+	return l;
+}
+
+static inline Size
+line_size(const LineArray *la)
+{
+	return la->wide ? sizeof(OrderLine) : sizeof(uint64);
+}
+
+/*
+ * Room for NEED lines of SIZE bytes, checked against maintenance_work_mem.
+ * Past 64k lines, straight to just over 32 MB: the C library maps arrays that
+ * large on their own, so growing them remaps pages, while smaller ones are
+ * copied and leave their old copies resident in its heap.  (Pages of the
+ * array that are never written cost nothing.)
+ */
+static void
+lines_reserve(MemoryContext ctx, LineArray *la, int64 need, Size size)
+{
+	Size		limit = (Size) maintenance_work_mem * 1024;
+	int64		cap;
+
+	if (need <= la->cap && size == line_size(la))
+		return;
+	if ((Size) need * size > limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gathering " INT64_FORMAT " order lines needs %zu kB, more than maintenance_work_mem (%d kB)",
+						need, ((Size) need * size + 1023) / 1024, maintenance_work_mem),
+				 errhint("Raise maintenance_work_mem for this session (8 bytes per order line, 16 when lines have positions or order ids beyond 32 bits), or train on fewer orders.")));
+	cap = Max(need, Max(size == line_size(la) ? la->cap * 2 : la->cap, 1024));
+	if (cap > 65536)
+		cap = Max(cap, (int64) (32 * 1024 * 1024) / (int64) size + 1024);
+	cap = Min(cap, (int64) (limit / size));
+	cap = Max(cap, need);
+	if (la->data == NULL)
+		la->data = MemoryContextAllocHuge(ctx, (Size) cap * size);
+	else
+		la->data = repalloc_huge(la->data, (Size) cap * size);
+	la->cap = cap;
+}
+
+/* every line to an OrderLine, in place (backwards: each lands past its key) */
+static void
+lines_widen(MemoryContext ctx, LineArray *la, int64 need)
+{
+	OrderLine  *l;
+
+	lines_reserve(ctx, la, need, sizeof(OrderLine));
+	l = la->data;
+	for (int64 k = la->n - 1; k >= 0; k--)
+		l[k] = key_line(((uint64 *) la->data)[k]);
+	la->wide = true;
+}
+
+void
+lines_add_slow(MemoryContext ctx, LineArray *la, int64 order_id, int32 item_id, int32 position)
+{
+	if (!la->wide && !line_fits_key(order_id, position))
+		lines_widen(ctx, la, la->n + 1);
+	lines_reserve(ctx, la, la->n + 1, line_size(la));
+	if (la->wide)
+		((OrderLine *) la->data)[la->n++] = (OrderLine) {order_id, item_id, position};
+	else
+		((uint64 *) la->data)[la->n++] = line_key(order_id, item_id);
+	la->sorted = false;
+}
+
+/* SRC's lines after DST's (partial states of one process combined) */
+void
+lines_append(MemoryContext ctx, LineArray *dst, const LineArray *src)
+{
+	if (src->n == 0)
+		return;
+	if (src->wide && !dst->wide)
+		lines_widen(ctx, dst, dst->n + src->n);
+	lines_reserve(ctx, dst, dst->n + src->n, line_size(dst));
+	if (dst->wide && !src->wide)
+		for (int64 k = 0; k < src->n; k++)
+			((OrderLine *) dst->data)[dst->n + k] = key_line(((const uint64 *) src->data)[k]);
+	else
+		memcpy((char *) dst->data + dst->n * line_size(dst), src->data, src->n * line_size(dst));
+	dst->n += src->n;
+	dst->sorted = false;
+}
+
+void
+lines_free(LineArray *la)
+{
+	if (la->data)
+		pfree(la->data);
+	la->data = NULL;
+	la->n = la->cap = 0;
+	la->wide = false;
+	la->sorted = true;
+}
+
+/* Sorting */
+
+static inline int
+cmp_order_item_pos(const OrderLine *x, const OrderLine *y)
+{
+	if (x->order_id != y->order_id)
+		return x->order_id < y->order_id ? -1 : 1;
+	if (x->item_id != y->item_id)
+		return x->item_id < y->item_id ? -1 : 1;
+	if (x->position != y->position)
+		return x->position < y->position ? -1 : 1;
+	return 0;
+}
+
+static inline int
+cmp_pos_item(const OrderLine *x, const OrderLine *y)
+{
+	if (x->position != y->position)
+		return x->position < y->position ? -1 : 1;
+	if (x->item_id != y->item_id)
+		return x->item_id < y->item_id ? -1 : 1;
+	return 0;
+}
+
+/* quicksorts with the comparators inlined, for long orders */
+#define ST_SORT sort_lines
+#define ST_ELEMENT_TYPE OrderLine
+#define ST_COMPARE(a, b) cmp_order_item_pos(a, b)
+#define ST_CHECK_FOR_INTERRUPTS
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+#define ST_SORT sort_basket
+#define ST_ELEMENT_TYPE OrderLine
+#define ST_COMPARE(a, b) cmp_pos_item(a, b)
+#define ST_SCOPE static
+#define ST_DEFINE
+#include "lib/sort_template.h"
+
+/* a few lines: insertion sort beats a call to a quicksort */
+static inline void
+insertion_sort_keys(uint64 *a, int64 n)
+{
+	for (int64 i = 1; i < n; i++)
+	{
+		uint64		x = a[i];
+		int64		j = i;
+
+		while (j > 0 && a[j - 1] > x)
+		{
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+}
+
+static inline void
+finish_lines(OrderLine *a, int64 n)
+{
+	if (n > 16)
+	{
+		sort_lines(a, n);
+		return;
+	}
+	for (int64 i = 1; i < n; i++)
+	{
+		OrderLine	x = a[i];
+		int64		j = i;
+
+		while (j > 0 && cmp_order_item_pos(&a[j - 1], &x) > 0)
+		{
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+}
+
+/* keys sort as their lines (the key is the whole line) */
+#define RS_SORT radix_sort_keys
+#define RS_ELEMENT uint64
+#define RS_KEY(p) (*(p))
+#define RS_FINISH(a, n) insertion_sort_keys(a, n)
+#define RS_SMALL 32
+#include "radix_sort.h"
+
+/* lines by order id (sign bit flipped: ascending), then item and position */
+#define RS_SORT radix_sort_lines
+#define RS_ELEMENT OrderLine
+#define RS_KEY(p) ((uint64) (p)->order_id ^ (UINT64CONST(1) << 63))
+#define RS_FINISH(a, n) finish_lines(a, n)
+#define RS_SMALL 32
+#include "radix_sort.h"
+
+static inline int64
+line_order(const LineArray *la, int64 k)
+{
+	return la->wide ? ((const OrderLine *) la->data)[k].order_id
+		: key_order(((const uint64 *) la->data)[k]);
+}
+
+/*
+ * Sorts the lines by (order, item, position).  Tables are often stored
+ * order by order: then only each order's few lines need sorting.
+ */
+static void
+lines_sort(LineArray *la)
+{
+	int64		s = 0;
+
+	if (la->sorted)
+		return;
+	for (int64 k = 1; k < la->n; k++)
+		if (line_order(la, k) < line_order(la, k - 1))
+		{
+			if (la->wide)
+				radix_sort_lines(la->data, la->n);
+			else
+				radix_sort_keys(la->data, la->n);
+			la->sorted = true;
+			return;
+		}
+	for (int64 e = 1; e <= la->n; e++)
+		if (e == la->n || line_order(la, e) != line_order(la, s))
+		{
+			if (la->wide)
+				finish_lines((OrderLine *) la->data + s, e - s);
+			else
+				insertion_sort_keys((uint64 *) la->data + s, e - s);
+			s = e;
+		}
+	la->sorted = true;
+}
+
+/*
+ * Runs.  A run is a sequence of orders, each coded against the one before:
+ * the increase of its order id, its number of lines, then its items (the
+ * first as its distance from the run's least item id, the others as their
+ * increase), then, if the run has positions, each line's position
+ * (zigzag-coded); every number a varint of 7-bit groups.  An order's lines
+ * take a byte or two each.
+ */
+static inline uint8 *
+put_varint(uint8 *p, uint64 v)
+{
+	while (v >= 0x80)
+	{
+		*p++ = (uint8) (v | 0x80);
+		v >>= 7;
+	}
+	*p++ = (uint8) v;
+	return p;
+}
+
+static inline uint64
+zigzag(int32 v)
+{
+	return (uint32) (((uint32) v << 1) ^ (uint32) (v >> 31));
+}
+
+static inline int32
+unzigzag(uint64 v)
+{
+	return (int32) ((uint32) (v >> 1) ^ -(uint32) (v & 1));
+}
+
+static inline OrderLine
+line_at(const LineArray *la, int64 k)
+{
+	return la->wide ? ((const OrderLine *) la->data)[k] : key_line(((const uint64 *) la->data)[k]);
+}
+
+/*
+ * Encodes LA's lines, sorted, as RUN (its bytes in the current memory
+ * context) and frees them; returns whether there were any.  The run is
+ * written in one pass into room for the longest codes, then shrunk: the
+ * pages never written cost nothing.
+ */
+bool
+lines_to_run(LineArray *la, Run *run)
+{
+	uint64		prev = 0;
+	uint8	   *p;
+
+	if (la->n == 0)
+		return false;
+	lines_sort(la);
+	memset(run, 0, sizeof(*run));
+	run->n = la->n;
+	run->lo = PG_INT32_MAX;
+	run->hi = PG_INT32_MIN;
+	for (int64 k = 0; k < la->n; k++)
+	{
+		OrderLine	l = line_at(la, k);
+
+		run->lo = Min(run->lo, l.item_id);
+		run->hi = Max(run->hi, l.item_id);
+		run->positions |= l.position != 0;
+	}
+
+	/* at most 10 bytes an order id, 10 a count, 5 an item, 5 a position */
+	p = MemoryContextAllocHuge(CurrentMemoryContext, (Size) la->n * (run->positions ? 30 : 25));
+	run->data = p;
+	for (int64 s = 0, e; s < la->n; s = e)
+	{
+		OrderLine	first = line_at(la, s);
+		uint32		item = (uint32) run->lo;
+
+		for (e = s + 1; e < la->n && line_order(la, e) == first.order_id; e++)
+			;
+		p = put_varint(p, (uint64) first.order_id - prev);
+		p = put_varint(p, (uint64) (e - s));
+		prev = (uint64) first.order_id;
+		for (int64 k = s; k < e; k++)
+		{
+			uint32		id = (uint32) line_at(la, k).item_id;
+
+			p = put_varint(p, id - item);
+			item = id;
+		}
+		if (run->positions)
+			for (int64 k = s; k < e; k++)
+				p = put_varint(p, zigzag(line_at(la, k).position));
+	}
+	run->len = p - run->data;
+	run->data = repalloc_huge((void *) run->data, Max(run->len, 1));
+	lines_free(la);
+	return true;
+}
+
+/* reads a run back, order by order */
+typedef struct RunReader
+{
+	const uint8 *p;
+	const uint8 *end;
+	int64		left;			/* lines after the current order's */
+	int64		order_id;		/* the current order, while more is true */
+	int64		count;			/* its lines, not yet read */
+	bool		more;
+	bool		positions;
+	int32		lo;				/* the run's item id range */
+	uint32		span;			/* hi - lo */
+} RunReader;
+
+static pg_noinline void
+reader_corrupt(void)
+{
+	elog(ERROR, "mtdpp_fit state has a corrupt run of order lines");
+}
+
+static inline uint64
+get_varint(RunReader *r)
+{
+	uint64		v = 0;
+
+	for (int shift = 0; shift < 64; shift += 7)
+	{
+		uint8		byte;
+
+		if (r->p >= r->end)
+			break;
+		byte = *r->p++;
+		v |= (uint64) (byte & 0x7f) << shift;
+		if (byte < 0x80)
+			return v;
+	}
+	reader_corrupt();
+	return 0;					/* keep the compiler quiet */
+}
+
+static inline void
+reader_next_order(RunReader *r)
+{
+	if (r->left == 0)
+	{
+		r->more = false;
+		return;
+	}
+	r->order_id = (int64) ((uint64) r->order_id + get_varint(r));
+	r->count = (int64) get_varint(r);
+	if (r->count <= 0 || r->count > r->left)
+		reader_corrupt();
+	r->left -= r->count;
+	r->more = true;
+}
+
+static void
+reader_start(RunReader *r, const Run *run)
+{
+	r->p = run->data;
+	r->end = run->data + run->len;
+	r->left = run->n;
+	r->order_id = 0;
+	r->positions = run->positions;
+	r->lo = run->lo;
+	r->span = (uint32) run->hi - (uint32) run->lo;
+	reader_next_order(r);
+}
+
+/* the current order's lines into L (room for r->count) */
+static inline void
+reader_read_order(RunReader *r, OrderLine *l)
+{
+	uint32		item = (uint32) r->lo;
+
+	for (int64 k = 0; k < r->count; k++)
+	{
+		item += (uint32) get_varint(r);
+		if (item - (uint32) r->lo > r->span)
+			reader_corrupt();
+		l[k] = (OrderLine) {r->order_id, (int32) item, 0};
+	}
+	if (r->positions)
+		for (int64 k = 0; k < r->count; k++)
+			l[k].position = unzigzag(get_varint(r));
+}
+
+/* the same, items only, each once (a run without positions), into ITEMS */
+static inline int64
+reader_read_items(RunReader *r, int32 *items)
+{
+	uint32		item = (uint32) r->lo;
+	int64		n = 0;
+
+	Assert(!r->positions);
+	for (int64 k = 0; k < r->count; k++)
+	{
+		uint32		d = (uint32) get_varint(r);
+
+		item += d;
+		if (item - (uint32) r->lo > r->span)
+			reader_corrupt();
+		if (k == 0 || d != 0)
+			items[n++] = (int32) item;
+	}
+	return n;
+}
+
+/*
+ * The distinct item ids and their dense indices (ascending): a table over
+ * the id range when ids are compact (4 MB, or a quarter byte a line), else a
+ * hash table, then a binary search.
+ */
+typedef struct ItemSet
+{
+	int32		lo;
+	int64		range;
+	int32	   *dense;			/* id - lo -> mark, then index; or NULL */
+	HTAB	   *hash;
+	const int32 *ids;			/* once finished: index -> id */
+	int			n;
+} ItemSet;
+
+static void
+itemset_init(ItemSet *set, int32 lo, int32 hi, int64 lines)
+{
+	memset(set, 0, sizeof(*set));
+	set->lo = lo;
+	set->range = lines > 0 ? (int64) hi - lo + 1 : 0;
+	if (lines > 0 && set->range <= Max((int64) 1 << 20, lines / 16))
+		set->dense = mtdpp_alloc_huge(sizeof(int32) * set->range);
+	else
+	{
+		HASHCTL		hctl;
+
+		memset(&hctl, 0, sizeof(hctl));
+		hctl.keysize = sizeof(int32);
+		hctl.entrysize = sizeof(int32);
+		hctl.hcxt = CurrentMemoryContext;
+		set->hash = hash_create("mtdpp distinct items", 1024, &hctl,
+								HASH_ELEM | HASH_BLOBS | HASH_CONTEXT);
+	}
+}
+
+static inline void
+itemset_add(ItemSet *set, int32 id)
+{
+	if (set->dense)
+		set->dense[id - set->lo] = 1;
+	else
+		(void) hash_search(set->hash, &id, HASH_ENTER, NULL);
+}
+
+/* the distinct ids into D (item_ids, n_items, zero popularity) */
+static void
+itemset_finish(ItemSet *set, MtdppBaskets *d)
+{
+	int			ni = 0;
+
+	if (set->dense)
+	{
+		for (int64 v = 0; v < set->range; v++)
+			ni += set->dense[v] != 0;
+		d->item_ids = palloc(sizeof(int32) * Max(ni, 1));
+		ni = 0;
+		for (int64 v = 0; v < set->range; v++)
+			if (set->dense[v])
+			{
+				d->item_ids[ni] = (int32) (set->lo + v);
+				set->dense[v] = ni++;
+			}
+	}
+	else
+	{
+		HASH_SEQ_STATUS seq;
+		int32	   *key;
+
+		d->item_ids = palloc(sizeof(int32) * Max(hash_get_num_entries(set->hash), 1));
+		hash_seq_init(&seq, set->hash);
+		while ((key = hash_seq_search(&seq)) != NULL)
+			d->item_ids[ni++] = *key;
+		hash_destroy(set->hash);
+		set->hash = NULL;
+		pg_qsort(d->item_ids, ni, sizeof(int32), mtdpp_cmp_int32);
+	}
+	set->ids = d->item_ids;
+	set->n = ni;
+	d->n_items = ni;
+	d->popularity = palloc0(sizeof(int32) * Max(ni, 1));
+}
+
+static inline int32
+itemset_index(const ItemSet *set, int32 id)
+{
+	if (set->dense)
+		return set->dense[id - set->lo];
+	return (int32) ((const int32 *) bsearch(&id, set->ids, set->n, sizeof(int32),
+											mtdpp_cmp_int32) - set->ids);
+}
+
+static void
+itemset_free(ItemSet *set)
+{
+	if (set->dense)
+		pfree(set->dense);
+	set->dense = NULL;
+}
+
+static void
+check_baskets(int64 nb)
+{
+	if (nb > PG_INT32_MAX)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("too many orders: " INT64_FORMAT ", at most %d", nb, PG_INT32_MAX)));
+}
+
+/* one basket's lines, by position (they come by item: often nothing to do) */
+static void
+order_basket(OrderLine *l, int64 n)
+{
+	for (int64 k = 1; k < n; k++)
+		if (l[k].position != l[0].position)
+		{
+			sort_basket(l, n);
+			return;
+		}
+}
+
+/*
+ * D's items, which hold item ids, made dense indices once every distinct
+ * item is in SET; the popularity counted.
+ */
+static void
+baskets_index_items(MtdppBaskets *d, ItemSet *set)
+{
+	int32	   *items = d->items;
+	int32	   *popularity;
+	int64		n = d->n_lines;
+
+	itemset_finish(set, d);
+	popularity = d->popularity;
+	if (set->dense)
+	{
+		/* locals, so that the compiler keeps them in registers */
+		const int32 *dense = set->dense;
+		int32		lo = set->lo;
+
+		for (int64 k = 0; k < n; k++)
+		{
+			int32		idx = dense[items[k] - lo];
+
+			items[k] = idx;
+			popularity[idx]++;
+		}
+	}
+	else
+		for (int64 k = 0; k < n; k++)
+		{
+			int32		idx = itemset_index(set, items[k]);
+
+			items[k] = idx;
+			popularity[idx]++;
+		}
+	itemset_free(set);
+}
+
+/*
+ * The sorted lines into baskets.  The baskets' item ids (4 bytes a line)
+ * are written over the lines (8 or 16 bytes a line) as they are read, the
+ * first of each basket flagged by its sign bit; the basket offsets (8 bytes
+ * a basket) are read off the flags once the lines' memory has shrunk to the
+ * items.  So the peak is the lines themselves and the distinct items.
+ */
+#define BASKET_FIRST ((int32) 0x80000000)
+
+MtdppBaskets *
+lines_to_baskets(LineArray *la)
+{
+	MtdppBaskets *d = palloc0(sizeof(MtdppBaskets));
+	int32	   *items = la->data;
+	int64		n = 0,
+				nb = 0;
+	int32		lo = PG_INT32_MAX,
+				hi = PG_INT32_MIN;
+	ItemSet		set;
+
+	lines_sort(la);
+	CHECK_FOR_INTERRUPTS();
+	for (int64 k = 0; k < la->n; k++)
+	{
+		int32		id = line_at(la, k).item_id;
+
+		lo = Min(lo, id);
+		hi = Max(hi, id);
+	}
+	itemset_init(&set, lo, hi, la->n);
+	for (int64 k = 0; k < la->n; k++)
+		itemset_add(&set, line_at(la, k).item_id);
+	itemset_finish(&set, d);
+
+	/*
+	 * Basket by basket, in position order, repeated items dropped (the first
+	 * position counts).  items[n] overwrites bytes 4n..4n+3 (n <= k), inside
+	 * a line already read; the current basket's lines, from line s on, are
+	 * untouched.
+	 */
+	for (int64 s = 0, e; s < la->n; s = e)
+	{
+		int64		order_id = line_order(la, s);
+		int64		first = n;
+
+		for (e = s + 1; e < la->n && line_order(la, e) == order_id; e++)
+			;
+		if (la->wide)
+		{
+			OrderLine  *l = (OrderLine *) la->data + s;
+			int64		m = 0;
+
+			for (int64 k = 0; k < e - s; k++)
+				if (m == 0 || l[k].item_id != l[m - 1].item_id)
+					l[m++] = l[k];
+			order_basket(l, m);
+			for (int64 k = 0; k < m; k++)
+				items[n++] = itemset_index(&set, l[k].item_id);
+		}
+		else
+		{
+			const uint64 *key = (const uint64 *) la->data;
+			uint64		prev = ~key[s];	/* key[k - 1] may be overwritten */
+
+			for (int64 k = s; k < e; k++)
+			{
+				uint64		x = key[k];
+
+				if (x != prev)
+					items[n++] = itemset_index(&set, key_item(x));
+				prev = x;
+			}
+		}
+		for (int64 k = first; k < n; k++)
+			d->popularity[items[k]]++;
+		items[first] |= BASKET_FIRST;
+		nb++;
+		if ((nb & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	check_baskets(nb);
+	itemset_free(&set);
+
+	/* the lines' memory now holds the baskets' items: shrink, then offsets */
+	d->items = n > 0 ? repalloc_huge(items, sizeof(int32) * n) : items;
+	la->data = NULL;
+	la->n = la->cap = 0;
+	d->n_baskets = (int) nb;
+	d->n_lines = n;
+	d->start = mtdpp_alloc_huge(sizeof(int64) * (nb + 1));
+	nb = 0;
+	for (int64 k = 0; k < n; k++)
+		if (d->items[k] & BASKET_FIRST)
+		{
+			d->items[k] &= ~BASKET_FIRST;
+			d->start[nb++] = k;
+		}
+	Assert(nb == d->n_baskets);
+	d->start[nb] = n;
+	return d;
+}
+
+/* sorts N item ids and drops repeats; returns how many are left */
+static int64
+sort_distinct_ints(int32 *a, int64 n)
+{
+	int64		m = 0;
+
+	if (n > 32)
+		pg_qsort(a, n, sizeof(int32), mtdpp_cmp_int32);
+	else
+		for (int64 i = 1; i < n; i++)
+		{
+			int32		x = a[i];
+			int64		j = i;
+
+			while (j > 0 && a[j - 1] > x)
+			{
+				a[j] = a[j - 1];
+				j--;
+			}
+			a[j] = x;
+		}
+	for (int64 k = 0; k < n; k++)
+		if (m == 0 || a[k] != a[m - 1])
+			a[m++] = a[k];
+	return m;
+}
+
+/*
+ * The same from sorted runs (a parallel plan's), merged order by order
+ * straight into the baskets: the leader holds the encoded runs, the baskets'
+ * items (4 bytes a line) and offsets, never the lines themselves.  Without
+ * positions, an order's items are read straight into its basket (and
+ * sorted there when several runs hold the order); with them, its lines go
+ * through a small buffer.
+ */
+MtdppBaskets *
+runs_to_baskets(const Run *runs, int nr)
+{
+	MtdppBaskets *d = palloc0(sizeof(MtdppBaskets));
+	RunReader  *rd = palloc(sizeof(RunReader) * nr);
+	int		   *src = palloc(sizeof(int) * nr);
+	int64		total = 0,
+				n = 0,
+				nb = 0,
+				cap_b = 1024;
+	int32		lo = PG_INT32_MAX,
+				hi = PG_INT32_MIN;
+	ItemSet		set;
+	OrderLine  *bl;				/* the current basket's lines */
+	int64		bl_cap = 64;
+	int64	   *start;
+
+	for (int r = 0; r < nr; r++)
+	{
+		total += runs[r].n;
+		lo = Min(lo, runs[r].lo);
+		hi = Max(hi, runs[r].hi);
+	}
+	itemset_init(&set, lo, hi, total);
+	d->items = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(total, 1));
+	start = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * cap_b);
+	bl = palloc(sizeof(OrderLine) * bl_cap);
+	for (int r = 0; r < nr; r++)
+		reader_start(&rd[r], &runs[r]);
+
+	for (;;)
+	{
+		int			ns = 0;
+		int64		order_id = 0,
+					lines = 0,
+					first = n;
+		bool		positions = false;
+
+		/* the runs holding the least order id */
+		for (int r = 0; r < nr; r++)
+			if (rd[r].more && (ns == 0 || rd[r].order_id <= order_id))
+			{
+				if (ns > 0 && rd[r].order_id < order_id)
+					ns = lines = 0;
+				order_id = rd[r].order_id;
+				src[ns++] = r;
+				lines += rd[r].count;
+			}
+		if (ns == 0)
+			break;
+
+		for (int i = 0; i < ns; i++)
+			positions |= rd[src[i]].positions;
+		if (!positions)
+		{
+			int32	   *out = d->items + n;
+			int64		m = 0;
+
+			for (int i = 0; i < ns; i++)
+				m += reader_read_items(&rd[src[i]], out + m);
+			if (ns > 1)
+				m = sort_distinct_ints(out, m);
+			n += m;
+		}
+		else
+		{
+			int64		m = 0;
+
+			if (lines > bl_cap)
+			{
+				bl_cap = Max(lines, bl_cap * 2);
+				bl = repalloc_huge(bl, sizeof(OrderLine) * bl_cap);
+			}
+			for (int i = 0; i < ns; i++)
+			{
+				reader_read_order(&rd[src[i]], bl + m);
+				m += rd[src[i]].count;
+			}
+			if (ns > 1)
+				finish_lines(bl, m);
+			/* repeated items: the first position counts */
+			lines = m;
+			m = 0;
+			for (int64 k = 0; k < lines; k++)
+				if (m == 0 || bl[k].item_id != bl[m - 1].item_id)
+					bl[m++] = bl[k];
+			order_basket(bl, m);
+			for (int64 k = 0; k < m; k++)
+				d->items[n++] = bl[k].item_id;
+		}
+		for (int i = 0; i < ns; i++)
+			reader_next_order(&rd[src[i]]);
+		for (int64 k = first; k < n; k++)
+			itemset_add(&set, d->items[k]);
+
+		if (nb + 1 >= cap_b)
+		{
+			cap_b *= 2;
+			start = repalloc_huge(start, sizeof(int64) * cap_b);
+		}
+		start[nb++] = first;
+		if ((nb & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	check_baskets(nb);
+	pfree(bl);
+	pfree(src);
+	pfree(rd);
+	start[nb] = n;
+	d->start = start;
+	d->n_baskets = (int) nb;
+	d->n_lines = n;
+	baskets_index_items(d, &set);
+	if (n > 0)
+		d->items = repalloc_huge(d->items, sizeof(int32) * n);
+	return d;
+}
