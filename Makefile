@@ -10,6 +10,7 @@ OBJS = \
 	src/baselines.o \
 	src/complete.o \
 	src/evaluate.o \
+	src/helper.o \
 	src/linalg.o \
 	src/lines.o \
 	src/model.o \

@@ -298,6 +298,9 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	MtdppParams p;
 	MtdppBaskets *data;
 	MtdppModel *m;
+	int64		lines;
+	int			runs = 0,
+				threads = 1;
 
 	aggregate_context(fcinfo, "mtdpp_fit_finalfn");
 	if (st != NULL)
@@ -309,18 +312,33 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 				 errhint("The source is empty, or every row has a NULL order id or item id.")));
 
 	mtdpp_params_resolve(&p, st->params);
+	lines = st->lines.n;
 	if (st->n_runs == 0)
 		data = lines_to_baskets(&st->lines);
 	else
 	{
 		/* lines of this process too (mixed plans): one more run */
 		state_lines_to_run(CurrentMemoryContext, st);
-		data = runs_to_baskets(st->runs, st->n_runs);
+		for (int k = 0; k < st->n_runs; k++)
+			lines += st->runs[k].n;
+		runs = st->n_runs;
+		data = runs_to_baskets(st->runs, st->n_runs, &threads);
 		for (int k = 0; k < st->n_runs; k++)
 			pfree((void *) st->runs[k].data);
 		st->n_runs = 0;
 	}
 
+	if (p.verbose)
+	{
+		if (runs > 0)
+			ereport(NOTICE,
+					(errmsg("gathered " INT64_FORMAT " order lines into %d baskets of %d items, merging %d sorted runs on %d thread%s",
+							lines, data->n_baskets, data->n_items, runs, threads, threads > 1 ? "s" : "")));
+		else
+			ereport(NOTICE,
+					(errmsg("gathered " INT64_FORMAT " order lines into %d baskets of %d items",
+							lines, data->n_baskets, data->n_items)));
+	}
 	m = mtdpp_train_model(data, &p);
 	PG_RETURN_BYTEA_P(mtdpp_model_serialize(m));
 }

@@ -20,6 +20,9 @@
 
 #include "lines.h"
 
+/* below this many lines, merging runs on one thread costs less than starting a second */
+#define MERGE_SPLIT_LINES 1000000
+
 StaticAssertDecl(sizeof(OrderLine) == 16, "an order line takes 16 bytes");
 
 static inline int64
@@ -368,7 +371,11 @@ lines_to_run(LineArray *la, Run *run)
 	return true;
 }
 
-/* reads a run back, order by order */
+/*
+ * Reads a run back, order by order.  A reader raises no error (it may run on
+ * the helper thread): a corrupt run sets its flag and ends it, and the
+ * caller raises once the merge is over.
+ */
 typedef struct RunReader
 {
 	const uint8 *p;
@@ -377,15 +384,19 @@ typedef struct RunReader
 	int64		order_id;		/* the current order, while more is true */
 	int64		count;			/* its lines, not yet read */
 	bool		more;
+	bool		corrupt;
 	bool		positions;
 	int32		lo;				/* the run's item id range */
 	uint32		span;			/* hi - lo */
 } RunReader;
 
-static pg_noinline void
-reader_corrupt(void)
+static pg_noinline uint64
+reader_corrupt(RunReader *r)
 {
-	elog(ERROR, "mtdpp_fit state has a corrupt run of order lines");
+	r->corrupt = true;
+	r->p = r->end;
+	r->left = r->count = 0;
+	return 0;
 }
 
 static inline uint64
@@ -404,22 +415,22 @@ get_varint(RunReader *r)
 		if (byte < 0x80)
 			return v;
 	}
-	reader_corrupt();
-	return 0;					/* keep the compiler quiet */
+	return reader_corrupt(r);
 }
 
 static inline void
 reader_next_order(RunReader *r)
 {
+	r->more = false;
 	if (r->left == 0)
-	{
-		r->more = false;
 		return;
-	}
 	r->order_id = (int64) ((uint64) r->order_id + get_varint(r));
 	r->count = (int64) get_varint(r);
-	if (r->count <= 0 || r->count > r->left)
-		reader_corrupt();
+	if (r->corrupt || r->count <= 0 || r->count > r->left)
+	{
+		reader_corrupt(r);
+		return;
+	}
 	r->left -= r->count;
 	r->more = true;
 }
@@ -427,53 +438,73 @@ reader_next_order(RunReader *r)
 static void
 reader_start(RunReader *r, const Run *run)
 {
+	memset(r, 0, sizeof(*r));
 	r->p = run->data;
 	r->end = run->data + run->len;
 	r->left = run->n;
-	r->order_id = 0;
 	r->positions = run->positions;
 	r->lo = run->lo;
 	r->span = (uint32) run->hi - (uint32) run->lo;
 	reader_next_order(r);
 }
 
-/* the current order's lines into L (room for r->count) */
-static inline void
+/* the current order's lines into L (room for r->count); returns how many */
+static inline int64
 reader_read_order(RunReader *r, OrderLine *l)
 {
 	uint32		item = (uint32) r->lo;
+	int64		n = r->count;
 
-	for (int64 k = 0; k < r->count; k++)
+	for (int64 k = 0; k < n; k++)
 	{
 		item += (uint32) get_varint(r);
 		if (item - (uint32) r->lo > r->span)
-			reader_corrupt();
+			return reader_corrupt(r);
 		l[k] = (OrderLine) {r->order_id, (int32) item, 0};
 	}
 	if (r->positions)
-		for (int64 k = 0; k < r->count; k++)
+		for (int64 k = 0; k < n; k++)
 			l[k].position = unzigzag(get_varint(r));
+	return r->corrupt ? 0 : n;
 }
 
-/* the same, items only, each once (a run without positions), into ITEMS */
+/*
+ * The same, items only, each once (a run without positions), into ITEMS;
+ * returns how many.
+ */
 static inline int64
 reader_read_items(RunReader *r, int32 *items)
 {
 	uint32		item = (uint32) r->lo;
 	int64		n = 0;
 
-	Assert(!r->positions);
 	for (int64 k = 0; k < r->count; k++)
 	{
 		uint32		d = (uint32) get_varint(r);
 
 		item += d;
 		if (item - (uint32) r->lo > r->span)
-			reader_corrupt();
+			return reader_corrupt(r);
 		if (k == 0 || d != 0)
 			items[n++] = (int32) item;
 	}
 	return n;
+}
+
+/* the current order's lines, unread (a run without positions) */
+static inline void
+reader_skip_order(RunReader *r)
+{
+	for (int64 k = 0; k < r->count; k++)
+	{
+		while (r->p < r->end && *r->p >= 0x80)
+			r->p++;
+		if (r->p++ >= r->end)
+		{
+			reader_corrupt(r);
+			return;
+		}
+	}
 }
 
 /*
@@ -765,78 +796,240 @@ sort_distinct_ints(int32 *a, int64 n)
 }
 
 /*
+ * The runs holding the least order id (below STOP when BOUNDED) into SRC;
+ * returns how many, and their lines in *LINES.
+ */
+static inline int
+least_order(RunReader *rd, int nr, bool bounded, int64 stop, int *src, int64 *lines)
+{
+	int			ns = 0;
+	int64		order_id = 0;
+
+	*lines = 0;
+	for (int r = 0; r < nr; r++)
+		if (rd[r].more && (!bounded || rd[r].order_id < stop) &&
+			(ns == 0 || rd[r].order_id <= order_id))
+		{
+			if (ns > 0 && rd[r].order_id < order_id)
+				ns = *lines = 0;
+			order_id = rd[r].order_id;
+			src[ns++] = r;
+			*lines += rd[r].count;
+		}
+	return ns;
+}
+
+/*
+ * One part of a merge of runs without positions: the orders of every run
+ * (below STOP when BOUNDED) into baskets of item ids, each basket's items
+ * sorted and distinct, and every id marked in MARKS (if set).  Computation
+ * only: it may run on the helper thread.
+ */
+typedef struct MergePart
+{
+	RunReader  *rd;				/* positioned at the part's first order */
+	int			nr;
+	bool		bounded;
+	int64		stop;
+	int		   *src;			/* room for nr */
+	int32	   *items;			/* out: room for the part's lines */
+	int64		n;
+	int64	   *start;			/* out: room for the part's orders */
+	int64		nb;
+	int32	   *marks;			/* marks[id - lo] = 1, or NULL */
+	int32		lo;
+} MergePart;
+
+static void
+merge_part(void *arg)
+{
+	MergePart  *mp = (MergePart *) arg;
+
+	/* locals: stores through the output pointers could alias *mp */
+	RunReader  *rd = mp->rd;
+	int		   *src = mp->src;
+	int32	   *items = mp->items;
+	int64	   *start = mp->start;
+	int32	   *marks = mp->marks;
+	int32		lo = mp->lo;
+	int64		n = 0,
+				nb = 0,
+				lines;
+	int			ns;
+
+	while ((ns = least_order(rd, mp->nr, mp->bounded, mp->stop, src, &lines)) > 0)
+	{
+		int32	   *out = items + n;
+		int64		m = 0;
+
+		for (int i = 0; i < ns; i++)
+		{
+			m += reader_read_items(&rd[src[i]], out + m);
+			reader_next_order(&rd[src[i]]);
+		}
+		if (ns > 1)
+			m = sort_distinct_ints(out, m);
+		if (marks)
+			for (int64 k = 0; k < m; k++)
+				marks[out[k] - lo] = 1;
+		start[nb++] = n;
+		n += m;
+	}
+	mp->n = n;
+	mp->nb = nb;
+}
+
+/*
+ * Room for N readers (and their source list) on cache lines of their own,
+ * so that two threads never write the same line.
+ */
+static RunReader *
+readers_alloc(int n, int **src)
+{
+	char	   *p = palloc(sizeof(RunReader) * n + sizeof(int) * n + 3 * PG_CACHE_LINE_SIZE);
+	RunReader  *rd = (RunReader *) TYPEALIGN(PG_CACHE_LINE_SIZE, p + PG_CACHE_LINE_SIZE);
+
+	*src = (int *) (rd + n);
+	return rd;
+}
+
+/*
+ * The merge in two parts, on this thread and helper H: the orders below a
+ * pivot (the middle order of the longest run) and the others.  Each part
+ * writes where its lines would start; the second is moved down after.
+ */
+static void
+merge_split(MtdppHelper *h, MergePart *whole, int64 range)
+{
+	MergePart	part[2];
+	int		   *src2;
+	RunReader  *rd2 = readers_alloc(whole->nr, &src2);
+	int			longest = 0;
+	int64		before = 0,
+				pivot;
+	RunReader	probe;
+
+	for (int r = 1; r < whole->nr; r++)
+		if (whole->rd[r].left + whole->rd[r].count > whole->rd[longest].left + whole->rd[longest].count)
+			longest = r;
+	probe = whole->rd[longest];
+	for (int64 seen = 0, half = (probe.left + probe.count) / 2; probe.more && seen < half;)
+	{
+		seen += probe.count;
+		reader_skip_order(&probe);
+		reader_next_order(&probe);
+	}
+	pivot = probe.order_id;
+	for (int r = 0; r < whole->nr; r++)
+	{
+		rd2[r] = whole->rd[r];
+		while (rd2[r].more && rd2[r].order_id < pivot)
+		{
+			before += rd2[r].count;
+			reader_skip_order(&rd2[r]);
+			reader_next_order(&rd2[r]);
+		}
+	}
+
+	part[0] = *whole;
+	part[0].bounded = true;
+	part[0].stop = pivot;
+	part[1] = *whole;
+	part[1].rd = rd2;
+	part[1].src = src2;
+	part[1].items = whole->items + before;
+	part[1].start = whole->start + before;
+	part[1].marks = whole->marks ? mtdpp_alloc_huge(sizeof(int32) * range) : NULL;
+	mtdpp_helper_run_pair(h, merge_part, &part[0], &part[1]);
+
+	/* the second part after the first */
+	memmove(whole->items + part[0].n, part[1].items, sizeof(int32) * part[1].n);
+	for (int64 b = 0; b < part[1].nb; b++)
+		whole->start[part[0].nb + b] = part[1].start[b] + part[0].n;
+	whole->n = part[0].n + part[1].n;
+	whole->nb = part[0].nb + part[1].nb;
+	for (int r = 0; r < whole->nr; r++)
+		whole->rd[r].corrupt |= rd2[r].corrupt || probe.corrupt;
+	if (whole->marks)
+	{
+		for (int64 v = 0; v < range; v++)
+			whole->marks[v] |= part[1].marks[v];
+		pfree(part[1].marks);
+	}
+}
+
+/*
  * The same from sorted runs (a parallel plan's), merged order by order
  * straight into the baskets: the leader holds the encoded runs, the baskets'
  * items (4 bytes a line) and offsets, never the lines themselves.  Without
  * positions, an order's items are read straight into its basket (and
- * sorted there when several runs hold the order); with them, its lines go
- * through a small buffer.
+ * sorted there when several runs hold the order), on two threads when
+ * allowed (max_parallel_maintenance_workers > 0) and worth it; with
+ * positions, an order's lines go through a small buffer.
  */
 MtdppBaskets *
-runs_to_baskets(const Run *runs, int nr)
+runs_to_baskets(const Run *runs, int nr, int *threads)
 {
 	MtdppBaskets *d = palloc0(sizeof(MtdppBaskets));
-	RunReader  *rd = palloc(sizeof(RunReader) * nr);
-	int		   *src = palloc(sizeof(int) * nr);
+	int		   *src;
+	RunReader  *rd = readers_alloc(nr, &src);
 	int64		total = 0,
 				n = 0,
-				nb = 0,
-				cap_b = 1024;
+				nb = 0;
 	int32		lo = PG_INT32_MAX,
 				hi = PG_INT32_MIN;
+	bool		positions = false;
 	ItemSet		set;
-	OrderLine  *bl;				/* the current basket's lines */
-	int64		bl_cap = 64;
 	int64	   *start;
 
+	*threads = 1;
 	for (int r = 0; r < nr; r++)
 	{
 		total += runs[r].n;
 		lo = Min(lo, runs[r].lo);
 		hi = Max(hi, runs[r].hi);
+		positions |= runs[r].positions;
 	}
 	itemset_init(&set, lo, hi, total);
 	d->items = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(total, 1));
-	start = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * cap_b);
-	bl = palloc(sizeof(OrderLine) * bl_cap);
+	/* room for an order a line: the pages past the last order are never touched */
+	start = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * (total + 1));
 	for (int r = 0; r < nr; r++)
 		reader_start(&rd[r], &runs[r]);
 
-	for (;;)
+	if (!positions)
 	{
-		int			ns = 0;
-		int64		order_id = 0,
-					lines = 0,
-					first = n;
-		bool		positions = false;
+		MergePart	whole = {rd, nr, false, 0, src, d->items, 0, start, 0, set.dense, lo};
 
-		/* the runs holding the least order id */
-		for (int r = 0; r < nr; r++)
-			if (rd[r].more && (ns == 0 || rd[r].order_id <= order_id))
-			{
-				if (ns > 0 && rd[r].order_id < order_id)
-					ns = lines = 0;
-				order_id = rd[r].order_id;
-				src[ns++] = r;
-				lines += rd[r].count;
-			}
-		if (ns == 0)
-			break;
-
-		for (int i = 0; i < ns; i++)
-			positions |= rd[src[i]].positions;
-		if (!positions)
+		if (total >= MERGE_SPLIT_LINES && set.dense && max_parallel_maintenance_workers > 0)
 		{
-			int32	   *out = d->items + n;
-			int64		m = 0;
+			MemoryContext merge_cxt = AllocSetContextCreate(CurrentMemoryContext, "mtdpp merge",
+															ALLOCSET_SMALL_SIZES);
+			MemoryContext old = MemoryContextSwitchTo(merge_cxt);
+			MtdppHelper *h = mtdpp_helper_start();
 
-			for (int i = 0; i < ns; i++)
-				m += reader_read_items(&rd[src[i]], out + m);
-			if (ns > 1)
-				m = sort_distinct_ints(out, m);
-			n += m;
+			MemoryContextSwitchTo(old);
+			*threads = h ? 2 : 1;
+			merge_split(h, &whole, set.range);
+			MemoryContextDelete(merge_cxt); /* stops the helper */
 		}
 		else
+			merge_part(&whole);
+		n = whole.n;
+		nb = whole.nb;
+		if (!set.dense)
+			for (int64 k = 0; k < n; k++)
+				itemset_add(&set, d->items[k]);
+	}
+	else
+	{
+		OrderLine  *bl;			/* the current basket's lines */
+		int64		bl_cap = 64,
+					lines;
+		int			ns;
+
+		bl = palloc(sizeof(OrderLine) * bl_cap);
+		while ((ns = least_order(rd, nr, false, 0, src, &lines)) > 0)
 		{
 			int64		m = 0;
 
@@ -847,8 +1040,8 @@ runs_to_baskets(const Run *runs, int nr)
 			}
 			for (int i = 0; i < ns; i++)
 			{
-				reader_read_order(&rd[src[i]], bl + m);
-				m += rd[src[i]].count;
+				m += reader_read_order(&rd[src[i]], bl + m);
+				reader_next_order(&rd[src[i]]);
 			}
 			if (ns > 1)
 				finish_lines(bl, m);
@@ -859,29 +1052,23 @@ runs_to_baskets(const Run *runs, int nr)
 				if (m == 0 || bl[k].item_id != bl[m - 1].item_id)
 					bl[m++] = bl[k];
 			order_basket(bl, m);
+			start[nb++] = n;
 			for (int64 k = 0; k < m; k++)
+			{
 				d->items[n++] = bl[k].item_id;
+				itemset_add(&set, bl[k].item_id);
+			}
+			if ((nb & 0xffff) == 0)
+				CHECK_FOR_INTERRUPTS();
 		}
-		for (int i = 0; i < ns; i++)
-			reader_next_order(&rd[src[i]]);
-		for (int64 k = first; k < n; k++)
-			itemset_add(&set, d->items[k]);
-
-		if (nb + 1 >= cap_b)
-		{
-			cap_b *= 2;
-			start = repalloc_huge(start, sizeof(int64) * cap_b);
-		}
-		start[nb++] = first;
-		if ((nb & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
+		pfree(bl);
 	}
+	for (int r = 0; r < nr; r++)
+		if (rd[r].corrupt)
+			elog(ERROR, "mtdpp_fit state has a corrupt run of order lines");
 	check_baskets(nb);
-	pfree(bl);
-	pfree(src);
-	pfree(rd);
 	start[nb] = n;
-	d->start = start;
+	d->start = repalloc_huge(start, sizeof(int64) * (nb + 1));
 	d->n_baskets = (int) nb;
 	d->n_lines = n;
 	baskets_index_items(d, &set);

@@ -76,6 +76,6 @@ extern void lines_append(MemoryContext ctx, LineArray *dst, const LineArray *src
 extern void lines_free(LineArray *la);
 extern bool lines_to_run(LineArray *la, Run *run);
 extern MtdppBaskets *lines_to_baskets(LineArray *la);
-extern MtdppBaskets *runs_to_baskets(const Run *runs, int n_runs);
+extern MtdppBaskets *runs_to_baskets(const Run *runs, int n_runs, int *threads);
 
 #endif							/* MTDPP_LINES_H */

@@ -182,6 +182,11 @@ extern void mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
 extern double mtdpp_log_p_one(double log_z);
 extern double mtdpp_log_p_zero(double log_z);
 
+/* helper.c: a second thread for computation only */
+typedef struct MtdppHelper MtdppHelper;
+extern MtdppHelper *mtdpp_helper_start(void);
+extern void mtdpp_helper_run_pair(MtdppHelper *h, void (*fn) (void *), void *a, void *b);
+
 /* model.c: kernels, scores and gradients shared by training and scoring */
 extern void *mtdpp_alloc_huge(Size size);
 extern MtdppModel *mtdpp_model_alloc(MtdppKind kind, int n_items, int rank);

@@ -45,8 +45,6 @@
 #include "postgres.h"
 
 #include <math.h>
-#include <pthread.h>
-#include <signal.h>
 
 #include "fmgr.h"
 #include "miscadmin.h"
@@ -124,7 +122,7 @@ typedef struct Trainer
 	double		mean_pop;
 
 	Shard	   *shards[TRAIN_SHARDS];	/* each in memory of its own */
-	struct Helper *helper;		/* a second thread, or NULL */
+	MtdppHelper *helper;		/* a second thread, or NULL */
 	const Positive *positives;	/* this epoch's, shuffled */
 	uint64		epoch_seed;		/* example k draws from epoch_seed + k */
 
@@ -418,114 +416,11 @@ update_row(Trainer *tr, double *theta, double *grad, double *m1, double *m2,
 	}
 }
 
-/*
- * The trainer's second thread: started once, it waits for a job (a function
- * and its argument), runs it, and waits again.  It blocks every signal, so
- * the backend's handlers only ever run on the backend's own thread, and its
- * jobs must not allocate, raise errors or look at interrupts: they only
- * compute, over memory set up beforehand.  A callback of the training memory
- * context stops it, on success, error or cancel alike, before that memory
- * goes.
- */
-typedef struct Helper
-{
-	pthread_t	thread;
-	pthread_mutex_t lock;
-	pthread_cond_t cond;
-	void		(*fn) (void *);
-	void	   *arg;
-	bool		busy;			/* a job is posted and not finished */
-	bool		quit;
-	MemoryContextCallback stop;
-} Helper;
-
-static void *
-helper_main(void *arg)
-{
-	Helper	   *h = (Helper *) arg;
-
-	pthread_mutex_lock(&h->lock);
-	for (;;)
-	{
-		while (!h->busy && !h->quit)
-			pthread_cond_wait(&h->cond, &h->lock);
-		if (h->quit)
-			break;
-		pthread_mutex_unlock(&h->lock);
-		h->fn(h->arg);
-		pthread_mutex_lock(&h->lock);
-		h->busy = false;
-		pthread_cond_broadcast(&h->cond);
-	}
-	pthread_mutex_unlock(&h->lock);
-	return NULL;
-}
-
-static void
-helper_stop(void *arg)
-{
-	Helper	   *h = (Helper *) arg;
-
-	pthread_mutex_lock(&h->lock);
-	h->quit = true;
-	pthread_cond_broadcast(&h->cond);
-	pthread_mutex_unlock(&h->lock);
-	pthread_join(h->thread, NULL);
-	pthread_cond_destroy(&h->cond);
-	pthread_mutex_destroy(&h->lock);
-}
-
-/* A second thread in the current memory context, or NULL if none starts. */
-static Helper *
-helper_start(void)
-{
-	Helper	   *h = palloc0(sizeof(Helper));
-	sigset_t	all,
-				old;
-	int			rc;
-
-	pthread_mutex_init(&h->lock, NULL);
-	pthread_cond_init(&h->cond, NULL);
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	rc = pthread_create(&h->thread, NULL, helper_main, h);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc != 0)
-	{
-		pthread_cond_destroy(&h->cond);
-		pthread_mutex_destroy(&h->lock);
-		pfree(h);
-		return NULL;
-	}
-	h->stop.func = helper_stop;
-	h->stop.arg = h;
-	MemoryContextRegisterResetCallback(CurrentMemoryContext, &h->stop);
-	return h;
-}
-
 /* FN(A) here and FN(B) on the helper thread, if any; returns when both are done */
 static void
 run_pair(Trainer *tr, void (*fn) (void *), void *a, void *b)
 {
-	Helper	   *h = tr->helper;
-
-	if (h == NULL)
-	{
-		fn(a);
-		fn(b);
-		return;
-	}
-	pthread_mutex_lock(&h->lock);
-	h->fn = fn;
-	h->arg = b;
-	h->busy = true;
-	pthread_cond_broadcast(&h->cond);
-	pthread_mutex_unlock(&h->lock);
-	fn(a);
-	pthread_mutex_lock(&h->lock);
-	while (h->busy)
-		pthread_cond_wait(&h->cond, &h->lock);
-	pthread_mutex_unlock(&h->lock);
+	mtdpp_helper_run_pair(tr->helper, fn, a, b);
 }
 
 /* The other shards' gradients into shard 0's, in shard order. */
@@ -1234,7 +1129,7 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 	 */
 	if (max_parallel_maintenance_workers > 0 &&
 		minibatch_flops(&tr, is_val, nt_max) >= 3e6)
-		tr.helper = helper_start();
+		tr.helper = mtdpp_helper_start();
 	if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("training %d items on %d thread%s", data->n_items,

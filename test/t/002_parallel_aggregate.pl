@@ -150,6 +150,38 @@ for my $t (qw(orders_no_positions orders_no_positions_big))
 $node->safe_psql('postgres', $serial . 'CREATE TABLE fit_no_positions_big AS ' . fit('orders_no_positions_big'));
 same_model('fit_no_positions_big', 'fit_no_positions');
 
+# Past a million lines without positions, the leader merges the workers'
+# runs on two threads (orders below a pivot, the others), unless
+# max_parallel_maintenance_workers is 0.  Item-kNN neighbours depend on
+# which items share a basket, so a basket split or joined at the pivot
+# would show.
+$node->safe_psql('postgres', q{
+CREATE TABLE orders_million AS
+  SELECT o AS order_id, (o * 7919 + l * l * 104729) % 997 AS item_id
+  FROM generate_series(1, 120000) o, generate_series(1, 10) l
+  ORDER BY md5(o::text || ':' || l::text);
+ANALYZE orders_million;
+});
+my $knn = q{SELECT mtdpp_fit(order_id, item_id, NULL::int, '{"kind": "itemknn"}') AS model FROM orders_million};
+$serial .= q{SET maintenance_work_mem = '512MB';};
+$with_leader .= q{SET maintenance_work_mem = '512MB';};
+# (an item-kNN fit records no training time: its bytes are the same every time)
+sub knn_md5
+{
+	my ($settings) = @_;
+	return $node->safe_psql('postgres', $settings . "SELECT md5(model) FROM ($knn) f");
+}
+my $knn_serial = knn_md5($serial);
+$run = $node->safe_psql('postgres', $with_leader . "EXPLAIN (ANALYZE, COSTS OFF, TIMING OFF, SUMMARY OFF) $knn");
+like($run, qr/Workers Launched: [12]\b/, 'parallel workers read the million lines') or diag($run);
+my ($ret, $stdout, $stderr) = $node->psql('postgres', $with_leader
+	  . q{SELECT length(mtdpp_fit(order_id, item_id, NULL::int, '{"kind": "itemknn", "verbose": true}')) FROM orders_million});
+like($stderr, qr/gathered 1200000 order lines into 120000 baskets of 997 items, merging [23] sorted runs on 2 threads/,
+	'the leader merged the runs on two threads') or diag($stderr);
+is(knn_md5($with_leader), $knn_serial, 'two-thread merge: the serial model');
+is(knn_md5($with_leader . 'SET max_parallel_maintenance_workers = 0;'), $knn_serial,
+	'one-thread merge: the serial model');
+
 # Stored, the three are the same model: same factors, same training history.
 $node->safe_psql('postgres', q{
 SELECT mtdpp_save('parallel', model) FROM fit_parallel;
