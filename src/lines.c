@@ -314,6 +314,22 @@ line_at(const LineArray *la, int64 k)
 }
 
 /*
+ * A run ends with marks: every MARK_LINES lines or so, where an order starts
+ * (its id, the id its code is relative to, its byte offset and the lines
+ * before it), then the number of marks (8 bytes).  The leader finds where a
+ * run crosses a given order id from them, without reading the run.
+ */
+#define MARK_LINES 65536
+
+typedef struct RunMark
+{
+	int64		order_id;
+	int64		prev;
+	int64		offset;
+	int64		lines_before;
+} RunMark;
+
+/*
  * Encodes LA's lines, sorted, as RUN (its bytes in the current memory
  * context) and frees them; returns whether there were any.  The run is
  * written in one pass into room for the longest codes, then shrunk: the
@@ -324,6 +340,9 @@ lines_to_run(LineArray *la, Run *run)
 {
 	uint64		prev = 0;
 	uint8	   *p;
+	int64		n_marks = 0,
+				next_mark = MARK_LINES;
+	RunMark    *marks;
 
 	if (la->n == 0)
 		return false;
@@ -342,32 +361,82 @@ lines_to_run(LineArray *la, Run *run)
 	}
 
 	/* at most 10 bytes an order id, 10 a count, 5 an item, 5 a position */
-	p = MemoryContextAllocHuge(CurrentMemoryContext, (Size) la->n * (run->positions ? 30 : 25));
+	marks = palloc(sizeof(RunMark) * (la->n / MARK_LINES + 1));
+	p = MemoryContextAllocHuge(CurrentMemoryContext,
+							   (Size) la->n * (run->positions ? 30 : 25) +
+							   sizeof(RunMark) * (la->n / MARK_LINES + 1) + sizeof(int64));
 	run->data = p;
 	for (int64 s = 0, e; s < la->n; s = e)
 	{
 		OrderLine	first = line_at(la, s);
 		uint32		item = (uint32) run->lo;
 
-		for (e = s + 1; e < la->n && line_order(la, e) == first.order_id; e++)
-			;
-		p = put_varint(p, (uint64) first.order_id - prev);
-		p = put_varint(p, (uint64) (e - s));
-		prev = (uint64) first.order_id;
-		for (int64 k = s; k < e; k++)
+		if (s >= next_mark)
 		{
-			uint32		id = (uint32) line_at(la, k).item_id;
-
-			p = put_varint(p, id - item);
-			item = id;
+			marks[n_marks++] = (RunMark) {first.order_id, (int64) prev, p - run->data, s};
+			next_mark = s + MARK_LINES;
 		}
-		if (run->positions)
+		if (la->wide)
+		{
+			const OrderLine *l = la->data;
+
+			for (e = s + 1; e < la->n && l[e].order_id == first.order_id; e++)
+				;
+			p = put_varint(p, (uint64) first.order_id - prev);
+			p = put_varint(p, (uint64) (e - s));
 			for (int64 k = s; k < e; k++)
-				p = put_varint(p, zigzag(line_at(la, k).position));
+			{
+				p = put_varint(p, (uint32) l[k].item_id - item);
+				item = (uint32) l[k].item_id;
+			}
+			if (run->positions)
+				for (int64 k = s; k < e; k++)
+					p = put_varint(p, zigzag(l[k].position));
+		}
+		else
+		{
+			/* keys: an order's are those with its upper half */
+			const uint64 *key = la->data;
+			uint64		upper = key[s] >> 32;
+
+			for (e = s + 1; e < la->n && key[e] >> 32 == upper; e++)
+				;
+			p = put_varint(p, (uint64) first.order_id - prev);
+			p = put_varint(p, (uint64) (e - s));
+			for (int64 k = s; k < e; k++)
+			{
+				uint32		id = (uint32) key_item(key[k]);
+
+				p = put_varint(p, id - item);
+				item = id;
+			}
+		}
+		prev = (uint64) first.order_id;
 	}
+	memcpy(p, marks, sizeof(RunMark) * n_marks);
+	p += sizeof(RunMark) * n_marks;
+	memcpy(p, &n_marks, sizeof(int64));
+	p += sizeof(int64);
+	pfree(marks);
 	run->len = p - run->data;
-	run->data = repalloc_huge((void *) run->data, Max(run->len, 1));
+	run->data = repalloc_huge((void *) run->data, run->len);
 	lines_free(la);
+	return true;
+}
+
+/*
+ * RUN's marks (unaligned: read with memcpy) and their number; the codes end
+ * where the marks begin.  False if the trailer does not fit the run.
+ */
+static bool
+run_marks(const Run *run, const uint8 **marks, int64 *n_marks)
+{
+	if (run->len < (int64) sizeof(int64))
+		return false;
+	memcpy(n_marks, run->data + run->len - sizeof(int64), sizeof(int64));
+	if (*n_marks < 0 || *n_marks > (run->len - (int64) sizeof(int64)) / (int64) sizeof(RunMark))
+		return false;
+	*marks = run->data + run->len - sizeof(int64) - *n_marks * sizeof(RunMark);
 	return true;
 }
 
@@ -435,16 +504,40 @@ reader_next_order(RunReader *r)
 	r->more = true;
 }
 
+/*
+ * A reader of RUN from its start, or from MARK (read from the run's marks);
+ * a run whose trailer does not fit is corrupt.
+ */
 static void
-reader_start(RunReader *r, const Run *run)
+reader_start(RunReader *r, const Run *run, const RunMark *mark)
 {
+	const uint8 *marks;
+	int64		n_marks;
+
 	memset(r, 0, sizeof(*r));
-	r->p = run->data;
-	r->end = run->data + run->len;
-	r->left = run->n;
 	r->positions = run->positions;
 	r->lo = run->lo;
 	r->span = (uint32) run->hi - (uint32) run->lo;
+	if (!run_marks(run, &marks, &n_marks))
+	{
+		r->corrupt = true;
+		return;
+	}
+	r->p = run->data;
+	r->end = marks;
+	r->left = run->n;
+	if (mark)
+	{
+		if (mark->offset < 0 || mark->offset > marks - run->data ||
+			mark->lines_before < 0 || mark->lines_before > run->n)
+		{
+			r->corrupt = true;
+			return;
+		}
+		r->p += mark->offset;
+		r->left -= mark->lines_before;
+		r->order_id = mark->prev;
+	}
 	reader_next_order(r);
 }
 
@@ -895,34 +988,52 @@ readers_alloc(int n, int **src)
 
 /*
  * The merge in two parts, on this thread and helper H: the orders below a
- * pivot (the middle order of the longest run) and the others.  Each part
- * writes where its lines would start; the second is moved down after.
+ * pivot (the order at the middle mark of the longest run) and the others.
+ * Each part writes where its lines would start; the second is moved down
+ * after.
  */
 static void
-merge_split(MtdppHelper *h, MergePart *whole, int64 range)
+merge_split(MtdppHelper *h, MergePart *whole, const Run *runs, int64 range)
 {
 	MergePart	part[2];
 	int		   *src2;
 	RunReader  *rd2 = readers_alloc(whole->nr, &src2);
 	int			longest = 0;
 	int64		before = 0,
-				pivot;
-	RunReader	probe;
+				pivot,
+				n_marks;
+	const uint8 *marks;
+	RunMark		mark;
 
 	for (int r = 1; r < whole->nr; r++)
-		if (whole->rd[r].left + whole->rd[r].count > whole->rd[longest].left + whole->rd[longest].count)
+		if (runs[r].n > runs[longest].n)
 			longest = r;
-	probe = whole->rd[longest];
-	for (int64 seen = 0, half = (probe.left + probe.count) / 2; probe.more && seen < half;)
+	if (!run_marks(&runs[longest], &marks, &n_marks) || n_marks == 0)
 	{
-		seen += probe.count;
-		reader_skip_order(&probe);
-		reader_next_order(&probe);
+		merge_part(whole);
+		return;
 	}
-	pivot = probe.order_id;
+	memcpy(&mark, marks + (n_marks / 2) * sizeof(RunMark), sizeof(RunMark));
+	pivot = mark.order_id;
+
+	/* each run from its last mark below the pivot, then order by order */
 	for (int r = 0; r < whole->nr; r++)
 	{
-		rd2[r] = whole->rd[r];
+		bool		found = false;
+
+		if (run_marks(&runs[r], &marks, &n_marks))
+			for (int64 i = 0; i < n_marks; i++)
+			{
+				RunMark		m;
+
+				memcpy(&m, marks + i * sizeof(RunMark), sizeof(RunMark));
+				if (m.order_id >= pivot)
+					break;
+				mark = m;
+				found = true;
+			}
+		reader_start(&rd2[r], &runs[r], found ? &mark : NULL);
+		before += found ? mark.lines_before : 0;
 		while (rd2[r].more && rd2[r].order_id < pivot)
 		{
 			before += rd2[r].count;
@@ -949,7 +1060,7 @@ merge_split(MtdppHelper *h, MergePart *whole, int64 range)
 	whole->n = part[0].n + part[1].n;
 	whole->nb = part[0].nb + part[1].nb;
 	for (int r = 0; r < whole->nr; r++)
-		whole->rd[r].corrupt |= rd2[r].corrupt || probe.corrupt;
+		whole->rd[r].corrupt |= rd2[r].corrupt;
 	if (whole->marks)
 	{
 		for (int64 v = 0; v < range; v++)
@@ -995,7 +1106,7 @@ runs_to_baskets(const Run *runs, int nr, int *threads)
 	/* room for an order a line: the pages past the last order are never touched */
 	start = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int64) * (total + 1));
 	for (int r = 0; r < nr; r++)
-		reader_start(&rd[r], &runs[r]);
+		reader_start(&rd[r], &runs[r], NULL);
 
 	if (!positions)
 	{
@@ -1010,7 +1121,7 @@ runs_to_baskets(const Run *runs, int nr, int *threads)
 
 			MemoryContextSwitchTo(old);
 			*threads = h ? 2 : 1;
-			merge_split(h, &whole, set.range);
+			merge_split(h, &whole, runs, set.range);
 			MemoryContextDelete(merge_cxt); /* stops the helper */
 		}
 		else
