@@ -60,7 +60,7 @@ CREATE TRIGGER items_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON mtd
     FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
 
 -- The training aggregate: order lines in, a trained model (bytea) out.
--- Partial aggregation only gathers order lines (16 bytes each), so parallel
+-- Partial aggregation only gathers order lines (8 or 16 bytes each), so parallel
 -- workers and distributed engines can read the orders; the final function
 -- sorts them into baskets and fits the model.
 CREATE FUNCTION mtdpp_fit_transfn(internal, bigint, integer, integer, jsonb) RETURNS internal
