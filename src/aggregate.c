@@ -24,6 +24,7 @@
 
 typedef struct FitState
 {
+	MemoryContext ctx;			/* the aggregate's, where the state lives */
 	LineArray	lines;			/* this process's */
 	bool		borrowed;		/* runs point into a serialised state: read only */
 	bool		consumed;		/* serialised, lines freed: must not be used again */
@@ -89,6 +90,7 @@ state_new(MemoryContext ctx)
 {
 	FitState   *st = MemoryContextAllocZero(ctx, sizeof(FitState));
 
+	st->ctx = ctx;
 	st->lines.sorted = true;	/* no line is out of order */
 	return st;
 }
@@ -96,13 +98,15 @@ state_new(MemoryContext ctx)
 Datum
 mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 {
-	MemoryContext ctx = aggregate_context(fcinfo, "mtdpp_fit_transfn");
 	FitState   *st = PG_ARGISNULL(0) ? NULL : (FitState *) PG_GETARG_POINTER(0);
 	int			nargs = PG_NARGS();
+	MemoryContext ctx;
 
+	/* the context is checked once, with the first row: this runs per row */
 	if (st == NULL)
-		st = state_new(ctx);
+		st = state_new(aggregate_context(fcinfo, "mtdpp_fit_transfn"));
 	state_check_live(st);
+	ctx = st->ctx;
 
 	if (nargs > 4 && !PG_ARGISNULL(4) && st->params == NULL)
 	{

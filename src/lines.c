@@ -278,10 +278,9 @@ lines_sort(LineArray *la)
 /*
  * Runs.  A run is a sequence of orders, each coded against the one before:
  * the increase of its order id, its number of lines, then its items (the
- * first as its distance from the run's least item id, the others as their
- * increase), then, if the run has positions, each line's position
- * (zigzag-coded); every number a varint of 7-bit groups.  An order's lines
- * take a byte or two each.
+ * first zigzag-coded, the others as their increase), then, if the run has
+ * positions, each line's position (zigzag-coded); every number a varint of
+ * 7-bit groups.  An order's lines take a byte or two each.
  */
 static inline uint8 *
 put_varint(uint8 *p, uint64 v)
@@ -351,14 +350,9 @@ lines_to_run(LineArray *la, Run *run)
 	run->n = la->n;
 	run->lo = PG_INT32_MAX;
 	run->hi = PG_INT32_MIN;
-	for (int64 k = 0; k < la->n; k++)
-	{
-		OrderLine	l = line_at(la, k);
-
-		run->lo = Min(run->lo, l.item_id);
-		run->hi = Max(run->hi, l.item_id);
-		run->positions |= l.position != 0;
-	}
+	if (la->wide)
+		for (int64 k = 0; k < la->n && !run->positions; k++)
+			run->positions = ((const OrderLine *) la->data)[k].position != 0;
 
 	/* at most 10 bytes an order id, 10 a count, 5 an item, 5 a position */
 	marks = palloc(sizeof(RunMark) * (la->n / MARK_LINES + 1));
@@ -369,7 +363,6 @@ lines_to_run(LineArray *la, Run *run)
 	for (int64 s = 0, e; s < la->n; s = e)
 	{
 		OrderLine	first = line_at(la, s);
-		uint32		item = (uint32) run->lo;
 
 		if (s >= next_mark)
 		{
@@ -384,11 +377,11 @@ lines_to_run(LineArray *la, Run *run)
 				;
 			p = put_varint(p, (uint64) first.order_id - prev);
 			p = put_varint(p, (uint64) (e - s));
-			for (int64 k = s; k < e; k++)
-			{
-				p = put_varint(p, (uint32) l[k].item_id - item);
-				item = (uint32) l[k].item_id;
-			}
+			p = put_varint(p, zigzag(l[s].item_id));
+			for (int64 k = s + 1; k < e; k++)
+				p = put_varint(p, (uint32) l[k].item_id - (uint32) l[k - 1].item_id);
+			run->lo = Min(run->lo, l[s].item_id);
+			run->hi = Max(run->hi, l[e - 1].item_id);
 			if (run->positions)
 				for (int64 k = s; k < e; k++)
 					p = put_varint(p, zigzag(l[k].position));
@@ -403,13 +396,11 @@ lines_to_run(LineArray *la, Run *run)
 				;
 			p = put_varint(p, (uint64) first.order_id - prev);
 			p = put_varint(p, (uint64) (e - s));
-			for (int64 k = s; k < e; k++)
-			{
-				uint32		id = (uint32) key_item(key[k]);
-
-				p = put_varint(p, id - item);
-				item = id;
-			}
+			p = put_varint(p, zigzag(key_item(key[s])));
+			for (int64 k = s + 1; k < e; k++)
+				p = put_varint(p, (uint32) key_item(key[k]) - (uint32) key_item(key[k - 1]));
+			run->lo = Min(run->lo, key_item(key[s]));
+			run->hi = Max(run->hi, key_item(key[e - 1]));
 		}
 		prev = (uint64) first.order_id;
 	}
@@ -545,12 +536,14 @@ reader_start(RunReader *r, const Run *run, const RunMark *mark)
 static inline int64
 reader_read_order(RunReader *r, OrderLine *l)
 {
-	uint32		item = (uint32) r->lo;
+	uint32		item = 0;
 	int64		n = r->count;
 
 	for (int64 k = 0; k < n; k++)
 	{
-		item += (uint32) get_varint(r);
+		uint64		c = get_varint(r);
+
+		item = k == 0 ? (uint32) unzigzag(c) : item + (uint32) c;
 		if (item - (uint32) r->lo > r->span)
 			return reader_corrupt(r);
 		l[k] = (OrderLine) {r->order_id, (int32) item, 0};
@@ -568,14 +561,15 @@ reader_read_order(RunReader *r, OrderLine *l)
 static inline int64
 reader_read_items(RunReader *r, int32 *items)
 {
-	uint32		item = (uint32) r->lo;
+	uint32		item = 0;
 	int64		n = 0;
 
 	for (int64 k = 0; k < r->count; k++)
 	{
-		uint32		d = (uint32) get_varint(r);
+		uint64		c = get_varint(r);
+		uint32		d = (uint32) c;
 
-		item += d;
+		item = k == 0 ? (uint32) unzigzag(c) : item + d;
 		if (item - (uint32) r->lo > r->span)
 			return reader_corrupt(r);
 		if (k == 0 || d != 0)

@@ -155,5 +155,6 @@ CREATE TABLE speed.train (
 );
 CREATE TABLE speed.load (
     workers int, run int, seconds float8, workers_seen int, hwm_kb bigint, rss0_kb bigint,
-    anon_peak_kb bigint, anon0_kb bigint, shmem_peak_kb bigint, worker_hwm_kb bigint, others float8, load1 float8
+    anon_peak_kb bigint, anon0_kb bigint, shmem_peak_kb bigint, worker_hwm_kb bigint, others float8, load1 float8,
+    scan_seconds float8, polled_seconds float8
 );
