@@ -464,6 +464,10 @@ get_varint(RunReader *r)
 {
 	uint64		v = 0;
 
+	/* most codes take one byte */
+	if (likely(r->p < r->end) && *r->p < 0x80)
+		return *r->p++;
+
 	for (int shift = 0; shift < 64; shift += 7)
 	{
 		uint8		byte;
