@@ -41,7 +41,37 @@ SELECT count(*) AS n, bool_and(score = score AND score > '-infinity' AND score <
 FROM mtdpp_complete((SELECT array_agg(i) FROM generate_series(1, 100) i), 10, 'big');
 SELECT count(*) AS n, bool_and(score = score AND score > '-infinity' AND score < 'infinity') AS finite
 FROM mtdpp_complete((SELECT array_agg(i) FROM generate_series(101, 250) i), 10, 'big');
+-- the pruned top k (candidates scored a block at a time, by decreasing
+-- bound) is exactly the top k of scoring every item, for small and large
+-- baskets and k
+SELECT n, k, count(*) AS compared,
+       bool_and(c.item_id = s.item_id AND abs(c.score - s.score) < 1e-9) AS same_as_brute_force
+FROM (VALUES (1), (5), (20), (60)) b(n) CROSS JOIN (VALUES (10), (150)) kk(k)
+CROSS JOIN LATERAL (SELECT item_id, score, row_number() OVER (ORDER BY score DESC, item_id) AS rank
+                    FROM mtdpp_complete((SELECT array_agg(i) FROM generate_series(1, n) i), k, 'big')) c
+JOIN LATERAL (SELECT item_id, score, row_number() OVER (ORDER BY score DESC, item_id) AS rank
+              FROM mtdpp_score((SELECT array_agg(i) FROM generate_series(1, n) i),
+                               (SELECT array_agg(i) FROM generate_series(n + 1, 300) i), 'big')) s
+  ON s.rank = c.rank
+GROUP BY n, k ORDER BY n, k;
 SELECT mtdpp_drop('big');
+-- the same over 2,000 items, where hundreds of candidates reach the first
+-- threshold and are scored over several blocks
+CREATE TABLE many_lines AS
+SELECT o AS order_id, ((o * 7919 + k * k * 104729) % 2000) + 1 AS item_id
+FROM generate_series(1, 4000) o, generate_series(1, 8) k;
+SELECT items, baskets FROM mtdpp_train('many', 'many_lines', rank => 16, epochs => 1);
+SELECT n, k, count(*) AS compared,
+       bool_and(c.item_id = s.item_id AND abs(c.score - s.score) < 1e-9) AS same_as_brute_force
+FROM (VALUES (3), (10), (30)) b(n) CROSS JOIN (VALUES (5), (50)) kk(k)
+CROSS JOIN LATERAL (SELECT item_id, score, row_number() OVER (ORDER BY score DESC, item_id) AS rank
+                    FROM mtdpp_complete((SELECT array_agg(i * 13) FROM generate_series(1, n) i), k, 'many')) c
+JOIN LATERAL (SELECT item_id, score, row_number() OVER (ORDER BY score DESC, item_id) AS rank
+              FROM mtdpp_score((SELECT array_agg(i * 13) FROM generate_series(1, n) i),
+                               (SELECT array_agg(i) FROM generate_series(1, 2000) i WHERE i % 13 <> 0 OR i > 13 * n), 'many')) s
+  ON s.rank = c.rank
+GROUP BY n, k ORDER BY n, k;
+SELECT mtdpp_drop('many');
 SELECT mtdpp_activate('planted') AS planted_model_id;
 -- the pruned top k is exactly the top k of scoring every item
 SELECT bool_and(c.item_id = s.item_id AND abs(c.score - s.score) < 1e-9) AS same_as_brute_force

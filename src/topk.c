@@ -251,6 +251,22 @@ bound_threshold(double score, double offset)
 	return exp(score - offset) * (1.0 - 1e-12);
 }
 
+/* candidates scored exactly at a time once the first k are (see mtdpp_top_k) */
+#define SCORE_BLOCK 64
+
+/* candidates by decreasing bound (ARG), then index, so that the order is defined */
+static int
+cmp_by_bound(const void *a, const void *b, void *arg)
+{
+	const double *bound = arg;
+	int32		x = *(const int32 *) a,
+				y = *(const int32 *) b;
+
+	if (bound[x] != bound[y])
+		return bound[x] > bound[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
 /*
  * The K best items (dense indices) as completions of the context CTX, best
  * first, skipping the items EXCLUDE flags; returns how many (at most K).
@@ -283,7 +299,8 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		double		tau,
 					offset,
 					least;
-		int			n = 0;
+		int			n = 0,
+					scored;
 
 		scores = palloc(sizeof(double) * Max(m->n_items, 1));
 		mtdpp_basket_pairs(m, ctx, b, P);
@@ -303,18 +320,34 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		for (int j = 0; j < n; j++)
 			offer(&top, scores[j], cands[j]);
 
-		/* 2. every other candidate whose bound reaches the k-th best */
+		/*
+		 * 2. every other candidate whose bound reaches the k-th best, by
+		 * decreasing bound, a block at a time: each block can raise the k-th
+		 * best score, and with it the bound the next candidates must reach.
+		 */
 		tau = (top.n == top.k) ? top.h[0].score : -INFINITY;
 		least = bound_threshold(tau, offset);
 		n = 0;
 		for (int i = 0; i < m->n_items; i++)
 			if (!exclude[i] && !done[i] && bound[i] >= least)
 				cands[n++] = i;
-		exact_logdets(m, ctx, b, P, cands, n, scores);
-		for (int j = 0; j < n; j++)
-			offer(&top, scores[j], cands[j]);
-		elog(DEBUG1, "mtdpp top %d of %d items: %d scored exactly beyond the first %d",
-			 k, m->n_items, n, k);
+		qsort_arg(cands, n, sizeof(int32), cmp_by_bound, bound);
+		scored = 0;
+		for (int start = 0; start < n && bound[cands[start]] >= least; start += SCORE_BLOCK)
+		{
+			int			nt = Min(SCORE_BLOCK, n - start);
+
+			while (nt > 0 && bound[cands[start + nt - 1]] < least)
+				nt--;
+			exact_logdets(m, ctx, b, P, cands + start, nt, scores);
+			for (int j = 0; j < nt; j++)
+				offer(&top, scores[j], cands[start + j]);
+			scored += nt;
+			tau = (top.n == top.k) ? top.h[0].score : -INFINITY;
+			least = bound_threshold(tau, offset);
+		}
+		elog(DEBUG1, "mtdpp top %d of %d items: %d scored exactly beyond the first %d (%d reached the first threshold)",
+			 k, m->n_items, scored, k, n);
 
 		for (int j = 0; j < top.n; j++)
 			top.h[j].score += m->log_w;
