@@ -179,23 +179,27 @@ cmp_pos_item(const OrderLine *x, const OrderLine *y)
 #define ST_DEFINE
 #include "lib/sort_template.h"
 
-/* a few lines: insertion sort beats a call to a quicksort */
-static inline void
-insertion_sort_keys(uint64 *a, int64 n)
-{
-	for (int64 i = 1; i < n; i++)
-	{
-		uint64		x = a[i];
-		int64		j = i;
-
-		while (j > 0 && a[j - 1] > x)
-		{
-			a[j] = a[j - 1];
-			j--;
-		}
-		a[j] = x;
-	}
+/* a few keys or item ids: insertion sort beats a call to a quicksort */
+#define DEFINE_INSERTION_SORT(name, type) \
+static inline void \
+name(type *a, int64 n) \
+{ \
+	for (int64 i = 1; i < n; i++) \
+	{ \
+		type		x = a[i]; \
+		int64		j = i; \
+\
+		while (j > 0 && a[j - 1] > x) \
+		{ \
+			a[j] = a[j - 1]; \
+			j--; \
+		} \
+		a[j] = x; \
+	} \
 }
+
+DEFINE_INSERTION_SORT(insertion_sort_keys, uint64)
+DEFINE_INSERTION_SORT(insertion_sort_ints, int32)
 
 static inline void
 finish_lines(OrderLine *a, int64 n)
@@ -868,18 +872,7 @@ sort_distinct_ints(int32 *a, int64 n)
 	if (n > 32)
 		pg_qsort(a, n, sizeof(int32), mtdpp_cmp_int32);
 	else
-		for (int64 i = 1; i < n; i++)
-		{
-			int32		x = a[i];
-			int64		j = i;
-
-			while (j > 0 && a[j - 1] > x)
-			{
-				a[j] = a[j - 1];
-				j--;
-			}
-			a[j] = x;
-		}
+		insertion_sort_ints(a, n);
 	for (int64 k = 0; k < n; k++)
 		if (m == 0 || a[k] != a[m - 1])
 			a[m++] = a[k];
