@@ -26,7 +26,6 @@ typedef struct FitState
 {
 	MemoryContext ctx;			/* the aggregate's, where the state lives */
 	LineArray	lines;			/* this process's */
-	bool		borrowed;		/* runs point into a serialised state: read only */
 	bool		consumed;		/* serialised, lines freed: must not be used again */
 	Jsonb	   *params;			/* NULL until a row brings some */
 	Run		   *runs;			/* sorted runs received from other processes */
@@ -261,7 +260,6 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 	end = p + VARSIZE_ANY_EXHDR(in);
 	st = palloc0(sizeof(FitState));
 	st->lines.sorted = true;
-	st->borrowed = true;
 	if (end - p < (ptrdiff_t) sizeof(h))
 		elog(ERROR, "mtdpp_fit state is truncated");
 	memcpy(&h, p, sizeof(h));
