@@ -21,6 +21,7 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "mtdpp.h"
@@ -159,6 +160,16 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 	float	   *diagf = palloc(sizeof(float) * (size_t) block * b);
 	double		logdet_d = 0.0;
 
+	/*
+	 * In single precision each diagonal term, a sum of r nonnegative
+	 * products of rounded factors, is within (r + 2) float roundings of its
+	 * exact value, relative to itself: widened by more than that, it bounds
+	 * the exact term.  A margin relative to the term, not to the product,
+	 * keeps bounds that differ by less than float's precision apart (a basket
+	 * item with near-zero factors makes every bound nearly 1).
+	 */
+	const double widen = 1.0 + (r + 8) * (double) FLT_EPSILON;
+
 	mtdpp_gather_V(m, ctx, b, E);
 	for (int s = 0; s < b; s++)
 	{
@@ -201,7 +212,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 				double		prod = 1.0;
 
 				for (int s = 0; s < b; s++)
-					prod *= 1.0 + (double) dt[s];
+					prod *= 1.0 + (double) dt[s] * widen;
 				bound[start + t] = prod;
 			}
 			continue;
@@ -234,8 +245,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 		pfree(rows);
 	if (rowsf)
 		pfree(rowsf);
-	/* the margin covers single precision's rounding of the diagonal */
-	return logdet_d + (m->R2f ? 1e-4 * b : 0.0);
+	return logdet_d;
 }
 
 /*
