@@ -139,7 +139,10 @@ CREATE TABLE speed.blas (
 CREATE TABLE speed.lat (
     id serial PRIMARY KEY, what text, env text, model text, ds text, rank int, n_items int,
     n int, baskets int, calls int, p50 float8, p99 float8, mean float8, flops float8,
-    others float8, load1 float8
+    others float8, load1 float8, p99_rounds float8[]
+);
+CREATE TABLE speed.lat_round (
+    what text, env text, model text, n int, round int, x float8[], others float8, load1 float8
 );
 CREATE TABLE speed.first (
     model text, ds text, rank int, reps int, after_change float8[], new_session float8[],
@@ -154,7 +157,7 @@ CREATE TABLE speed.train (
     others float8, load1 float8
 );
 CREATE TABLE speed.load (
-    workers int, run int, seconds float8, workers_seen int, hwm_kb bigint, rss0_kb bigint,
+    layout text, workers int, run int, seconds float8, workers_seen int, hwm_kb bigint, rss0_kb bigint,
     anon_peak_kb bigint, anon0_kb bigint, shmem_peak_kb bigint, worker_hwm_kb bigint, others float8, load1 float8,
     scan_seconds float8, polled_seconds float8
 );
