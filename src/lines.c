@@ -45,6 +45,13 @@ key_line(uint64 key)
 	return l;
 }
 
+static inline int64
+line_order(const LineArray *la, int64 k)
+{
+	return la->wide ? ((const OrderLine *) la->data)[k].order_id
+		: key_order(((const uint64 *) la->data)[k]);
+}
+
 static inline Size
 line_size(const LineArray *la)
 {
@@ -103,6 +110,9 @@ lines_add_slow(MemoryContext ctx, LineArray *la, int64 order_id, int32 item_id, 
 	if (!la->wide && !line_fits_key(order_id, position))
 		lines_widen(ctx, la, la->n + 1);
 	lines_reserve(ctx, la, la->n + 1, line_size(la));
+	if (order_id < la->last_order && la->n > 0)
+		la->shuffled = true;
+	la->last_order = order_id;
 	if (la->wide)
 		((OrderLine *) la->data)[la->n++] = (OrderLine) {order_id, item_id, position};
 	else
@@ -116,6 +126,9 @@ lines_append(MemoryContext ctx, LineArray *dst, const LineArray *src)
 {
 	if (src->n == 0)
 		return;
+	if (src->shuffled || (dst->n > 0 && line_order(src, 0) < dst->last_order))
+		dst->shuffled = true;
+	dst->last_order = src->last_order;
 	if (src->wide && !dst->wide)
 		lines_widen(ctx, dst, dst->n + src->n);
 	lines_reserve(ctx, dst, dst->n + src->n, line_size(dst));
@@ -137,6 +150,7 @@ lines_free(LineArray *la)
 	la->n = la->cap = 0;
 	la->wide = false;
 	la->sorted = true;
+	la->shuffled = false;
 }
 
 /* Sorting */
@@ -239,16 +253,22 @@ finish_lines(OrderLine *a, int64 n)
 #define RS_SMALL 32
 #include "radix_sort.h"
 
-static inline int64
-line_order(const LineArray *la, int64 k)
+/* the N lines of one order, by item then position */
+static inline void
+sort_order_lines(LineArray *la, int64 s, int64 n)
 {
-	return la->wide ? ((const OrderLine *) la->data)[k].order_id
-		: key_order(((const uint64 *) la->data)[k]);
+	if (la->wide)
+		finish_lines((OrderLine *) la->data + s, n);
+	else if (n <= 32)
+		insertion_sort_keys((uint64 *) la->data + s, n);
+	else
+		radix_sort_keys((uint64 *) la->data + s, n);
 }
 
 /*
  * Sorts the lines by (order, item, position).  Tables are often stored
- * order by order: then only each order's few lines need sorting.
+ * order by order (no order id came after a greater one): then only each
+ * order's few lines need sorting.
  */
 static void
 lines_sort(LineArray *la)
@@ -257,23 +277,19 @@ lines_sort(LineArray *la)
 
 	if (la->sorted)
 		return;
-	for (int64 k = 1; k < la->n; k++)
-		if (line_order(la, k) < line_order(la, k - 1))
-		{
-			if (la->wide)
-				radix_sort_lines(la->data, la->n);
-			else
-				radix_sort_keys(la->data, la->n);
-			la->sorted = true;
-			return;
-		}
+	if (la->shuffled)
+	{
+		if (la->wide)
+			radix_sort_lines(la->data, la->n);
+		else
+			radix_sort_keys(la->data, la->n);
+		la->sorted = true;
+		return;
+	}
 	for (int64 e = 1; e <= la->n; e++)
 		if (e == la->n || line_order(la, e) != line_order(la, s))
 		{
-			if (la->wide)
-				finish_lines((OrderLine *) la->data + s, e - s);
-			else
-				insertion_sort_keys((uint64 *) la->data + s, e - s);
+			sort_order_lines(la, s, e - s);
 			s = e;
 		}
 	la->sorted = true;
@@ -347,9 +363,14 @@ lines_to_run(LineArray *la, Run *run)
 				next_mark = MARK_LINES;
 	RunMark    *marks;
 
+	bool		by_order;
+
 	if (la->n == 0)
 		return false;
-	lines_sort(la);
+	/* lines in order id order: each order sorted as it is encoded */
+	by_order = !la->sorted && !la->shuffled;
+	if (!by_order)
+		lines_sort(la);
 	memset(run, 0, sizeof(*run));
 	run->n = la->n;
 	run->lo = PG_INT32_MAX;
@@ -379,6 +400,8 @@ lines_to_run(LineArray *la, Run *run)
 
 			for (e = s + 1; e < la->n && l[e].order_id == first.order_id; e++)
 				;
+			if (by_order)
+				sort_order_lines(la, s, e - s);
 			p = put_varint(p, (uint64) first.order_id - prev);
 			p = put_varint(p, (uint64) (e - s));
 			p = put_varint(p, zigzag(l[s].item_id));
@@ -398,6 +421,8 @@ lines_to_run(LineArray *la, Run *run)
 
 			for (e = s + 1; e < la->n && key[e] >> 32 == upper; e++)
 				;
+			if (by_order)
+				sort_order_lines(la, s, e - s);
 			p = put_varint(p, (uint64) first.order_id - prev);
 			p = put_varint(p, (uint64) (e - s));
 			p = put_varint(p, zigzag(key_item(key[s])));
@@ -569,20 +594,36 @@ reader_read_order(RunReader *r, OrderLine *l)
 static inline int64
 reader_read_items(RunReader *r, int32 *items)
 {
-	uint32		item = 0;
-	int64		n = 0;
+	/* locals: the stores to ITEMS could otherwise alias the reader */
+	const uint8 *p = r->p,
+			   *end = r->end;
+	uint32		lo = (uint32) r->lo,
+				span = r->span,
+				item = 0;
+	int64		count = r->count,
+				n = 0;
 
-	for (int64 k = 0; k < r->count; k++)
+	for (int64 k = 0; k < count; k++)
 	{
-		uint64		c = get_varint(r);
-		uint32		d = (uint32) c;
+		uint64		c;
+		uint32		d;
 
+		if (likely(p < end) && *p < 0x80)
+			c = *p++;
+		else
+		{
+			r->p = p;
+			c = get_varint(r);
+			p = r->p;
+		}
+		d = (uint32) c;
 		item = k == 0 ? (uint32) unzigzag(c) : item + d;
-		if (item - (uint32) r->lo > r->span)
+		if (item - lo > span)
 			return reader_corrupt(r);
 		if (k == 0 || d != 0)
 			items[n++] = (int32) item;
 	}
+	r->p = p;
 	return n;
 }
 

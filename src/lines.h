@@ -28,6 +28,8 @@ typedef struct LineArray
 	int64		cap;
 	bool		wide;			/* data holds OrderLines, else keys */
 	bool		sorted;			/* in (order, item, position) order */
+	bool		shuffled;		/* some order id came after a greater one */
+	int64		last_order;		/* the last line's order id */
 	void	   *data;
 } LineArray;
 
@@ -65,6 +67,10 @@ lines_add(MemoryContext ctx, LineArray *la, int64 order_id, int32 item_id, int32
 {
 	if (!la->wide && la->n < la->cap && line_fits_key(order_id, position))
 	{
+		/* tables are often stored order by order: then no sort is needed */
+		if (order_id < la->last_order && la->n > 0)
+			la->shuffled = true;
+		la->last_order = order_id;
 		((uint64 *) la->data)[la->n++] = line_key(order_id, item_id);
 		la->sorted = false;
 	}

@@ -182,6 +182,26 @@ is(knn_md5($with_leader), $knn_serial, 'two-thread merge: the serial model');
 is(knn_md5($with_leader . 'SET max_parallel_maintenance_workers = 0;'), $knn_serial,
 	'one-thread merge: the serial model');
 
+# A table stored order by order is sorted order by order (orders past 32
+# lines by a radix sort of their own), while it is read or as a worker
+# encodes its run: the model is that of the same lines shuffled.
+$node->safe_psql('postgres', q{
+CREATE TABLE orders_long AS
+  SELECT o AS order_id, (o * 31 + l * l * 7) % 500 AS item_id
+  FROM generate_series(1, 3000) o CROSS JOIN LATERAL generate_series(1, 1 + o % 90) l;
+CREATE TABLE orders_long_shuffled AS SELECT * FROM orders_long ORDER BY md5(order_id || ':' || item_id);
+ANALYZE orders_long, orders_long_shuffled;
+});
+sub long_md5
+{
+	my ($settings, $table) = @_;
+	return $node->safe_psql('postgres', $settings
+		  . qq{SELECT md5(mtdpp_fit(order_id, item_id, NULL::int, '{"kind": "itemknn"}')) FROM $table});
+}
+my $long_shuffled = long_md5($serial, 'orders_long_shuffled');
+is(long_md5($serial, 'orders_long'), $long_shuffled, 'orders stored in order: the model of the shuffled lines');
+is(long_md5($with_leader, 'orders_long'), $long_shuffled, 'the same read by parallel workers');
+
 # Stored, the three are the same model: same factors, same training history.
 $node->safe_psql('postgres', q{
 SELECT mtdpp_save('parallel', model) FROM fit_parallel;
