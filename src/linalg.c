@@ -234,23 +234,6 @@ mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,
 }
 
 /*
- * The same in single precision, for bounds computed from a cached model.  A
- * single column is a matrix-vector product: GEMM would first copy all of A
- * into its packed layout, which costs as much as the product itself.  (Its
- * last bits may depend on A's alignment: bounds carry a margin for that.)
- */
-void
-mtdpp_sgemm_nn(int m, int n, int k, const float *A, int lda,
-			   const float *B, int ldb, float *C, int ldc)
-{
-	if (n == 1)
-		cblas_sgemv(CblasRowMajor, CblasNoTrans, m, k, 1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-	else
-		cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
-					1.0f, A, lda, B, ldb, 0.0f, C, ldc);
-}
-
-/*
  * C (m x n) = A (m x k) B, B being k x n; all row-major.  Always GEMM, even
  * for one column: GEMV's sums depend on where A lies in memory, GEMM's do
  * not (it copies A into aligned blocks first), and exact scores must come

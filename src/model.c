@@ -85,16 +85,20 @@ mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
 
 /*
  * A model in a backend's cache keeps only what scoring reads, in float: V and
- * R^2 (half the memory of double, the precision the tables store).
+ * R^2 (half the memory of double, the precision the tables store), R^2 in
+ * panels (see MTDPP_PANEL), zero past the last item.
  */
 MtdppModel *
 mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank)
 {
 	MtdppModel *m = model_items(kind, n_items, rank);
 	Size		cells = mul_size(Max(n_items, 1), Max(rank, 1));
+	Size		panels = (Max(n_items, 1) + MTDPP_PANEL - 1) / MTDPP_PANEL;
 
 	m->Vf = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(cells, sizeof(float)));
-	m->R2f = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(cells, sizeof(float)));
+	m->R2f = MemoryContextAllocExtended(CurrentMemoryContext,
+										mul_size(mul_size(panels, MTDPP_PANEL * sizeof(float)), Max(rank, 1)),
+										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
 	return m;
 }
 
@@ -111,7 +115,8 @@ mtdpp_cmp_int32(const void *a, const void *b)
 /*
  * Rows of V and of R^2 as double, whichever precision the model holds: a
  * model in training holds double and its rows are returned in place; a
- * cached model holds float, converted into SCRATCH (n x rank).
+ * cached model holds float (R^2 in panels), converted into SCRATCH
+ * (n x rank).
  */
 static const double *
 rows_of(const double *d, const float *f, int r, int start, int n, double *scratch)
@@ -148,7 +153,12 @@ gather_of(const double *d, const float *f, int r, const int32 *idx, int n, doubl
 const double *
 mtdpp_rows_R2(const MtdppModel *m, int start, int n, double *scratch)
 {
-	return rows_of(m->R2, m->R2f, m->rank, start, n, scratch);
+	if (m->R2 != NULL)
+		return m->R2 + (size_t) start * m->rank;
+	for (int t = 0; t < n; t++)
+		for (int j = 0; j < m->rank; j++)
+			scratch[(size_t) t * m->rank + j] = mtdpp_r2f(m, start + t, j);
+	return scratch;
 }
 
 const double *
@@ -160,7 +170,12 @@ mtdpp_rows_V(const MtdppModel *m, int start, int n, double *scratch)
 void
 mtdpp_gather_R2(const MtdppModel *m, const int32 *idx, int n, double *out)
 {
-	gather_of(m->R2, m->R2f, m->rank, idx, n, out);
+	if (m->R2 != NULL)
+		gather_of(m->R2, NULL, m->rank, idx, n, out);
+	else
+		for (int t = 0; t < n; t++)
+			for (int j = 0; j < m->rank; j++)
+				out[(size_t) t * m->rank + j] = mtdpp_r2f(m, idx[t], j);
 }
 
 void

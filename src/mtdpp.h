@@ -115,7 +115,7 @@ typedef struct MtdppModel
 	double	   *D;				/* n_items */
 	double	   *R2;				/* R squared, built by mtdpp_model_prepare */
 	float	   *Vf;				/* a cached model's V and R squared, in float */
-	float	   *R2f;			/* (V, R and R2 are then NULL) */
+	float	   *R2f;			/* (V, R and R2 are then NULL); R2f in panels */
 	double	   *D2;				/* D squared plus jitter, likewise */
 	double	   *Vnorm2;			/* squared norms of V's rows, likewise */
 
@@ -151,6 +151,20 @@ typedef struct MtdppModel
 #define MTDPP_VECTORISED
 #endif
 
+/*
+ * A cached model holds R squared in panels of MTDPP_PANEL items: a panel is
+ * rank rows of MTDPP_PANEL floats, one per item (the last panel padded with
+ * zeros).  The bounds of every candidate (topk.c) then run with one item a
+ * SIMD lane, reading the panels straight through.
+ */
+#define MTDPP_PANEL 8
+
+static inline float
+mtdpp_r2f(const MtdppModel *m, int i, int j)
+{
+	return m->R2f[((size_t) (i / MTDPP_PANEL) * m->rank + j) * MTDPP_PANEL + i % MTDPP_PANEL];
+}
+
 /* added to every kernel diagonal so K stays positive definite without bias */
 #define MTDPP_JITTER	1e-6
 
@@ -175,8 +189,6 @@ extern void mtdpp_trsm_right_lt(int m, int n, const double *L, double *B);
 extern void mtdpp_symmetric_eigen(double *A, int n, double *W);
 extern void mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
-extern void mtdpp_sgemm_nn(int m, int n, int k, const float *A, int lda,
-						   const float *B, int ldb, float *C, int ldc);
 extern void mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
 extern double mtdpp_log_p_one(double log_z);

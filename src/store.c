@@ -434,6 +434,7 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 	MtdppModel *m;
 	MemoryContext old;
 	uint64		n;
+	float	   *row;
 
 	if (SPI_execute_with_args("SELECT item_id, popularity, bias, factors, task_factors, "
 							  "neighbors, neighbor_weights "
@@ -458,6 +459,7 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
 	m->log_w = log_w;
 	m->n_baskets = n_baskets;
+	row = palloc(sizeof(float) * Max(rank, 1));
 	for (uint64 i = 0; i < n; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];
@@ -476,11 +478,15 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
 		if (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS)
 			fill_factors(DatumGetArrayTypeP(SPI_getbinval(tup, td, 5, &isnull)),
-						 m->R2f + (size_t) i * rank, rank, true, m->item_ids[i], "task factors");
+						 row, rank, true, m->item_ids[i], "task factors");
 		else
 			for (int j = 0; j < rank; j++)
-				m->R2f[(size_t) i * rank + j] = 1.0f;
+				row[j] = 1.0f;
+		/* into the item's lane of its panel */
+		for (int j = 0; j < rank; j++)
+			m->R2f[((i / MTDPP_PANEL) * rank + j) * MTDPP_PANEL + i % MTDPP_PANEL] = row[j];
 	}
+	pfree(row);
 	if (m->kind == MTDPP_ITEMKNN)
 		load_neighbors(m);
 	mtdpp_model_prepare(m);

@@ -67,7 +67,7 @@ sift_down(TopK *t, int i)
 }
 
 static void
-offer(TopK *t, double score, int32 index)
+offer_slow(TopK *t, double score, int32 index)
 {
 	if (t->n < t->k)
 	{
@@ -81,6 +81,15 @@ offer(TopK *t, double score, int32 index)
 		t->h[0] = (MtdppRanked) {score, index};
 		sift_down(t, 0);
 	}
+}
+
+/* SCORE for INDEX: most candidates lose to the root, checked inline */
+static inline void
+offer(TopK *t, double score, int32 index)
+{
+	if (t->n == t->k && !better(score, index, t->h[0].score, t->h[0].index))
+		return;
+	offer_slow(t, score, index);
 }
 
 static int
@@ -126,6 +135,68 @@ exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 }
 
 /*
+ * The bound products of N items held in panels (see MTDPP_PANEL):
+ *		bound[i] = prod_s (1 + widen * sum_j R2_ij W_js),
+ * W being r x b.  Each item is a SIMD lane: a panel row is one vector, each
+ * W_js a broadcast, and up to 8 columns of W accumulate at once, so every
+ * panel is read from memory once per 8 columns.
+ */
+typedef float panel_vec __attribute__((vector_size(MTDPP_PANEL * sizeof(float))));
+
+static inline __attribute__((always_inline)) void
+panel_columns(const float *panel, int r, const float *W, int b, int s0, int width,
+			  double widen, double *prod)
+{
+	panel_vec	acc[8] = {{0}};
+
+	for (int j = 0; j < r; j++)
+	{
+		const float *w = W + (size_t) j * b + s0;
+		panel_vec	x;
+
+		memcpy(&x, panel + (size_t) j * MTDPP_PANEL, sizeof(x));
+		for (int s = 0; s < width; s++)
+			acc[s] += x * w[s];
+	}
+	for (int s = 0; s < width; s++)
+		for (int l = 0; l < MTDPP_PANEL; l++)
+			prod[l] *= 1.0 + (double) acc[s][l] * widen;
+}
+
+MTDPP_VECTORISED
+static void
+panel_bounds(const float *panels, int n, int r, const float *W, int b, double widen,
+			 double *bound)
+{
+	for (int p = 0; p * MTDPP_PANEL < n; p++)
+	{
+		const float *panel = panels + (size_t) p * r * MTDPP_PANEL;
+		double		prod[MTDPP_PANEL];
+		int			s0 = 0;
+
+		for (int l = 0; l < MTDPP_PANEL; l++)
+			prod[l] = 1.0;
+		/* constant widths, so that the accumulators stay in registers */
+		for (; s0 + 8 <= b; s0 += 8)
+			panel_columns(panel, r, W, b, s0, 8, widen, prod);
+		if (s0 + 4 <= b)
+		{
+			panel_columns(panel, r, W, b, s0, 4, widen, prod);
+			s0 += 4;
+		}
+		if (s0 + 2 <= b)
+		{
+			panel_columns(panel, r, W, b, s0, 2, widen, prod);
+			s0 += 2;
+		}
+		if (s0 < b)
+			panel_columns(panel, r, W, b, s0, 1, widen, prod);
+		for (int l = 0; l < MTDPP_PANEL && p * MTDPP_PANEL + l < n; l++)
+			bound[p * MTDPP_PANEL + l] = prod[l];
+	}
+}
+
+/*
  * Upper bounds of ln det K_c for every item (CANDS NULL), or for the NC
  * items CANDS lists (bound[j] for cands[j]), from one GEMM, as
  *		ln det K_c <= offset + ln bound[c]
@@ -148,16 +219,16 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 {
 	int			r = m->rank;
 	int			n = cands ? nc : m->n_items;
-	int			block = Max(16, Min(n, (1 << 20) / Max(b, 1)));
+	/* whole panels a block */
+	int			block = (Max(16, Min(n, (1 << 20) / Max(b, 1))) + MTDPP_PANEL - 1) / MTDPP_PANEL * MTDPP_PANEL;
 	double	   *E = palloc(sizeof(double) * (size_t) b * r);
 	double	   *C = palloc(sizeof(double) * (size_t) b * b);
 	double	   *L = palloc(sizeof(double) * b);
 	double	   *W = palloc(sizeof(double) * (size_t) r * b);
-	double	   *diag = palloc(sizeof(double) * (size_t) block * b);
+	double	   *diag = m->R2f ? NULL : palloc(sizeof(double) * (size_t) block * b);
 	double	   *rows = m->R2f ? NULL : palloc(sizeof(double) * (size_t) block * r);
-	float	   *rowsf = (m->R2f && cands) ? palloc(sizeof(float) * (size_t) block * r) : NULL;
+	float	   *packed = (m->R2f && cands) ? palloc0(sizeof(float) * (size_t) block * r) : NULL;
 	float	   *Wf = palloc(sizeof(float) * (size_t) r * b);
-	float	   *diagf = palloc(sizeof(float) * (size_t) block * b);
 	double		logdet_d = 0.0;
 
 	/*
@@ -195,26 +266,18 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 
 		if (m->R2f != NULL)
 		{
-			/* a cached model: single precision straight from its float rows */
-			const float *R2f = m->R2f + (size_t) start * r;
+			/* a cached model: single precision straight from its panels */
+			const float *panels = m->R2f + (size_t) start * r;
 
 			if (cands)
 			{
 				for (int t = 0; t < nt; t++)
-					memcpy(rowsf + (size_t) t * r, m->R2f + (size_t) cands[start + t] * r,
-						   sizeof(float) * r);
-				R2f = rowsf;
+					for (int j = 0; j < r; j++)
+						packed[((size_t) (t / MTDPP_PANEL) * r + j) * MTDPP_PANEL + t % MTDPP_PANEL] =
+							mtdpp_r2f(m, cands[start + t], j);
+				panels = packed;
 			}
-			mtdpp_sgemm_nn(nt, b, r, R2f, r, Wf, b, diagf, b);
-			for (int t = 0; t < nt; t++)
-			{
-				const float *dt = diagf + (size_t) t * b;
-				double		prod = 1.0;
-
-				for (int s = 0; s < b; s++)
-					prod *= 1.0 + (double) dt[s] * widen;
-				bound[start + t] = prod;
-			}
+			panel_bounds(panels, nt, r, Wf, b, widen, bound + start);
 			continue;
 		}
 		else if (cands)
@@ -239,12 +302,12 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 	pfree(L);
 	pfree(W);
 	pfree(Wf);
-	pfree(diag);
-	pfree(diagf);
+	if (diag)
+		pfree(diag);
 	if (rows)
 		pfree(rows);
-	if (rowsf)
-		pfree(rowsf);
+	if (packed)
+		pfree(packed);
 	return logdet_d;
 }
 
