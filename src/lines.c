@@ -362,7 +362,6 @@ lines_to_run(LineArray *la, Run *run)
 	int64		n_marks = 0,
 				next_mark = MARK_LINES;
 	RunMark    *marks;
-
 	bool		by_order;
 
 	if (la->n == 0)

@@ -159,10 +159,17 @@ typedef struct MtdppModel
  */
 #define MTDPP_PANEL 8
 
+/* where item I's value J lies in panels of rank R */
+static inline size_t
+mtdpp_panel_cell(int r, int64 i, int j)
+{
+	return ((size_t) (i / MTDPP_PANEL) * r + j) * MTDPP_PANEL + i % MTDPP_PANEL;
+}
+
 static inline float
 mtdpp_r2f(const MtdppModel *m, int i, int j)
 {
-	return m->R2f[((size_t) (i / MTDPP_PANEL) * m->rank + j) * MTDPP_PANEL + i % MTDPP_PANEL];
+	return m->R2f[mtdpp_panel_cell(m->rank, i, j)];
 }
 
 /* added to every kernel diagonal so K stays positive definite without bias */

@@ -482,9 +482,8 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 		else
 			for (int j = 0; j < rank; j++)
 				row[j] = 1.0f;
-		/* into the item's lane of its panel */
 		for (int j = 0; j < rank; j++)
-			m->R2f[((i / MTDPP_PANEL) * rank + j) * MTDPP_PANEL + i % MTDPP_PANEL] = row[j];
+			m->R2f[mtdpp_panel_cell(rank, i, j)] = row[j];
 	}
 	pfree(row);
 	if (m->kind == MTDPP_ITEMKNN)

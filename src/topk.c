@@ -273,8 +273,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 			{
 				for (int t = 0; t < nt; t++)
 					for (int j = 0; j < r; j++)
-						packed[((size_t) (t / MTDPP_PANEL) * r + j) * MTDPP_PANEL + t % MTDPP_PANEL] =
-							mtdpp_r2f(m, cands[start + t], j);
+						packed[mtdpp_panel_cell(r, t, j)] = mtdpp_r2f(m, cands[start + t], j);
 				panels = packed;
 			}
 			panel_bounds(panels, nt, r, Wf, b, widen, bound + start);
