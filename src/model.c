@@ -150,14 +150,28 @@ gather_of(const double *d, const float *f, int r, const int32 *idx, int n, doubl
 	}
 }
 
+/* rows of a cached model's R^2 (items IDX, or START on), out of its panels */
+static void
+gather_panels(const MtdppModel *m, const int32 *idx, int start, int n, double *out)
+{
+	int			r = m->rank;
+
+	for (int t = 0; t < n; t++)
+	{
+		const float *lane = m->R2f + mtdpp_panel_cell(r, idx ? idx[t] : start + t, 0);
+		double	   *o = out + (size_t) t * r;
+
+		for (int j = 0; j < r; j++)
+			o[j] = lane[(size_t) j * MTDPP_PANEL];
+	}
+}
+
 const double *
 mtdpp_rows_R2(const MtdppModel *m, int start, int n, double *scratch)
 {
 	if (m->R2 != NULL)
 		return m->R2 + (size_t) start * m->rank;
-	for (int t = 0; t < n; t++)
-		for (int j = 0; j < m->rank; j++)
-			scratch[(size_t) t * m->rank + j] = mtdpp_r2f(m, start + t, j);
+	gather_panels(m, NULL, start, n, scratch);
 	return scratch;
 }
 
@@ -173,9 +187,7 @@ mtdpp_gather_R2(const MtdppModel *m, const int32 *idx, int n, double *out)
 	if (m->R2 != NULL)
 		gather_of(m->R2, NULL, m->rank, idx, n, out);
 	else
-		for (int t = 0; t < n; t++)
-			for (int j = 0; j < m->rank; j++)
-				out[(size_t) t * m->rank + j] = mtdpp_r2f(m, idx[t], j);
+		gather_panels(m, idx, 0, n, out);
 }
 
 void
