@@ -149,7 +149,7 @@ state_lines_to_run(MemoryContext ctx, FitState *st)
 {
 	Run			run;
 
-	if (!lines_to_run(&st->lines, &run))
+	if (!lines_to_run(&st->lines, &run, NULL))
 		return false;
 	state_add_run(ctx, st, &run);
 	return true;
@@ -190,52 +190,71 @@ mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
 
 /*
  * Each parallel worker sorts its own lines and sends them as one run (with
- * any runs it holds): the leader only merges.
+ * any runs it holds): the leader only merges.  The worker's run is encoded
+ * straight into the serialised state, which is then shrunk to fit.
  */
 Datum
 mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 {
-	MemoryContext ctx = aggregate_context(fcinfo, "mtdpp_fit_serialfn");
-	FitState   *st = (FitState *) PG_GETARG_POINTER(0);
+	FitState   *st;
 	FitStateHeader h;
-	int			plen = st->params ? VARSIZE(st->params) : 0;
+	int			plen;
 	Size		size;
 	bytea	   *out;
 	char	   *p;
 	bool		own;
 
+	aggregate_context(fcinfo, "mtdpp_fit_serialfn");
+	st = (FitState *) PG_GETARG_POINTER(0);
 	state_check_live(st);
-	own = state_lines_to_run(ctx, st);
+	plen = st->params ? VARSIZE(st->params) : 0;
+	own = st->lines.n > 0;
 	size = VARHDRSZ + sizeof(h) + TYPEALIGN(8, plen);
 	for (int k = 0; k < st->n_runs; k++)
 		size = add_size(size, sizeof(RunHeader) + TYPEALIGN(8, st->runs[k].len));
+	if (own)
+		size = add_size(size, sizeof(RunHeader) + TYPEALIGN(8, lines_run_bound(&st->lines)));
 
-	out = palloc_extended(size, MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
-	SET_VARSIZE(out, size);
+	out = palloc_extended(size, MCXT_ALLOC_HUGE);
 	h.format = MTDPP_FORMAT_VERSION;
 	h.params_len = plen;
-	h.n_runs = st->n_runs;
+	h.n_runs = st->n_runs + own;
 	h.unused = 0;
 	p = VARDATA(out);
 	memcpy(p, &h, sizeof(h));
 	p += sizeof(h);
+	memset(p, 0, TYPEALIGN(8, plen));
 	if (plen > 0)
 		memcpy(p, st->params, plen);
 	p += TYPEALIGN(8, plen);
-	for (int k = 0; k < st->n_runs; k++)
+	for (int k = 0; k <= st->n_runs; k++)
 	{
-		RunHeader	rh = {st->runs[k].n, st->runs[k].len, st->runs[k].lo, st->runs[k].hi,
-		st->runs[k].positions, 0};
+		Run			run;
+		RunHeader	rh;
 
+		if (k < st->n_runs)
+		{
+			run = st->runs[k];
+			memcpy(p + sizeof(rh), run.data, run.len);
+		}
+		else if (!own || !lines_to_run(&st->lines, &run, (uint8 *) p + sizeof(rh)))
+			break;
+		rh = (RunHeader) {run.n, run.len, run.lo, run.hi, run.positions, 0};
 		memcpy(p, &rh, sizeof(rh));
-		p += sizeof(rh);
-		memcpy(p, st->runs[k].data, rh.len);
-		p += TYPEALIGN(8, rh.len);
+		p += sizeof(rh) + run.len;
+		memset(p, 0, TYPEALIGN(8, run.len) - run.len);
+		p += TYPEALIGN(8, run.len) - run.len;
 	}
+	if ((Size) (p - (char *) out) > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the order lines of one parallel participant take %zu bytes encoded, more than a partial aggregate state can hold (%zu)",
+						(Size) (p - (char *) out), (Size) MaxAllocSize),
+				 errhint("Give the query more parallel workers, or run it without (SET max_parallel_workers_per_gather = 0).")));
+	SET_VARSIZE(out, p - (char *) out);
+	out = repalloc_huge(out, VARSIZE(out));
 
-	/* PostgreSQL serialises a partial state once, at the end: free it */
-	if (own)
-		pfree((void *) st->runs[--st->n_runs].data);
+	/* PostgreSQL serialises a partial state once, at the end (lines freed) */
 	st->consumed = true;
 	PG_RETURN_BYTEA_P(out);
 }

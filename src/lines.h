@@ -80,7 +80,8 @@ lines_add(MemoryContext ctx, LineArray *la, int64 order_id, int32 item_id, int32
 
 extern void lines_append(MemoryContext ctx, LineArray *dst, const LineArray *src);
 extern void lines_free(LineArray *la);
-extern bool lines_to_run(LineArray *la, Run *run);
+extern Size lines_run_bound(const LineArray *la);
+extern bool lines_to_run(LineArray *la, Run *run, uint8 *dest);
 extern MtdppBaskets *lines_to_baskets(LineArray *la);
 extern MtdppBaskets *runs_to_baskets(const Run *runs, int n_runs, int *threads);
 

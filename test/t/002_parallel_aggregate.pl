@@ -202,6 +202,20 @@ my $long_shuffled = long_md5($serial, 'orders_long_shuffled');
 is(long_md5($serial, 'orders_long'), $long_shuffled, 'orders stored in order: the model of the shuffled lines');
 is(long_md5($with_leader, 'orders_long'), $long_shuffled, 'the same read by parallel workers');
 
+# A run holds each item in as few bytes as its span of item ids needs (one
+# to four): with ids spread over each span, parallel workers give the
+# serial model.
+for my $ids ('item_id % 200', 'item_id * 1000', 'item_id * 4000000 - 2000000000')
+{
+	$node->safe_psql('postgres', qq{
+DROP TABLE IF EXISTS orders_ids;
+CREATE TABLE orders_ids AS SELECT order_id, $ids AS item_id FROM orders_long_shuffled;
+ANALYZE orders_ids;
+});
+	is(long_md5($with_leader, 'orders_ids'), long_md5($serial, 'orders_ids'),
+		"item ids $ids: the serial model in parallel");
+}
+
 # Stored, the three are the same model: same factors, same training history.
 $node->safe_psql('postgres', q{
 SELECT mtdpp_save('parallel', model) FROM fit_parallel;
