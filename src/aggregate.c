@@ -7,16 +7,24 @@
  * PostgreSQL's parallel workers (and engines built on partial aggregation)
  * read the orders side by side: a worker's serial function sorts its lines
  * and sends them as a run, a few bytes a line; the leader's combine function
- * keeps the runs as they come.  The final function makes the result
+ * keeps the runs as they come.  A run goes through the query's shared
+ * memory area when it can: the tuple queue that carries the state would
+ * move it 64 kB at a time, each a wake-up of the other process, and the
+ * aggregate that combines copies the first state it reads twice.  The final function makes the result
  * independent of the plan: it sorts the lines, or merges the runs, into
  * baskets (lines.c) and hands them to the trainer.  The hyperparameters come
  * with the rows (the same jsonb on each) and travel in the state.
  */
 #include "postgres.h"
 
+#include "access/parallel.h"
+#include "executor/execParallel.h"
 #include "fmgr.h"
 #include "miscadmin.h"
+#include "nodes/execnodes.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/builtins.h"
+#include "utils/dsa.h"
 #include "utils/jsonb.h"
 #include "utils/memutils.h"
 
@@ -31,11 +39,15 @@ typedef struct FitState
 	Run		   *runs;			/* sorted runs received from other processes */
 	int			n_runs;
 	int			max_runs;
+	/* a deserialised state's runs that lie in shared memory, to free once copied */
+	dsa_area   *area;
+	dsa_pointer *shared;		/* per run, or InvalidDsaPointer */
 } FitState;
 
 /*
  * serialised state: this header, the params jsonb (padded to 8), then each
- * run: its RunHeader and its bytes (padded to 8)
+ * run: its RunHeader and its bytes (padded to 8), or, for a run in the
+ * query's shared memory area, its SharedRun
  */
 typedef struct FitStateHeader
 {
@@ -52,8 +64,19 @@ typedef struct RunHeader
 	int32		lo;
 	int32		hi;
 	int32		positions;
-	int32		unused;
+	int32		shared;			/* a SharedRun follows, not the bytes */
 } RunHeader;
+
+/*
+ * A run left in the query's shared memory area by a partial aggregate under
+ * a Gather: the area is that Gather's.
+ */
+typedef struct SharedRun
+{
+	uint64		pointer;		/* dsa_pointer */
+	int32		plan_node_id;	/* the partial aggregate's */
+	int32		unused;
+} SharedRun;
 
 PG_FUNCTION_INFO_V1(mtdpp_fit_transfn);
 PG_FUNCTION_INFO_V1(mtdpp_fit_combinefn);
@@ -92,6 +115,78 @@ state_new(MemoryContext ctx)
 	st->ctx = ctx;
 	st->lines.sorted = true;	/* no line is out of order */
 	return st;
+}
+
+/*
+ * The shared memory area of the Gather that reads this partial aggregate
+ * (in a parallel worker, or in the leader running its own share of the
+ * plan), else NULL; and the aggregate's plan node, by which the leader finds
+ * that Gather again.
+ */
+static dsa_area *
+partial_area(FunctionCallInfo fcinfo, int *plan_node_id)
+{
+	AggState   *agg;
+
+	if (fcinfo->context == NULL || !IsA(fcinfo->context, AggState))
+		return NULL;
+	agg = (AggState *) fcinfo->context;
+	*plan_node_id = agg->ss.ps.plan->plan_node_id;
+	return agg->ss.ps.state->es_query_dsa;
+}
+
+static bool
+has_plan_node(PlanState *ps, void *arg)
+{
+	if (ps == NULL)
+		return false;
+	if (ps->plan->plan_node_id == *(int *) arg)
+		return true;
+	return planstate_tree_walker(ps, has_plan_node, arg);
+}
+
+typedef struct AreaSearch
+{
+	int			plan_node_id;
+	dsa_area   *area;
+} AreaSearch;
+
+static bool
+find_area(PlanState *ps, void *arg)
+{
+	AreaSearch *search = (AreaSearch *) arg;
+	struct ParallelExecutorInfo *pei = NULL;
+
+	if (ps == NULL)
+		return false;
+	if (IsA(ps, GatherState))
+		pei = ((GatherState *) ps)->pei;
+	else if (IsA(ps, GatherMergeState))
+		pei = ((GatherMergeState *) ps)->pei;
+	if (pei != NULL && pei->area != NULL &&
+		has_plan_node(outerPlanState(ps), &search->plan_node_id))
+	{
+		search->area = pei->area;
+		return true;
+	}
+	return planstate_tree_walker(ps, find_area, arg);
+}
+
+/*
+ * The shared memory area of the Gather (below the aggregate that combines)
+ * that read partial aggregate PLAN_NODE_ID.
+ */
+static dsa_area *
+combining_area(FunctionCallInfo fcinfo, int plan_node_id)
+{
+	AreaSearch	search = {plan_node_id, NULL};
+
+	if (fcinfo->context != NULL && IsA(fcinfo->context, AggState))
+		(void) find_area((PlanState *) fcinfo->context, &search);
+	if (search.area == NULL)
+		elog(ERROR, "mtdpp_fit state refers to the shared memory of a Gather above plan node %d, which this aggregate does not read",
+			 plan_node_id);
+	return search.area;
 }
 
 Datum
@@ -184,14 +279,21 @@ mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
 		memcpy(copy, run.data, run.len);
 		run.data = copy;
 		state_add_run(ctx, a, &run);
+		if (b->shared && DsaPointerIsValid(b->shared[k]))
+			dsa_free(b->area, b->shared[k]);
 	}
+	/* a deserialised state's shared runs are freed: it is used once */
+	if (b->shared)
+		b->consumed = true;
 	PG_RETURN_POINTER(a);
 }
 
 /*
- * Each parallel worker sorts its own lines and sends them as one run (with
- * any runs it holds): the leader only merges.  The worker's run is encoded
- * straight into the serialised state, which is then shrunk to fit.
+ * Each parallel participant sorts its own lines and sends them as one run
+ * (with any runs it holds): the leader only merges.  Under a Gather the run
+ * goes into the query's shared memory area and the state only says where;
+ * elsewhere (or if the area has no room) it is encoded straight into the
+ * serialised state, which is then shrunk to fit.
  */
 Datum
 mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
@@ -203,22 +305,50 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 	bytea	   *out;
 	char	   *p;
 	bool		own;
+	dsa_area   *area;
+	int			plan_node_id = 0;
+	Run			shared_run;
+	dsa_pointer shared = InvalidDsaPointer;
 
 	aggregate_context(fcinfo, "mtdpp_fit_serialfn");
 	st = (FitState *) PG_GETARG_POINTER(0);
 	state_check_live(st);
 	plen = st->params ? VARSIZE(st->params) : 0;
 	own = st->lines.n > 0;
+
+	/*
+	 * Under a Gather, the run goes into the query's shared memory area (if it
+	 * has room): the state itself stays small.
+	 */
+	if (own && (area = partial_area(fcinfo, &plan_node_id)) != NULL)
+	{
+		own = false;
+		if (lines_to_run(&st->lines, &shared_run, NULL))
+		{
+			shared = dsa_allocate_extended(area, Max(shared_run.len, 1),
+										   DSA_ALLOC_HUGE | DSA_ALLOC_NO_OOM);
+			if (DsaPointerIsValid(shared))
+			{
+				memcpy(dsa_get_address(area, shared), shared_run.data, shared_run.len);
+				pfree((void *) shared_run.data);
+			}
+			else
+				state_add_run(st->ctx, st, &shared_run);	/* sent in the state */
+		}
+	}
+
 	size = VARHDRSZ + sizeof(h) + TYPEALIGN(8, plen);
 	for (int k = 0; k < st->n_runs; k++)
 		size = add_size(size, sizeof(RunHeader) + TYPEALIGN(8, st->runs[k].len));
 	if (own)
 		size = add_size(size, sizeof(RunHeader) + TYPEALIGN(8, lines_run_bound(&st->lines)));
+	if (DsaPointerIsValid(shared))
+		size = add_size(size, sizeof(RunHeader) + sizeof(SharedRun));
 
 	out = palloc_extended(size, MCXT_ALLOC_HUGE);
 	h.format = MTDPP_FORMAT_VERSION;
 	h.params_len = plen;
-	h.n_runs = st->n_runs + own;
+	h.n_runs = st->n_runs + own + DsaPointerIsValid(shared);
 	h.unused = 0;
 	p = VARDATA(out);
 	memcpy(p, &h, sizeof(h));
@@ -244,6 +374,17 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 		p += sizeof(rh) + run.len;
 		memset(p, 0, TYPEALIGN(8, run.len) - run.len);
 		p += TYPEALIGN(8, run.len) - run.len;
+	}
+	if (DsaPointerIsValid(shared))
+	{
+		RunHeader	rh = {shared_run.n, shared_run.len, shared_run.lo, shared_run.hi,
+		shared_run.positions, 1};
+		SharedRun	sr = {(uint64) shared, plan_node_id, 0};
+
+		memcpy(p, &rh, sizeof(rh));
+		p += sizeof(rh);
+		memcpy(p, &sr, sizeof(sr));
+		p += sizeof(sr);
 	}
 	if ((Size) (p - (char *) out) > MaxAllocSize)
 		ereport(ERROR,
@@ -295,19 +436,40 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 	p += TYPEALIGN(8, h.params_len);
 	st->runs = palloc(sizeof(Run) * Max(h.n_runs, 1));
 	st->max_runs = Max(h.n_runs, 1);
+	st->shared = palloc(sizeof(dsa_pointer) * Max(h.n_runs, 1));
 	for (int k = 0; k < h.n_runs; k++)
 	{
 		RunHeader	rh;
+		const uint8 *data;
 
 		if (end - p < (ptrdiff_t) sizeof(rh))
 			elog(ERROR, "mtdpp_fit state is truncated");
 		memcpy(&rh, p, sizeof(rh));
 		p += sizeof(rh);
-		if (rh.n < 0 || rh.len < 0 || rh.lo > rh.hi || end - p < (ptrdiff_t) TYPEALIGN(8, rh.len))
+		if (rh.n < 0 || rh.len < 0 || rh.lo > rh.hi)
 			elog(ERROR, "mtdpp_fit state is truncated");
-		st->runs[st->n_runs++] = (Run) {rh.n, rh.len, rh.lo, rh.hi, rh.positions != 0,
-		(const uint8 *) p};
-		p += TYPEALIGN(8, rh.len);
+		st->shared[k] = InvalidDsaPointer;
+		if (rh.shared)
+		{
+			SharedRun	sr;
+
+			if (end - p < (ptrdiff_t) sizeof(sr))
+				elog(ERROR, "mtdpp_fit state is truncated");
+			memcpy(&sr, p, sizeof(sr));
+			p += sizeof(sr);
+			if (st->area == NULL)
+				st->area = combining_area(fcinfo, sr.plan_node_id);
+			st->shared[k] = (dsa_pointer) sr.pointer;
+			data = dsa_get_address(st->area, st->shared[k]);
+		}
+		else
+		{
+			if (end - p < (ptrdiff_t) TYPEALIGN(8, rh.len))
+				elog(ERROR, "mtdpp_fit state is truncated");
+			data = (const uint8 *) p;
+			p += TYPEALIGN(8, rh.len);
+		}
+		st->runs[st->n_runs++] = (Run) {rh.n, rh.len, rh.lo, rh.hi, rh.positions != 0, data};
 	}
 	PG_RETURN_POINTER(st);
 }

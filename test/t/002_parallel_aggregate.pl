@@ -202,6 +202,21 @@ my $long_shuffled = long_md5($serial, 'orders_long_shuffled');
 is(long_md5($serial, 'orders_long'), $long_shuffled, 'orders stored in order: the model of the shuffled lines');
 is(long_md5($with_leader, 'orders_long'), $long_shuffled, 'the same read by parallel workers');
 
+# Grouped, each group's partial states come up through a Gather Merge (the
+# runs through the shared memory of that Gather Merge): each group gets the
+# model a serial plan gives it.
+my $grouped = q{SELECT order_id % 3 AS g, md5(mtdpp_fit(order_id, item_id, NULL::int, '{"kind": "itemknn"}'))
+FROM orders_long_shuffled GROUP BY 1 ORDER BY 1};
+my $sorted_groups = q{SET enable_hashagg = off;};
+$plan = $node->safe_psql('postgres', $with_leader . $sorted_groups . "EXPLAIN (COSTS OFF) $grouped");
+like($plan, qr/Finalize GroupAggregate.*Gather Merge.*Partial GroupAggregate/s,
+	'grouped, the partial states come through a Gather Merge') or diag($plan);
+my $grouped_serial = $node->safe_psql('postgres', $serial . $grouped);
+is($node->safe_psql('postgres', $with_leader . $sorted_groups . $grouped), $grouped_serial,
+	'grouped through a Gather Merge: the serial models');
+is($node->safe_psql('postgres', $with_leader . $grouped), $grouped_serial,
+	'grouped, the planner\'s choice of plan: the serial models');
+
 # A run holds each item in as few bytes as its span of item ids needs (one
 # to four): with ids spread over each span, parallel workers give the
 # serial model.
