@@ -30,6 +30,17 @@
 
 #include "lines.h"
 
+/*
+ * Where a run's bytes lie: in the query's shared memory area (where a
+ * partial aggregate under a Gather left them, read there until the final
+ * function frees them), else in this process's memory.
+ */
+typedef struct RunPlace
+{
+	dsa_area   *area;			/* NULL: palloc'd, or in a deserialised state's bytes */
+	dsa_pointer pointer;
+} RunPlace;
+
 typedef struct FitState
 {
 	MemoryContext ctx;			/* the aggregate's, where the state lives */
@@ -37,11 +48,9 @@ typedef struct FitState
 	bool		consumed;		/* serialised, lines freed: must not be used again */
 	Jsonb	   *params;			/* NULL until a row brings some */
 	Run		   *runs;			/* sorted runs received from other processes */
+	RunPlace   *places;			/* where each lies */
 	int			n_runs;
 	int			max_runs;
-	/* a deserialised state's runs that lie in shared memory, to free once copied */
-	dsa_area   *area;
-	dsa_pointer *shared;		/* per run, or InvalidDsaPointer */
 } FitState;
 
 /*
@@ -223,16 +232,21 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 }
 
 static void
-state_add_run(MemoryContext ctx, FitState *st, const Run *run)
+state_add_run(MemoryContext ctx, FitState *st, const Run *run, RunPlace place)
 {
 	if (st->n_runs == st->max_runs)
 	{
 		st->max_runs = Max(4, st->max_runs * 2);
 		st->runs = st->runs ? repalloc(st->runs, sizeof(Run) * st->max_runs)
 			: MemoryContextAlloc(ctx, sizeof(Run) * st->max_runs);
+		st->places = st->places ? repalloc(st->places, sizeof(RunPlace) * st->max_runs)
+			: MemoryContextAlloc(ctx, sizeof(RunPlace) * st->max_runs);
 	}
+	st->places[st->n_runs] = place;
 	st->runs[st->n_runs++] = *run;
 }
+
+static const RunPlace private_place = {NULL, InvalidDsaPointer};
 
 /*
  * The state's own lines, sorted and encoded as one more run (its bytes in
@@ -246,7 +260,7 @@ state_lines_to_run(MemoryContext ctx, FitState *st)
 
 	if (!lines_to_run(&st->lines, &run, NULL))
 		return false;
-	state_add_run(ctx, st, &run);
+	state_add_run(ctx, st, &run, private_place);
 	return true;
 }
 
@@ -270,20 +284,25 @@ mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
 	}
 	/* lines of a partial state of this process (partitionwise plans) */
 	lines_append(ctx, &a->lines, &b->lines);
-	/* runs from workers: kept as they are, in this context */
+	/*
+	 * Runs from other processes: those in shared memory stay there, the
+	 * others are copied into this context (out of the state's bytes).
+	 */
 	for (int k = 0; k < b->n_runs; k++)
 	{
 		Run			run = b->runs[k];
-		uint8	   *copy = MemoryContextAllocHuge(ctx, Max(run.len, 1));
 
-		memcpy(copy, run.data, run.len);
-		run.data = copy;
-		state_add_run(ctx, a, &run);
-		if (b->shared && DsaPointerIsValid(b->shared[k]))
-			dsa_free(b->area, b->shared[k]);
+		if (b->places[k].area == NULL)
+		{
+			uint8	   *copy = MemoryContextAllocHuge(ctx, Max(run.len, 1));
+
+			memcpy(copy, run.data, run.len);
+			run.data = copy;
+		}
+		state_add_run(ctx, a, &run, b->places[k]);
 	}
-	/* a deserialised state's shared runs are freed: it is used once */
-	if (b->shared)
+	/* its runs now belong to A */
+	if (b->n_runs > 0)
 		b->consumed = true;
 	PG_RETURN_POINTER(a);
 }
@@ -333,7 +352,7 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 				pfree((void *) shared_run.data);
 			}
 			else
-				state_add_run(st->ctx, st, &shared_run);	/* sent in the state */
+				state_add_run(st->ctx, st, &shared_run, private_place); /* sent in the state */
 		}
 	}
 
@@ -436,7 +455,7 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 	p += TYPEALIGN(8, h.params_len);
 	st->runs = palloc(sizeof(Run) * Max(h.n_runs, 1));
 	st->max_runs = Max(h.n_runs, 1);
-	st->shared = palloc(sizeof(dsa_pointer) * Max(h.n_runs, 1));
+	st->places = palloc(sizeof(RunPlace) * Max(h.n_runs, 1));
 	for (int k = 0; k < h.n_runs; k++)
 	{
 		RunHeader	rh;
@@ -448,7 +467,7 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 		p += sizeof(rh);
 		if (rh.n < 0 || rh.len < 0 || rh.lo > rh.hi)
 			elog(ERROR, "mtdpp_fit state is truncated");
-		st->shared[k] = InvalidDsaPointer;
+		st->places[k] = private_place;
 		if (rh.shared)
 		{
 			SharedRun	sr;
@@ -457,10 +476,9 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 				elog(ERROR, "mtdpp_fit state is truncated");
 			memcpy(&sr, p, sizeof(sr));
 			p += sizeof(sr);
-			if (st->area == NULL)
-				st->area = combining_area(fcinfo, sr.plan_node_id);
-			st->shared[k] = (dsa_pointer) sr.pointer;
-			data = dsa_get_address(st->area, st->shared[k]);
+			st->places[k].area = combining_area(fcinfo, sr.plan_node_id);
+			st->places[k].pointer = (dsa_pointer) sr.pointer;
+			data = dsa_get_address(st->places[k].area, st->places[k].pointer);
 		}
 		else
 		{
@@ -507,7 +525,10 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 		runs = st->n_runs;
 		data = runs_to_baskets(st->runs, st->n_runs, &threads);
 		for (int k = 0; k < st->n_runs; k++)
-			pfree((void *) st->runs[k].data);
+			if (st->places[k].area)
+				dsa_free(st->places[k].area, st->places[k].pointer);
+			else
+				pfree((void *) st->runs[k].data);
 		st->n_runs = 0;
 	}
 
