@@ -179,16 +179,18 @@ mtdpp_score(PG_FUNCTION_ARGS)
 	int			nc = 0;
 	int32	   *ctx;
 	int			b;
+	bool	   *in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
 							   ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
-							   NULL, palloc0(sizeof(bool) * Max(m->n_items, 1)), &b, NULL);
+							   NULL, in_basket, &b, NULL);
+	/* an item of the basket is no completion of it: its score is NULL */
 	for (int i = 0; i < n; i++)
 	{
 		int			idx = mtdpp_model_index(m, ids[i]);
 
-		if (idx >= 0)
+		if (idx >= 0 && !in_basket[idx])
 			cands[nc++] = idx;
 	}
 	mtdpp_score_some(m, ctx, b, cands, nc, scores);
@@ -198,9 +200,10 @@ mtdpp_score(PG_FUNCTION_ARGS)
 	{
 		Datum		values[2];
 		bool		nulls[2] = {false, false};
+		int			idx = mtdpp_model_index(m, ids[i]);
 
 		values[0] = Int32GetDatum(ids[i]);
-		if (mtdpp_model_index(m, ids[i]) >= 0)
+		if (idx >= 0 && !in_basket[idx])
 			values[1] = Float8GetDatum(scores[c++]);
 		else
 			nulls[1] = true;

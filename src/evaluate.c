@@ -114,7 +114,7 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 	initStringInfo(&q);
 	appendStringInfo(&q, "SELECT %s::integer[], %s::integer FROM %s",
 					 quote_identifier(basket_col), quote_identifier(held_col),
-					 DatumGetCString(DirectFunctionCall1(regclassout, ObjectIdGetDatum(relid))));
+					 mtdpp_qualified_relation(relid));
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute(q.data, true, 0) != SPI_OK_SELECT)

@@ -244,6 +244,7 @@ extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
 							  const char *source);
 extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id);
 extern void mtdpp_store_metrics(int model_id, const char *json);
+extern char *mtdpp_qualified_relation(Oid relid);
 
 /* topk.c */
 typedef struct MtdppRanked

@@ -35,11 +35,16 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/acl.h"
 #include "utils/inval.h"
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+#include "storage/proc.h"
+#include "access/xact.h"
 #include "utils/regproc.h"
 #include "utils/syscache.h"
 
@@ -54,18 +59,31 @@ PG_FUNCTION_INFO_V1(mtdpp_activate);
 PG_FUNCTION_INFO_V1(mtdpp_drop);
 PG_FUNCTION_INFO_V1(mtdpp_rename);
 
-/* One cached model; name NULL is the default model. */
+/*
+ * One cached model.  Each lives in a memory context of its own, so that it
+ * can be freed alone.  PINS counts the calls that use it (see
+ * mtdpp_lookup_model); an entry taken out of the list while pinned is freed
+ * by its last unpin, so a model stays valid for as long as a call uses it,
+ * whatever the calls nested inside that one do to the cache.
+ */
 typedef struct CachedModel
 {
 	struct CachedModel *next;
-	char	   *name;
+	MemoryContext context;		/* holds the entry and its model */
+	char	   *name;			/* NULL: the default model */
 	int			model_id;
 	MtdppModel *model;
+	uint64		generation;		/* models_generation before it was read */
+	LocalTransactionId lxid;	/* if valid: only for this transaction, */
+	TimestampTz statement;		/* and if not 0, this statement */
+	Oid			row_security_user;	/* read under row security as this role */
+	int			pins;
+	bool		listed;			/* in the list, to be found by lookups */
 } CachedModel;
 
 static MemoryContext cache_context = NULL;
 static CachedModel *cache_head = NULL;
-static bool cache_stale = false;
+static uint64 models_generation = 1;	/* bumped by every invalidation */
 static Oid	models_relid = InvalidOid;
 
 void		_PG_init(void);
@@ -74,7 +92,7 @@ static void
 relcache_callback(Datum arg, Oid relid)
 {
 	if (relid == InvalidOid || relid == models_relid)
-		cache_stale = true;
+		models_generation++;
 }
 
 void
@@ -84,27 +102,32 @@ _PG_init(void)
 	CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
 }
 
-static Oid
-lookup_models_relid(void)
+/* The OIDs of schema mtdpp and of its two model tables. */
+static void
+model_tables(Oid *nsp, Oid *models, Oid *items)
 {
-	Oid			nsp = get_namespace_oid("mtdpp", true);
-	Oid			relid = OidIsValid(nsp) ? get_relname_relid("models", nsp) : InvalidOid;
-
-	if (!OidIsValid(relid))
+	*nsp = get_namespace_oid("mtdpp", true);
+	*models = OidIsValid(*nsp) ? get_relname_relid("models", *nsp) : InvalidOid;
+	*items = OidIsValid(*nsp) ? get_relname_relid("items", *nsp) : InvalidOid;
+	if (!OidIsValid(*models) || !OidIsValid(*items))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("table mtdpp.models does not exist"),
+				 errmsg("the model tables mtdpp.models and mtdpp.items do not exist"),
 				 errhint("Run CREATE EXTENSION mtdpp in this database.")));
-	return relid;
 }
 
 /* Trigger on the model tables: every backend drops its cache. */
 Datum
 mtdpp_models_changed(PG_FUNCTION_ARGS)
 {
+	Oid			nsp,
+				models,
+				items;
+
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		elog(ERROR, "mtdpp_models_changed must be called as a trigger");
-	CacheInvalidateRelcacheByRelid(lookup_models_relid());
+	model_tables(&nsp, &models, &items);
+	CacheInvalidateRelcacheByRelid(models);
 	return PointerGetDatum(NULL);
 }
 
@@ -140,6 +163,22 @@ spi_connect(void)
 		elog(ERROR, "SPI_connect failed");
 }
 
+/*
+ * One writer per model name at a time (inside an SPI connection), until the
+ * transaction ends: versions are numbered in order, and concurrent
+ * activations of one name queue rather than collide on its active index.
+ */
+static void
+lock_model_name(const char *name)
+{
+	if (SPI_execute_with_args("SELECT pg_catalog.pg_advisory_xact_lock("
+							  "pg_catalog.hashtext('mtdpp.models'::pg_catalog.text), "
+							  "pg_catalog.hashtext($1))",
+							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
+							  NULL, false, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not lock model name \"%s\"", name);
+}
+
 static void
 unknown_model(const char *name)
 {
@@ -147,6 +186,14 @@ unknown_model(const char *name)
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("model \"%s\" does not exist", name),
 			 errhint("SELECT name FROM mtdpp_models lists the models; mtdpp_train creates one.")));
+}
+
+/* RELID's name, schema-qualified and quoted, for the SQL the extension builds. */
+char *
+mtdpp_qualified_relation(Oid relid)
+{
+	return quote_qualified_identifier(get_namespace_name(get_rel_namespace(relid)),
+									  get_rel_name(relid));
 }
 
 /* ---------------------------------------------------------------------
@@ -194,13 +241,10 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 
 	spi_connect();
 
-	/* one writer per name at a time, so versions are numbered in order */
-	if (SPI_execute_with_args("SELECT pg_advisory_xact_lock(hashtext('mtdpp.models'), hashtext($1))",
-							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
-							  NULL, false, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not lock model name \"%s\"", name);
+	lock_model_name(name);
 	if (activate &&
-		SPI_execute_with_args("UPDATE mtdpp.models SET active = false WHERE name = $1 AND active",
+		SPI_execute_with_args("UPDATE mtdpp.models SET active = false "
+							  "WHERE name OPERATOR(pg_catalog.=) $1 AND active",
 							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
 							  NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not deactivate model \"%s\"", name);
@@ -229,9 +273,10 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	if (SPI_execute_with_args("INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
 							  "  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
 							  "  final_loss, best_epoch, train_seconds, source, activated_at) "
-							  "SELECT $1, coalesce(max(version), 0) + 1, $2, $3, $4, $5, $6, $7, $8, $9, "
-							  "  $10, $11, $12, $13, $14, $15, CASE WHEN $3 THEN clock_timestamp() END "
-							  "FROM mtdpp.models WHERE name = $1 RETURNING model_id",
+							  "SELECT $1, coalesce(pg_catalog.max(version), 0) OPERATOR(pg_catalog.+) 1, "
+							  "  $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
+							  "  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END "
+							  "FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 RETURNING model_id",
 							  15, types, values, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "could not insert model \"%s\"", name);
@@ -286,7 +331,8 @@ void
 mtdpp_store_metrics(int model_id, const char *json)
 {
 	spi_connect();
-	if (SPI_execute_with_args("UPDATE mtdpp.models SET metrics = metrics || $2 WHERE model_id = $1",
+	if (SPI_execute_with_args("UPDATE mtdpp.models SET metrics = metrics OPERATOR(pg_catalog.||) $2 "
+							  "WHERE model_id OPERATOR(pg_catalog.=) $1",
 							  2, (Oid[]) {INT4OID, JSONBOID},
 							  (Datum[]) {Int32GetDatum(model_id),
 							  DirectFunctionCall1(jsonb_in, CStringGetDatum(json))},
@@ -318,18 +364,6 @@ mtdpp_save(PG_FUNCTION_ARGS)
 /* ---------------------------------------------------------------------
  * Reading models: the cache
  * --------------------------------------------------------------------- */
-
-static void
-cache_reset(void)
-{
-	if (cache_context != NULL)
-		MemoryContextReset(cache_context);
-	else
-		cache_context = AllocSetContextCreate(TopMemoryContext, "mtdpp model cache",
-											  ALLOCSET_DEFAULT_SIZES);
-	cache_head = NULL;
-	cache_stale = false;
-}
 
 /* A row of real[] factors into DST (RANK floats), squared if SQUARE. */
 static void
@@ -427,9 +461,10 @@ load_neighbors(MtdppModel *m)
 	m->nbr_start[m->n_items] = total;
 }
 
-/* Reads model MODEL_ID from the tables into the cache context. */
+/* Reads model MODEL_ID from the tables into memory context CONTEXT. */
 static MtdppModel *
-load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets, double log_w)
+load_model(MemoryContext context, int model_id, const char *kind, int rank, int n_items,
+		   int n_baskets, double log_w)
 {
 	MtdppModel *m;
 	MemoryContext old;
@@ -438,7 +473,7 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 
 	if (SPI_execute_with_args("SELECT item_id, popularity, bias, factors, task_factors, "
 							  "neighbors, neighbor_weights "
-							  "FROM mtdpp.items WHERE model_id = $1 ORDER BY item_id",
+							  "FROM mtdpp.items WHERE model_id OPERATOR(pg_catalog.=) $1 ORDER BY item_id",
 							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
 							  NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the items of model %d", model_id);
@@ -455,7 +490,7 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("model %d has log_w %g", model_id, log_w),
 				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
-	old = MemoryContextSwitchTo(cache_context);
+	old = MemoryContextSwitchTo(context);
 	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
 	m->log_w = log_w;
 	m->n_baskets = n_baskets;
@@ -494,52 +529,67 @@ load_model(int model_id, const char *kind, int rank, int n_items, int n_baskets,
 }
 
 /*
- * The active model of NAME, or the default model when NAME is NULL, from the
- * cache or read from the tables.  The pointer is valid until the next call.
+ * Runs the query for the row of mtdpp.models that answers for NAME (NULL:
+ * the default model); true if there is one, as SPI's first result row.
  */
-MtdppModel *
-mtdpp_lookup_model(const char *name, int *model_id)
+static bool
+find_active_model(const char *name)
 {
-	CachedModel *c;
 	int			ret;
-	HeapTuple	tup;
-	TupleDesc	td;
-	bool		isnull;
-	int			id;
-	MtdppModel *m;
 
-	if (cache_stale || cache_context == NULL)
-		cache_reset();
-	for (c = cache_head; c != NULL; c = c->next)
-		if ((name == NULL && c->name == NULL) ||
-			(name != NULL && c->name != NULL && strcmp(name, c->name) == 0))
-		{
-			if (model_id)
-				*model_id = c->model_id;
-			return c->model;
-		}
-
-	models_relid = lookup_models_relid();
-	spi_connect();
 	if (name == NULL)
 		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w FROM mtdpp.models "
 						  "WHERE active ORDER BY activated_at DESC NULLS LAST, model_id DESC LIMIT 1",
 						  true, 1);
 	else
 		ret = SPI_execute_with_args("SELECT model_id, kind, rank, n_items, n_baskets, log_w "
-									"FROM mtdpp.models WHERE name = $1 AND active",
+									"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND active",
 									1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
 									NULL, true, 1);
 	if (ret != SPI_OK_SELECT)
 		elog(ERROR, "could not read mtdpp.models");
-	if (SPI_processed == 0)
+	return SPI_processed > 0;
+}
+
+static int
+first_int(int col)
+{
+	bool		isnull;
+
+	return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull));
+}
+
+/*
+ * Reads the model answering for NAME, as the current snapshot sees the
+ * tables, into a new entry (not yet listed).  The entry's memory hangs
+ * under the caller's context until the entry is complete, so an error while
+ * reading frees it.
+ */
+static CachedModel *
+read_entry(const char *name, Oid row_security_user)
+{
+	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "mtdpp cached model",
+												  ALLOCSET_DEFAULT_SIZES);
+	CachedModel *c = MemoryContextAllocZero(context, sizeof(CachedModel));
+	bool		isnull;
+	HeapTuple	tup;
+	TupleDesc	td;
+
+	c->context = context;
+	c->name = name ? MemoryContextStrdup(context, name) : NULL;
+	/* an invalidation that arrives while it is read makes it stale at once */
+	c->generation = models_generation;
+	c->row_security_user = row_security_user;
+
+	spi_connect();
+	if (!find_active_model(name))
 	{
 		if (name == NULL)
 			ereport(ERROR,
 					(errcode(ERRCODE_UNDEFINED_OBJECT),
 					 errmsg("there is no active mtdpp model"),
 					 errhint("Train one with mtdpp_train, or activate one with mtdpp_activate.")));
-		if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models WHERE name = $1", 1,
+		if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1", 1,
 								  (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
 								  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
 			ereport(ERROR,
@@ -550,24 +600,155 @@ mtdpp_lookup_model(const char *name, int *model_id)
 	}
 	tup = SPI_tuptable->vals[0];
 	td = SPI_tuptable->tupdesc;
-	id = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
-	m = load_model(id,
-				   TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull)),
-				   DatumGetInt32(SPI_getbinval(tup, td, 3, &isnull)),
-				   DatumGetInt32(SPI_getbinval(tup, td, 4, &isnull)),
-				   DatumGetInt32(SPI_getbinval(tup, td, 5, &isnull)),
-				   DatumGetFloat8(SPI_getbinval(tup, td, 6, &isnull)));
-	SPI_finish();
+	c->model_id = first_int(1);
+	c->model = load_model(context, c->model_id,
+						  TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull)),
+						  first_int(3), first_int(4), first_int(5),
+						  DatumGetFloat8(SPI_getbinval(tup, td, 6, &isnull)));
 
-	c = MemoryContextAllocZero(cache_context, sizeof(CachedModel));
-	c->name = name ? MemoryContextStrdup(cache_context, name) : NULL;
-	c->model_id = id;
-	c->model = m;
+	/*
+	 * The snapshot it was read with may be older than the latest commits (a
+	 * repeatable read transaction, or a commit that landed while this
+	 * statement ran, whose invalidation came before the read).  If a
+	 * statement starting now would pick another model, this one answers only
+	 * for this transaction (repeatable read) or this statement (read
+	 * committed).  Parallel mode cannot take a new snapshot: a parallel
+	 * query's entries live no longer than the query in a worker, and the
+	 * leader relies on the invalidation alone.
+	 */
+	if (!IsInParallelMode())
+	{
+		bool		same;
+
+		PushActiveSnapshot(GetLatestSnapshot());
+		same = find_active_model(name) && first_int(1) == c->model_id;
+		PopActiveSnapshot();
+		if (!same)
+		{
+			c->lxid = MyProc->lxid;
+			c->statement = IsolationUsesXactSnapshot() ? 0 : GetCurrentStatementStartTimestamp();
+		}
+	}
+	SPI_finish();
+	return c;
+}
+
+/* Whether entry C may answer a lookup now. */
+static bool
+entry_current(const CachedModel *c)
+{
+	if (c->generation != models_generation)
+		return false;
+	if (c->lxid != InvalidLocalTransactionId &&
+		(c->lxid != MyProc->lxid ||
+		 (c->statement != 0 && c->statement != GetCurrentStatementStartTimestamp())))
+		return false;
+	return true;
+}
+
+static void
+entry_unpin(void *arg)
+{
+	CachedModel *c = (CachedModel *) arg;
+
+	if (--c->pins == 0 && !c->listed)
+		MemoryContextDelete(c->context);
+}
+
+/* Pins C until the caller's memory context is reset or deleted. */
+static MtdppModel *
+entry_pin(CachedModel *c, int *model_id)
+{
+	MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
+
+	cb->func = entry_unpin;
+	cb->arg = c;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+	c->pins++;
+	if (model_id)
+		*model_id = c->model_id;
+	return c->model;
+}
+
+/*
+ * The current role may read the model tables, as a SELECT on them would
+ * check: USAGE on schema mtdpp, SELECT on both tables (or on all their
+ * columns).  A few syscache lookups, done on every call, cached model or not.
+ */
+static void
+check_model_privileges(Oid nsp, Oid models, Oid items)
+{
+	Oid			user = GetUserId();
+	AclResult	r = pg_namespace_aclcheck(nsp, user, ACL_USAGE);
+
+	if (r != ACLCHECK_OK)
+		aclcheck_error(r, OBJECT_SCHEMA, "mtdpp");
+	for (int t = 0; t < 2; t++)
+	{
+		Oid			rel = t == 0 ? models : items;
+
+		if (pg_class_aclcheck(rel, user, ACL_SELECT) != ACLCHECK_OK &&
+			pg_attribute_aclcheck_all(rel, user, ACL_SELECT, ACLMASK_ALL) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(rel));
+	}
+}
+
+/*
+ * The active model of NAME, or the default model when NAME is NULL, as the
+ * current snapshot sees the model tables: from the cache, or read from the
+ * tables into it.  The model is pinned, and so stays valid, until the
+ * caller's current memory context is reset or deleted (at the latest, the
+ * end of the call's query or an error).
+ *
+ * Every call first takes in the invalidations other sessions have sent
+ * (so a change committed elsewhere shows from this statement on, even
+ * inside a transaction block), then checks the current role's privileges.
+ * Under row-level security on the model tables an entry answers only the
+ * role that read it.
+ */
+MtdppModel *
+mtdpp_lookup_model(const char *name, int *model_id)
+{
+	Oid			nsp,
+				items;
+	Oid			row_security_user = InvalidOid;
+	CachedModel *c,
+			  **link;
+
+	AcceptInvalidationMessages();
+	model_tables(&nsp, &models_relid, &items);
+	check_model_privileges(nsp, models_relid, items);
+	if (check_enable_rls(models_relid, InvalidOid, true) == RLS_ENABLED ||
+		check_enable_rls(items, InvalidOid, true) == RLS_ENABLED)
+		row_security_user = GetUserId();
+
+	if (cache_context == NULL)
+		cache_context = AllocSetContextCreate(TopMemoryContext, "mtdpp model cache",
+											  ALLOCSET_SMALL_SIZES);
+	for (link = &cache_head; (c = *link) != NULL;)
+	{
+		if (!entry_current(c))
+		{
+			/* out of the list; freed now, or by its last unpin */
+			*link = c->next;
+			c->listed = false;
+			if (c->pins == 0)
+				MemoryContextDelete(c->context);
+			continue;
+		}
+		if (((name == NULL && c->name == NULL) ||
+			 (name != NULL && c->name != NULL && strcmp(name, c->name) == 0)) &&
+			c->row_security_user == row_security_user)
+			return entry_pin(c, model_id);
+		link = &c->next;
+	}
+
+	c = read_entry(name, row_security_user);
+	MemoryContextSetParent(c->context, cache_context);
+	c->listed = true;
 	c->next = cache_head;
 	cache_head = c;
-	if (model_id)
-		*model_id = id;
-	return m;
+	return entry_pin(c, model_id);
 }
 
 /* ---------------------------------------------------------------------
@@ -586,8 +767,10 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 	args[0] = PointerGetDatum(name);
 	args[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
 	spi_connect();
-	if (SPI_execute_with_args("SELECT model_id FROM mtdpp.models WHERE name = $1 "
-							  "AND ($2 IS NULL OR version = $2) ORDER BY version DESC LIMIT 1",
+	lock_model_name(text_to_cstring(name));
+	if (SPI_execute_with_args("SELECT model_id FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 "
+							  "AND ($2 IS NULL OR version OPERATOR(pg_catalog.=) $2) "
+							  "ORDER BY version DESC LIMIT 1",
 							  2, (Oid[]) {TEXTOID, INT4OID}, args, nulls, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read mtdpp.models");
 	if (SPI_processed == 0)
@@ -603,12 +786,14 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	/* two statements: the one-active-per-name index is checked row by row */
 	if (SPI_execute_with_args("UPDATE mtdpp.models SET active = false "
-							  "WHERE name = $1 AND active AND model_id <> $2",
+							  "WHERE name OPERATOR(pg_catalog.=) $1 AND active "
+							  "AND model_id OPERATOR(pg_catalog.<>) $2",
 							  2, (Oid[]) {TEXTOID, INT4OID},
 							  (Datum[]) {PointerGetDatum(name), Int32GetDatum(id)},
 							  NULL, false, 0) != SPI_OK_UPDATE ||
-		SPI_execute_with_args("UPDATE mtdpp.models SET active = true, activated_at = clock_timestamp() "
-							  "WHERE model_id = $1",
+		SPI_execute_with_args("UPDATE mtdpp.models "
+							  "SET active = true, activated_at = pg_catalog.clock_timestamp() "
+							  "WHERE model_id OPERATOR(pg_catalog.=) $1",
 							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(id)},
 							  NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not activate model %d", id);
@@ -627,7 +812,9 @@ mtdpp_drop(PG_FUNCTION_ARGS)
 	args[0] = PointerGetDatum(name);
 	args[1] = PG_ARGISNULL(1) ? (Datum) 0 : PG_GETARG_DATUM(1);
 	spi_connect();
-	if (SPI_execute_with_args("DELETE FROM mtdpp.models WHERE name = $1 AND ($2 IS NULL OR version = $2)",
+	lock_model_name(text_to_cstring(name));
+	if (SPI_execute_with_args("DELETE FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 "
+							  "AND ($2 IS NULL OR version OPERATOR(pg_catalog.=) $2)",
 							  2, (Oid[]) {TEXTOID, INT4OID}, args, nulls, false, 0) != SPI_OK_DELETE)
 		elog(ERROR, "could not delete from mtdpp.models");
 	n = SPI_processed;
@@ -652,7 +839,19 @@ mtdpp_rename(PG_FUNCTION_ARGS)
 
 	check_name("new model name", new_name);
 	spi_connect();
-	if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models WHERE name = $1", 1, (Oid[]) {TEXTOID},
+	/* both names, in a fixed order, so two renames cannot deadlock */
+	if (strcmp(text_to_cstring(name), text_to_cstring(new_name)) < 0)
+	{
+		lock_model_name(text_to_cstring(name));
+		lock_model_name(text_to_cstring(new_name));
+	}
+	else
+	{
+		lock_model_name(text_to_cstring(new_name));
+		lock_model_name(text_to_cstring(name));
+	}
+	if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1", 1,
+							  (Oid[]) {TEXTOID},
 							  (Datum[]) {PointerGetDatum(new_name)}, NULL, false, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read mtdpp.models");
 	if (SPI_processed > 0)
@@ -661,7 +860,7 @@ mtdpp_rename(PG_FUNCTION_ARGS)
 				 errmsg("model \"%s\" already exists", text_to_cstring(new_name)),
 				 errhint("Drop it first with mtdpp_drop('%s'), or choose another name.",
 						 text_to_cstring(new_name))));
-	if (SPI_execute_with_args("UPDATE mtdpp.models SET name = $2 WHERE name = $1", 2,
+	if (SPI_execute_with_args("UPDATE mtdpp.models SET name = $2 WHERE name OPERATOR(pg_catalog.=) $1", 2,
 							  (Oid[]) {TEXTOID, TEXTOID},
 							  (Datum[]) {PointerGetDatum(name), PointerGetDatum(new_name)},
 							  NULL, false, 0) != SPI_OK_UPDATE)
@@ -701,7 +900,7 @@ column_expression(Oid relid, const char *col, const char *what, bool order_id)
 			return psprintf(order_id ? "%s" : "%s::integer", q);
 		default:
 			if (order_id)		/* any other order id: its hash identifies it */
-				return psprintf("hashtextextended(%s::text, 0)", q);
+				return psprintf("pg_catalog.hashtextextended(%s::pg_catalog.text, 0::pg_catalog.int8)", q);
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" (%s) has type %s, expected an integer type",
@@ -812,7 +1011,7 @@ mtdpp_train(PG_FUNCTION_ARGS)
 					 quote_identifier(nsp),
 					 column_expression(relid, order_col, "order_col", true),
 					 column_expression(relid, item_col, "item_col", false),
-					 pos_expr, source);
+					 pos_expr, mtdpp_qualified_relation(relid));
 
 	spi_connect();
 	if (SPI_execute_with_args(query.data, 1, (Oid[]) {JSONBOID}, (Datum[]) {pjson}, NULL,
@@ -836,7 +1035,7 @@ mtdpp_train(PG_FUNCTION_ARGS)
 		elog(ERROR, "mtdpp_train must return a row");
 	tupdesc = BlessTupleDesc(tupdesc);
 	spi_connect();
-	if (SPI_execute_with_args("SELECT version FROM mtdpp.models WHERE model_id = $1", 1,
+	if (SPI_execute_with_args("SELECT version FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1", 1,
 							  (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
 							  NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not read back model %d", model_id);
