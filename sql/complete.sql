@@ -28,6 +28,8 @@ FROM (SELECT * FROM test_baskets ORDER BY order_id LIMIT 3) t, mtdpp_complete(t.
 GROUP BY t.order_id ORDER BY t.order_id;
 -- mtdpp_score: the given candidates, in the given order; NULL for unknown items
 SELECT item_id, score IS NULL AS unknown FROM mtdpp_score(ARRAY[1, 2], ARRAY[3, 9999, 55, 3]);
+-- an item of the basket is no completion of it: NULL too
+SELECT item_id, score IS NULL AS no_score FROM mtdpp_score(ARRAY[1, 2, 2000], ARRAY[2, 3, 1, 2000]);
 SELECT abs(s.score - c.score) < 1e-9 AS consistent
 FROM mtdpp_complete(ARRAY[31, 32], 1) c JOIN mtdpp_score(ARRAY[31, 32], ARRAY[(SELECT item_id FROM mtdpp_complete(ARRAY[31, 32], 1))]) s USING (item_id);
 SELECT count(*) AS n FROM mtdpp_score(ARRAY[1], '{}');

@@ -17,3 +17,14 @@ SELECT baskets, mpr FROM mtdpp_evaluate('planted', 'unseen_held_out', catalog_si
 -- other column names
 CREATE VIEW renamed AS SELECT basket AS items, held_out AS target FROM test_baskets;
 SELECT baskets FROM mtdpp_evaluate('planted', 'renamed', basket_col => 'items', held_out_col => 'target');
+-- A model in use stays valid while the test query runs, even when that
+-- query changes the model tables and completes with another model.
+CREATE FUNCTION churn(b int[]) RETURNS int[] LANGUAGE plpgsql VOLATILE AS $$
+BEGIN
+    UPDATE mtdpp.models SET metrics = metrics WHERE name = 'pop';
+    PERFORM count(*) FROM mtdpp_complete(b, 3, 'pop');
+    RETURN b;
+END $$;
+CREATE VIEW churning_baskets AS SELECT churn(basket) AS basket, held_out FROM test_baskets;
+SELECT c.baskets = d.baskets AND abs(c.mpr - d.mpr) < 1e-9 AND c.precision_at_5 = d.precision_at_5 AS same
+FROM mtdpp_evaluate('planted', 'churning_baskets') c, mtdpp_evaluate('planted', 'test_baskets') d;
