@@ -120,3 +120,23 @@ ALTER TABLE mtdpp.models DISABLE ROW LEVEL SECURITY;
 REVOKE ALL ON mtdpp.models, mtdpp.items FROM regress_mtdpp_app;
 REVOKE ALL ON SCHEMA mtdpp FROM regress_mtdpp_app;
 DROP ROLE regress_mtdpp_app;
+-- the README's recipe for an analyst role: trains, evaluates, manages models
+CREATE ROLE regress_mtdpp_analyst;
+GRANT USAGE ON SCHEMA mtdpp TO regress_mtdpp_analyst;
+GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.models, mtdpp.items TO regress_mtdpp_analyst;
+GRANT USAGE ON SEQUENCE mtdpp.models_model_id_seq TO regress_mtdpp_analyst;
+GRANT SELECT ON lines, train_lines, test_baskets TO regress_mtdpp_analyst;
+SET ROLE regress_mtdpp_analyst;
+SELECT version, kind FROM mtdpp_train('sec_analyst', 'train_lines', rank => 4, epochs => 2);
+SELECT version, kind FROM mtdpp_train('sec_analyst', 'train_lines', kind => 'popularity');
+SELECT baskets FROM mtdpp_evaluate('sec_analyst', 'test_baskets');
+SELECT mtdpp_activate('sec_analyst', 1) IS NOT NULL AS activated;
+SELECT mtdpp_rename('sec_analyst', 'sec_analyst2');
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec_analyst2');
+SELECT trained_by FROM mtdpp.models WHERE name = 'sec_analyst2' ORDER BY version;
+SELECT mtdpp_drop('sec_analyst2');
+RESET ROLE;
+REVOKE ALL ON mtdpp.models, mtdpp.items, mtdpp.models_model_id_seq, lines, train_lines, test_baskets
+    FROM regress_mtdpp_analyst;
+REVOKE ALL ON SCHEMA mtdpp FROM regress_mtdpp_analyst;
+DROP ROLE regress_mtdpp_analyst;
