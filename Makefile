@@ -2,7 +2,7 @@
 # installed, through Debian's alternatives for libblas.so.3/liblapack.so.3).
 
 EXTENSION = mtdpp
-EXTVERSION = 0.1.0
+EXTVERSION = 0.2.0
 
 MODULE_big = mtdpp
 OBJS = \
@@ -19,7 +19,9 @@ OBJS = \
 	src/topk.o \
 	src/train.o
 
-DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
+DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
+	sql/$(EXTENSION)--0.1.0.sql \
+	sql/$(EXTENSION)--0.1.0--0.2.0.sql
 REGRESS = mtdpp_setup train complete evaluate kinds bad_input models security
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1

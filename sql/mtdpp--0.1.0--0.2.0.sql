@@ -1,0 +1,20 @@
+-- mtdpp 0.1.0 -> 0.2.0
+\echo Use "ALTER EXTENSION mtdpp UPDATE TO '0.2.0'" to load this file. \quit
+
+-- The view names its operators and functions by schema.
+CREATE OR REPLACE VIEW mtdpp_models AS
+SELECT m.name, m.version, m.kind, m.active,
+       m.activated_at IS NOT NULL AND m.active
+           AND m.activated_at OPERATOR(pg_catalog.=)
+               (SELECT pg_catalog.max(a.activated_at) FROM mtdpp.models a WHERE a.active) AS is_default,
+       m.rank, m.n_items AS items, m.n_baskets AS baskets, m.n_examples AS examples,
+       m.final_loss, m.best_epoch, m.train_seconds,
+       (m.metrics OPERATOR(pg_catalog.->>) 'mpr'::pg_catalog.text)::pg_catalog.float8 AS mpr,
+       (m.metrics OPERATOR(pg_catalog.->>) 'precision_at_20'::pg_catalog.text)::pg_catalog.float8 AS precision_at_20,
+       m.trained_at, m.model_id
+FROM mtdpp.models m
+ORDER BY m.name, m.version;
+
+-- mtdpp_score gives NULL for the items of the basket.
+COMMENT ON FUNCTION mtdpp_score(integer[], integer[], text) IS
+    'score of each of ITEMS as the completion of BASKET, in the order given; NULL for items the model does not know and for items of BASKET';
