@@ -18,3 +18,10 @@ ORDER BY m.name, m.version;
 -- mtdpp_score gives NULL for the items of the basket.
 COMMENT ON FUNCTION mtdpp_score(integer[], integer[], text) IS
     'score of each of ITEMS as the completion of BASKET, in the order given; NULL for items the model does not know and for items of BASKET';
+
+-- The hyperparameter keys of mtdpp_train's params and of mtdpp_fit.
+CREATE FUNCTION mtdpp_hyperparameters(kind text DEFAULT 'multitask')
+RETURNS TABLE (key text, type text, default_value text, valid text, description text)
+AS 'MODULE_PATHNAME', 'mtdpp_hyperparameters' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
+    'every hyperparameter key, with its type, its default for KIND (as JSON), its valid values and what it does';

@@ -141,6 +141,13 @@ AS 'MODULE_PATHNAME', 'mtdpp_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb) IS
     'trains a model of NAME from the order lines of SOURCE and stores it as its next version';
 
+-- The hyperparameter keys of mtdpp_train's params and of mtdpp_fit.
+CREATE FUNCTION mtdpp_hyperparameters(kind text DEFAULT 'multitask')
+RETURNS TABLE (key text, type text, default_value text, valid text, description text)
+AS 'MODULE_PATHNAME', 'mtdpp_hyperparameters' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
+    'every hyperparameter key, with its type, its default for KIND (as JSON), its valid values and what it does';
+
 -- Query time.  STABLE: answers depend on the model tables.
 CREATE FUNCTION mtdpp_complete(basket integer[], k integer, model text DEFAULT NULL)
 RETURNS TABLE (item_id integer, score float8, rank integer)

@@ -49,3 +49,15 @@ SELECT name FROM mtdpp_models WHERE is_default;
 SELECT r, b, softmax, mtdpp.gradient_check(r, b, 7, softmax) < 1e-5 AS gradient_ok
 FROM (VALUES (1, 1), (4, 3), (8, 6), (16, 9)) v(r, b), (VALUES (true), (false)) l(softmax)
 ORDER BY softmax, r;
+-- the table of hyperparameters, with each kind's defaults
+SELECT key, type, default_value, valid FROM mtdpp_hyperparameters() ORDER BY key;
+SELECT key, default_value FROM mtdpp_hyperparameters('logistic')
+EXCEPT SELECT key, default_value FROM mtdpp_hyperparameters() ORDER BY key;
+SELECT key, default_value FROM mtdpp_hyperparameters('itemknn')
+EXCEPT SELECT key, default_value FROM mtdpp_hyperparameters() ORDER BY key;
+SELECT count(*) AS keys, bool_and(length(description) > 5) AS described FROM mtdpp_hyperparameters();
+-- the stored hyperparameters are the resolved ones, key for key
+SELECT (SELECT array_agg(k ORDER BY k) FROM mtdpp.models m, jsonb_object_keys(m.hyperparams) k
+        WHERE m.model_id = (SELECT min(model_id) FROM mtdpp.models)) =
+       (SELECT array_agg(key ORDER BY key) FROM mtdpp_hyperparameters() WHERE key <> 'verbose') AS stored_keys;
+SELECT * FROM mtdpp_hyperparameters('nope');

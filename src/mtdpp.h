@@ -182,7 +182,6 @@ extern void mtdpp_params_resolve(MtdppParams *p, Jsonb *json);
 extern char *mtdpp_params_to_json(const MtdppParams *p);
 extern MtdppKind mtdpp_kind_from_name(const char *name);
 extern const char *mtdpp_kind_name(MtdppKind kind);
-extern MtdppTarget mtdpp_target_from_name(const char *name);
 
 /* linalg.c: the only file that calls BLAS/LAPACK */
 extern void mtdpp_blas_init(void);

@@ -1,43 +1,235 @@
 /*
  * params.c
- *		Hyperparameters: defaults, parsing from jsonb, and back to JSON.
+ *		Hyperparameters: one table of keys, from which come the defaults,
+ *		parsing and checking of jsonb, the error hints, the JSON stored with a
+ *		model, and mtdpp_hyperparameters(), the table users read.
  *
- * Every key is checked against a fixed list with its type and range, so a
- * typo is an error whose hint lists the valid keys rather than a setting
- * silently ignored.  The resolved values (defaults included) are stored with
- * the model, so a model row always says exactly how it was trained.
+ * Every key is checked against the table with its type and range, so a typo
+ * is an error whose hint lists the valid keys rather than a setting silently
+ * ignored.  The resolved values (defaults included) are stored with the
+ * model, so a model row always says exactly how it was trained.
  */
 #include "postgres.h"
 
 #include <math.h>
 
+#include "fmgr.h"
+#include "funcapi.h"
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
+#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/numeric.h"
+#include "utils/tuplestore.h"
 
 #include "mtdpp.h"
 
-#define VALID_KEYS "kind, rank, epochs, target, seed, verbose, learning_rate, lr_decay, " \
-	"batch_size, negatives, positives, patience, l2, l2_bias, w, init_scale, optimizer, " \
-	"momentum, validation_fraction, validation_baskets, validation_candidates, max_context, loss, " \
-	"negative_power"
+PG_FUNCTION_INFO_V1(mtdpp_hyperparameters);
+
+typedef enum ParamType
+{
+	PARAM_INT,					/* int field */
+	PARAM_INT64,				/* int64 field */
+	PARAM_REAL,					/* double field */
+	PARAM_LOG,					/* double field holding the log of the value */
+	PARAM_BOOL,					/* bool field */
+	PARAM_CHOICE				/* enum field: the index of one of CHOICES */
+} ParamType;
+
+typedef struct ParamKey
+{
+	const char *name;
+	ParamType	type;
+	size_t		offset;			/* of the field in MtdppParams */
+	double		value;			/* default (for PARAM_LOG, the value itself) */
+	double		lo,
+				hi;				/* range, for numbers */
+	const char *const *choices; /* PARAM_CHOICE: names, NULL-terminated */
+	const char *expect;			/* what an error says a valid value is */
+	bool		stored;			/* written into the model's hyperparams */
+	const char *description;
+} ParamKey;
 
 static const char *const kind_names[] = {
-	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity"
+	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", NULL
 };
+static const char *const target_names[] = {"random", "last", NULL};
+static const char *const optimizer_names[] = {"adam", "momentum", NULL};
+static const char *const loss_names[] = {"logistic", "softmax", NULL};
+
+#define F(field) offsetof(MtdppParams, field)
+
+/* In the order of the README's table and of the stored JSON. */
+static const ParamKey param_keys[] = {
+	{"kind", PARAM_CHOICE, F(kind), MTDPP_MULTITASK, 0, 0, kind_names, "a model kind", true,
+	"model kind"},
+	{"rank", PARAM_INT, F(rank), 32, 1, MTDPP_MAX_RANK, NULL, "an integer from 1 to 1024", true,
+	"number of latent factors"},
+	{"epochs", PARAM_INT, F(epochs), 30, 1, 100000, NULL, "an integer from 1 to 100000", true,
+	"maximum number of passes over the training baskets"},
+	{"target", PARAM_CHOICE, F(target), MTDPP_TARGET_RANDOM, 0, 0, target_names,
+		"'random' or 'last'", true,
+	"which item of a training basket is a target: any, or the last added (needs positions)"},
+	{"seed", PARAM_INT64, F(seed), 0, -9.0e15, 9.0e15, NULL, "an integer", true,
+	"random seed"},
+	{"verbose", PARAM_BOOL, F(verbose), 0, 0, 0, NULL, "true or false", false,
+	"one NOTICE per epoch"},
+	{"learning_rate", PARAM_REAL, F(learning_rate), 0.01, 1e-9, 10.0, NULL, "a number in (0, 10]", true,
+	"step size"},
+	{"lr_decay", PARAM_REAL, F(lr_decay), 0.95, 0.01, 1.0, NULL, "a number in [0.01, 1]", true,
+	"learning rate multiplied by this after each epoch"},
+	{"batch_size", PARAM_INT, F(batch_size), 64, 1, 1000000, NULL, "an integer from 1 to 1000000", true,
+	"positive examples per minibatch"},
+	{"negatives", PARAM_INT, F(negatives), 5, 1, 100, NULL, "an integer from 1 to 100", true,
+	"negative examples (random items not in the basket) per positive"},
+	{"positives", PARAM_INT, F(positives), 4, 0, 1000, NULL, "an integer from 0 (every item) to 1000", true,
+	"positive examples (targets) drawn per basket and epoch, 0 = every item of the basket"},
+	{"patience", PARAM_INT, F(patience), 4, 1, 100000, NULL, "an integer from 1 to 100000", true,
+	"epochs without validation gain before training stops"},
+	{"l2", PARAM_REAL, F(l2), 1e-5, 0.0, 100.0, NULL, "a number in [0, 100]", true,
+	"L2 regularisation of the factors, weighted by item rarity"},
+	{"l2_bias", PARAM_REAL, F(l2_bias), 1e-5, 0.0, 100.0, NULL, "a number in [0, 100]", true,
+	"L2 regularisation of the item bias"},
+	{"w", PARAM_LOG, F(log_w), 0.01, 1e-12, 1e12, NULL, "a number in [1e-12, 1e12]", true,
+	"scale w of P(y = 1) = 1 - exp(-w det K)"},
+	{"init_scale", PARAM_REAL, F(init_scale), 0.1, 0.0, 10.0, NULL, "a number in [0, 10]", true,
+	"scale of the random initial factors"},
+	{"optimizer", PARAM_CHOICE, F(optimizer), MTDPP_OPT_ADAM, 0, 0, optimizer_names,
+		"'adam' or 'momentum'", true,
+	"'adam' or 'momentum' (the paper's)"},
+	{"momentum", PARAM_REAL, F(momentum), 0.9, 0.0, 0.999, NULL, "a number in [0, 0.999]", true,
+	"momentum of the 'momentum' optimizer"},
+	{"validation_fraction", PARAM_REAL, F(validation_fraction), 0.1, 0.0, 0.5, NULL,
+		"a number in [0, 0.5]", true,
+	"share of the training baskets set aside for early stopping"},
+	{"validation_baskets", PARAM_INT, F(validation_baskets), -1, -1, 1000000, NULL,
+		"an integer from 0 to 1000000, or -1 (automatic)", true,
+	"at most this many validation baskets; -1: automatic"},
+	{"validation_candidates", PARAM_INT, F(validation_candidates), 1000, 0, PG_INT32_MAX, NULL,
+		"an integer, 0 (every item) or more", true,
+	"each validation basket's held-out item is ranked among a fixed random sample of this many items; 0: the whole catalog"},
+	{"max_context", PARAM_INT, F(max_context), 24, 1, MTDPP_MAX_CONTEXT, NULL,
+		"an integer from 1 to 100", true,
+	"larger training contexts are subsampled to this many items"},
+	{"loss", PARAM_CHOICE, F(loss), MTDPP_LOSS_SOFTMAX, 0, 0, loss_names, "'logistic' or 'softmax'", true,
+	"'softmax' (each positive against its negatives) or 'logistic' (the paper's)"},
+	{"negative_power", PARAM_REAL, F(negative_power), 0.0, 0.0, 2.0, NULL, "a number in [0, 2]", true,
+	"negatives drawn with probability proportional to popularity^negative_power (0: uniform)"},
+};
+
+/* Where a kind's defaults differ from the table's. */
+static const struct
+{
+	MtdppKind	kind;
+	const char *key;
+	double		value;
+}			kind_defaults[] = {
+	/* the single-task logistic DPP keeps the paper's loss: see train.c */
+	{MTDPP_LOGISTIC, "loss", MTDPP_LOSS_LOGISTIC},
+	/* the single-kernel kinds: best validation MPR on amazon_diaper */
+	{MTDPP_LOGISTIC, "learning_rate", 0.02},
+	{MTDPP_LOGISTIC, "l2", 1e-4},
+	{MTDPP_LOGISTIC, "l2_bias", 1e-4},
+	{MTDPP_LOWRANK, "learning_rate", 0.005},
+	/* the baselines have no factors */
+	{MTDPP_ITEMKNN, "rank", 0},
+	{MTDPP_POPULARITY, "rank", 0},
+};
+
+static const ParamKey *
+find_key(const char *name)
+{
+	for (int k = 0; k < lengthof(param_keys); k++)
+		if (strcmp(param_keys[k].name, name) == 0)
+			return &param_keys[k];
+	return NULL;
+}
+
+static char *
+valid_keys(void)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	for (int k = 0; k < lengthof(param_keys); k++)
+		appendStringInfo(&s, "%s%s", k > 0 ? ", " : "", param_keys[k].name);
+	return s.data;
+}
+
+/* Index of NAME among CHOICES, or -1. */
+static int
+choice_index(const char *const *choices, const char *name)
+{
+	for (int c = 0; choices[c] != NULL; c++)
+		if (strcmp(choices[c], name) == 0)
+			return c;
+	return -1;
+}
+
+/* Stores VALUE (a number, a choice's index, a flag) into P's field for KEY. */
+static void
+set_field(MtdppParams *p, const ParamKey *key, double value)
+{
+	char	   *field = (char *) p + key->offset;
+
+	switch (key->type)
+	{
+		case PARAM_INT:
+			*(int *) field = (int) value;
+			break;
+		case PARAM_INT64:
+			*(int64 *) field = (int64) value;
+			break;
+		case PARAM_REAL:
+			*(double *) field = value;
+			break;
+		case PARAM_LOG:
+			*(double *) field = log(value);
+			break;
+		case PARAM_BOOL:
+			*(bool *) field = value != 0;
+			break;
+		case PARAM_CHOICE:
+			/* every enum of MtdppParams is int-sized */
+			*(int *) field = (int) value;
+			break;
+	}
+}
+
+/* The value of KEY in P, as set_field takes it. */
+static double
+get_field(const MtdppParams *p, const ParamKey *key)
+{
+	const char *field = (const char *) p + key->offset;
+
+	switch (key->type)
+	{
+		case PARAM_INT:
+		case PARAM_CHOICE:
+			return *(const int *) field;
+		case PARAM_INT64:
+			return (double) *(const int64 *) field;
+		case PARAM_REAL:
+			return *(const double *) field;
+		case PARAM_LOG:
+			return exp(*(const double *) field);
+		case PARAM_BOOL:
+			return *(const bool *) field;
+	}
+	pg_unreachable();
+}
 
 MtdppKind
 mtdpp_kind_from_name(const char *name)
 {
-	for (int k = 0; k < lengthof(kind_names); k++)
-		if (strcmp(name, kind_names[k]) == 0)
-			return (MtdppKind) k;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown model kind \"%s\"", name),
-			 errhint("Valid kinds are multitask, multitask_nobias, logistic, lowrank, itemknn and popularity.")));
-	pg_unreachable();
+	int			k = choice_index(kind_names, name);
+
+	if (k < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown model kind \"%s\"", name),
+				 errhint("Valid kinds are multitask, multitask_nobias, logistic, lowrank, itemknn and popularity.")));
+	return (MtdppKind) k;
 }
 
 const char *
@@ -46,102 +238,81 @@ mtdpp_kind_name(MtdppKind kind)
 	return kind_names[kind];
 }
 
-MtdppTarget
-mtdpp_target_from_name(const char *name)
+static MtdppTarget
+target_from_name(const char *name)
 {
-	if (strcmp(name, "random") == 0)
-		return MTDPP_TARGET_RANDOM;
-	if (strcmp(name, "last") == 0)
-		return MTDPP_TARGET_LAST;
-	ereport(ERROR,
-			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown target \"%s\"", name),
-			 errhint("Use target => 'random' (any item of a basket is held out) or 'last' (the last added, with a position column).")));
-	pg_unreachable();
+	int			t = choice_index(target_names, name);
+
+	if (t < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("unknown target \"%s\"", name),
+				 errhint("Use target => 'random' (any item of a basket is held out) or 'last' (the last added, with a position column).")));
+	return (MtdppTarget) t;
 }
 
 void
 mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 {
 	memset(p, 0, sizeof(*p));
+	for (int k = 0; k < lengthof(param_keys); k++)
+		set_field(p, &param_keys[k], param_keys[k].value);
 	p->kind = kind;
-	p->target = MTDPP_TARGET_RANDOM;
-	p->optimizer = MTDPP_OPT_ADAM;
-	p->rank = 32;
-	p->epochs = 30;
-	p->batch_size = 64;
-	p->negatives = 5;
-	p->positives = 4;
-	p->patience = 4;
-	p->max_context = 24;
-	p->learning_rate = 0.01;
-	p->lr_decay = 0.95;
-	p->momentum = 0.9;
-	p->l2 = 1e-5;
-	p->l2_bias = 1e-5;
-	p->log_w = log(0.01);
-	p->init_scale = 0.1;
-	p->validation_fraction = 0.1;
-	p->validation_baskets = -1;	/* auto: see train.c */
-	p->validation_candidates = 1000;
-	p->seed = 0;
-	p->verbose = false;
-	/* the single-task logistic DPP keeps the paper's loss: see train.c */
-	p->loss = (kind == MTDPP_LOGISTIC) ? MTDPP_LOSS_LOGISTIC : MTDPP_LOSS_SOFTMAX;
-	if (kind == MTDPP_ITEMKNN || kind == MTDPP_POPULARITY)
-		p->rank = 0;			/* no factors */
-	/* the single-kernel kinds: best validation MPR on amazon_diaper */
-	if (kind == MTDPP_LOWRANK)
-		p->learning_rate = 0.005;
-	if (kind == MTDPP_LOGISTIC)
-	{
-		p->learning_rate = 0.02;
-		p->l2 = p->l2_bias = 1e-4;
-	}
+	for (int d = 0; d < lengthof(kind_defaults); d++)
+		if (kind_defaults[d].kind == kind)
+			set_field(p, find_key(kind_defaults[d].key), kind_defaults[d].value);
 }
 
 static void
-bad_value(const char *key, const char *value, const char *expect)
+bad_value(const ParamKey *key, const char *value)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("hyperparameter \"%s\" is %s, expected %s", key, value, expect)));
+			 errmsg("hyperparameter \"%s\" is %s, expected %s", key->name, value, key->expect)));
 }
 
+/* The value V given for KEY, checked, as set_field takes it. */
 static double
-number_value(const char *key, JsonbValue *v, double lo, double hi, const char *expect)
+checked_value(const ParamKey *key, JsonbValue *v)
 {
 	double		d;
+	char	   *s;
+	int			c;
 
+	switch (key->type)
+	{
+		case PARAM_BOOL:
+			if (v->type != jbvBool)
+				bad_value(key, "not a boolean");
+			return v->val.boolean;
+		case PARAM_CHOICE:
+			if (v->type != jbvString)
+				bad_value(key, "not a string");
+			s = pnstrdup(v->val.string.val, v->val.string.len);
+			if (key->choices == kind_names)
+				return mtdpp_kind_from_name(s);
+			if (key->choices == target_names)
+				return target_from_name(s);
+			c = choice_index(key->choices, s);
+			if (c < 0)
+				bad_value(key, psprintf("\"%s\"", s));
+			return c;
+		default:
+			break;
+	}
 	if (v->type != jbvNumeric)
-		bad_value(key, "not a number", expect);
+		bad_value(key, "not a number");
 	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
-	if (!(d >= lo && d <= hi))
+	if (!(d >= key->lo && d <= key->hi))
 	{
 		char		buf[64];
 
 		snprintf(buf, sizeof(buf), "%g", d);
-		bad_value(key, buf, expect);
+		bad_value(key, buf);
 	}
+	if (key->type == PARAM_INT && d != floor(d))
+		bad_value(key, "not a whole number");
 	return d;
-}
-
-static int
-int_value(const char *key, JsonbValue *v, int lo, int hi, const char *expect)
-{
-	double		d = number_value(key, v, lo, hi, expect);
-
-	if (d != floor(d))
-		bad_value(key, "not a whole number", expect);
-	return (int) d;
-}
-
-static char *
-string_value(const char *key, JsonbValue *v, const char *expect)
-{
-	if (v->type != jbvString)
-		bad_value(key, "not a string", expect);
-	return pnstrdup(v->val.string.val, v->val.string.len);
 }
 
 /* Overlays the keys of JSON (an object) on P, checking each. */
@@ -151,7 +322,7 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
-	char	   *key = NULL;
+	const ParamKey *key = NULL;
 
 	if (json == NULL)
 		return;
@@ -166,94 +337,23 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 	{
 		if (tok == WJB_KEY)
 		{
-			key = pnstrdup(v.val.string.val, v.val.string.len);
+			char	   *name = pnstrdup(v.val.string.val, v.val.string.len);
+
+			key = find_key(name);
+			if (key == NULL)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+						 errmsg("unknown hyperparameter \"%s\"", name),
+						 errhint("Valid keys are %s.", valid_keys())));
 			continue;
 		}
-		if (tok != WJB_VALUE)
-			continue;
-		if (v.type == jbvNull)
+		if (tok != WJB_VALUE || v.type == jbvNull)
 			continue;			/* null means "the default" */
-
-		if (strcmp(key, "kind") == 0)
-			p->kind = mtdpp_kind_from_name(string_value(key, &v, "a model kind"));
-		else if (strcmp(key, "target") == 0)
-			p->target = mtdpp_target_from_name(string_value(key, &v, "'random' or 'last'"));
-		else if (strcmp(key, "optimizer") == 0)
-		{
-			char	   *s = string_value(key, &v, "'adam' or 'momentum'");
-
-			if (strcmp(s, "adam") == 0)
-				p->optimizer = MTDPP_OPT_ADAM;
-			else if (strcmp(s, "momentum") == 0)
-				p->optimizer = MTDPP_OPT_MOMENTUM;
-			else
-				bad_value(key, psprintf("\"%s\"", s), "'adam' or 'momentum'");
-		}
-		else if (strcmp(key, "loss") == 0)
-		{
-			char	   *s = string_value(key, &v, "'logistic' or 'softmax'");
-
-			if (strcmp(s, "logistic") == 0)
-				p->loss = MTDPP_LOSS_LOGISTIC;
-			else if (strcmp(s, "softmax") == 0)
-				p->loss = MTDPP_LOSS_SOFTMAX;
-			else
-				bad_value(key, psprintf("\"%s\"", s), "'logistic' or 'softmax'");
-		}
-		else if (strcmp(key, "rank") == 0)
-		{
-			p->rank = int_value(key, &v, 1, MTDPP_MAX_RANK, "an integer from 1 to 1024");
-			if (p->kind == MTDPP_ITEMKNN || p->kind == MTDPP_POPULARITY)
-				p->rank = 0;
-		}
-		else if (strcmp(key, "epochs") == 0)
-			p->epochs = int_value(key, &v, 1, 100000, "an integer from 1 to 100000");
-		else if (strcmp(key, "seed") == 0)
-			p->seed = (int64) number_value(key, &v, -9.0e15, 9.0e15, "an integer");
-		else if (strcmp(key, "verbose") == 0)
-		{
-			if (v.type != jbvBool)
-				bad_value(key, "not a boolean", "true or false");
-			p->verbose = v.val.boolean;
-		}
-		else if (strcmp(key, "learning_rate") == 0)
-			p->learning_rate = number_value(key, &v, 1e-9, 10.0, "a number in (0, 10]");
-		else if (strcmp(key, "lr_decay") == 0)
-			p->lr_decay = number_value(key, &v, 0.01, 1.0, "a number in [0.01, 1]");
-		else if (strcmp(key, "batch_size") == 0)
-			p->batch_size = int_value(key, &v, 1, 1000000, "an integer from 1 to 1000000");
-		else if (strcmp(key, "negatives") == 0)
-			p->negatives = int_value(key, &v, 1, 100, "an integer from 1 to 100");
-		else if (strcmp(key, "positives") == 0)
-			p->positives = int_value(key, &v, 0, 1000, "an integer from 0 (every item) to 1000");
-		else if (strcmp(key, "patience") == 0)
-			p->patience = int_value(key, &v, 1, 100000, "an integer from 1 to 100000");
-		else if (strcmp(key, "negative_power") == 0)
-			p->negative_power = number_value(key, &v, 0.0, 2.0, "a number in [0, 2]");
-		else if (strcmp(key, "max_context") == 0)
-			p->max_context = int_value(key, &v, 1, MTDPP_MAX_CONTEXT, "an integer from 1 to 100");
-		else if (strcmp(key, "l2") == 0)
-			p->l2 = number_value(key, &v, 0.0, 100.0, "a number in [0, 100]");
-		else if (strcmp(key, "l2_bias") == 0)
-			p->l2_bias = number_value(key, &v, 0.0, 100.0, "a number in [0, 100]");
-		else if (strcmp(key, "w") == 0)
-			p->log_w = log(number_value(key, &v, 1e-12, 1e12, "a number in [1e-12, 1e12]"));
-		else if (strcmp(key, "init_scale") == 0)
-			p->init_scale = number_value(key, &v, 0.0, 10.0, "a number in [0, 10]");
-		else if (strcmp(key, "momentum") == 0)
-			p->momentum = number_value(key, &v, 0.0, 0.999, "a number in [0, 0.999]");
-		else if (strcmp(key, "validation_fraction") == 0)
-			p->validation_fraction = number_value(key, &v, 0.0, 0.5, "a number in [0, 0.5]");
-		else if (strcmp(key, "validation_baskets") == 0)
-			p->validation_baskets = int_value(key, &v, -1, 1000000, "an integer from 0 to 1000000, or -1 (automatic)");
-		else if (strcmp(key, "validation_candidates") == 0)
-			p->validation_candidates = int_value(key, &v, 0, PG_INT32_MAX, "an integer, 0 (every item) or more");
-		else
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("unknown hyperparameter \"%s\"", key),
-					 errhint("Valid keys are " VALID_KEYS ".")));
+		set_field(p, key, checked_value(key, &v));
 	}
+	/* the baselines have no factors, whatever rank was asked */
+	if (p->kind == MTDPP_ITEMKNN || p->kind == MTDPP_POPULARITY)
+		p->rank = 0;
 }
 
 /* Defaults of the kind JSON names (multitask if none), then its keys. */
@@ -271,29 +371,85 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 	}
 }
 
+/* KEY's value in P as JSON. */
+static void
+append_json_value(StringInfo s, const MtdppParams *p, const ParamKey *key)
+{
+	double		d = get_field(p, key);
+
+	switch (key->type)
+	{
+		case PARAM_INT:
+			appendStringInfo(s, "%d", (int) d);
+			break;
+		case PARAM_INT64:
+			appendStringInfo(s, INT64_FORMAT, *(const int64 *) ((const char *) p + key->offset));
+			break;
+		case PARAM_REAL:
+		case PARAM_LOG:
+			appendStringInfo(s, "%.15g", d);
+			break;
+		case PARAM_BOOL:
+			appendStringInfoString(s, d != 0 ? "true" : "false");
+			break;
+		case PARAM_CHOICE:
+			escape_json(s, key->choices[(int) d]);
+			break;
+	}
+}
+
 char *
 mtdpp_params_to_json(const MtdppParams *p)
 {
 	StringInfoData s;
+	bool		first = true;
 
 	initStringInfo(&s);
-	appendStringInfo(&s,
-					 "{\"kind\": \"%s\", \"rank\": %d, \"epochs\": %d, \"target\": \"%s\", "
-					 "\"seed\": " INT64_FORMAT ", \"learning_rate\": %.15g, \"lr_decay\": %.15g, "
-					 "\"batch_size\": %d, \"negatives\": %d, \"positives\": %d, \"patience\": %d, "
-					 "\"l2\": %.15g, \"l2_bias\": %.15g, \"w\": %.15g, \"init_scale\": %.15g, "
-					 "\"optimizer\": \"%s\", \"momentum\": %.15g, "
-					 "\"validation_fraction\": %.15g, \"validation_baskets\": %d, \"validation_candidates\": %d, "
-					 "\"max_context\": %d, "
-					 "\"loss\": \"%s\", \"negative_power\": %.15g}",
-					 mtdpp_kind_name(p->kind), p->rank, p->epochs,
-					 p->target == MTDPP_TARGET_LAST ? "last" : "random",
-					 p->seed, p->learning_rate, p->lr_decay, p->batch_size,
-					 p->negatives, p->positives, p->patience, p->l2, p->l2_bias,
-					 exp(p->log_w), p->init_scale,
-					 p->optimizer == MTDPP_OPT_ADAM ? "adam" : "momentum",
-					 p->momentum, p->validation_fraction, p->validation_baskets, p->validation_candidates,
-					 p->max_context,
-					 p->loss == MTDPP_LOSS_SOFTMAX ? "softmax" : "logistic", p->negative_power);
+	appendStringInfoChar(&s, '{');
+	for (int k = 0; k < lengthof(param_keys); k++)
+	{
+		if (!param_keys[k].stored)
+			continue;
+		appendStringInfo(&s, "%s\"%s\": ", first ? "" : ", ", param_keys[k].name);
+		append_json_value(&s, p, &param_keys[k]);
+		first = false;
+	}
+	appendStringInfoChar(&s, '}');
 	return s.data;
+}
+
+/*
+ * mtdpp_hyperparameters(kind): every key, with its type, its default for
+ * KIND, its range and what it does.
+ */
+Datum
+mtdpp_hyperparameters(PG_FUNCTION_ARGS)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	MtdppParams p;
+	static const char *const type_names[] = {
+		[PARAM_INT] = "integer",[PARAM_INT64] = "integer",[PARAM_REAL] = "number",
+		[PARAM_LOG] = "number",[PARAM_BOOL] = "boolean",[PARAM_CHOICE] = "string"
+	};
+
+	mtdpp_params_defaults(&p, PG_ARGISNULL(0) ? MTDPP_MULTITASK :
+						  mtdpp_kind_from_name(text_to_cstring(PG_GETARG_TEXT_PP(0))));
+	InitMaterializedSRF(fcinfo, 0);
+	for (int k = 0; k < lengthof(param_keys); k++)
+	{
+		const ParamKey *key = &param_keys[k];
+		Datum		values[5];
+		bool		nulls[5] = {false, false, false, false, false};
+		StringInfoData def;
+
+		initStringInfo(&def);
+		append_json_value(&def, &p, key);
+		values[0] = CStringGetTextDatum(key->name);
+		values[1] = CStringGetTextDatum(type_names[key->type]);
+		values[2] = CStringGetTextDatum(def.data);
+		values[3] = CStringGetTextDatum(key->expect);
+		values[4] = CStringGetTextDatum(key->description);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_NULL();
 }
