@@ -17,7 +17,8 @@ OBJS = \
 	src/params.o \
 	src/store.o \
 	src/topk.o \
-	src/train.o
+	src/train.o \
+	src/validate.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
 REGRESS = mtdpp_setup train complete evaluate kinds bad_input models

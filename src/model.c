@@ -697,5 +697,6 @@ mtdpp_model_deserialize(bytea *blob)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 					 errmsg("mtdpp model bias of item %d is not finite", m->item_ids[i])));
+	mtdpp_model_validate(m, MTDPP_FROM_VALUE);
 	return m;
 }

@@ -237,7 +237,7 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 		else if (strcmp(key, "l2_bias") == 0)
 			p->l2_bias = number_value(key, &v, 0.0, 100.0, "a number in [0, 100]");
 		else if (strcmp(key, "w") == 0)
-			p->log_w = log(number_value(key, &v, 1e-12, 1e12, "a number in [1e-12, 1e12]"));
+			p->log_w = log(number_value(key, &v, MTDPP_MIN_W, MTDPP_MAX_W, "a number in [1e-12, 1e12]"));
 		else if (strcmp(key, "init_scale") == 0)
 			p->init_scale = number_value(key, &v, 0.0, 10.0, "a number in [0, 10]");
 		else if (strcmp(key, "momentum") == 0)
