@@ -230,6 +230,7 @@ extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
 extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
 							 const int32 *cands, int n, double *scores);
 extern int	mtdpp_context_limit(const MtdppModel *m);
+extern void mtdpp_check_model_size(const MtdppParams *p, int n_items);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
 

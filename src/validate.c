@@ -258,7 +258,7 @@ validate_factors(const MtdppModel *m, Origin o)
 					 errmsg("factors of item %d have squared norm %g, %g times the squared bias and jitter %g",
 							m->item_ids[nu_item], nu_norm2, nu, nu_d2),
 					 errdetail("That ratio may reach %g at rank %d, so that the kernel of every basket of up to %d items can be factorised in double precision.",
-							   limit - 1.0, m->rank, MTDPP_MAX_CONTEXT + 1),
+							   limit - 1.0, m->rank, MTDPP_MAX_CONTEXT),
 					 errhint("%s", o.hint)));
 		ereport(ERROR,
 				(errcode(o.sqlstate),
