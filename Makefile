@@ -21,7 +21,7 @@ OBJS = \
 	src/validate.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = mtdpp_setup train complete evaluate kinds bad_input models validate
+REGRESS = mtdpp_setup train complete evaluate kinds bad_input models validate limits
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

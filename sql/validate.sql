@@ -99,9 +99,6 @@ FROM train_lines;
 SELECT items, baskets FROM mtdpp_train('v_null', 'v_null_lines', kind => 'popularity');
 SELECT length(mtdpp_fit(NULL::bigint, 1)) FROM generate_series(1, 3);
 
--- A model whose value exceeds what a bytea holds (1 GB) is refused before
--- training starts.
-SELECT length(mtdpp_fit(g / 2, g, NULL::int, '{"rank": 1024}')) FROM generate_series(1, 131200) g;
 SELECT mtdpp_drop(name) FROM (VALUES ('v'), ('v_knn'), ('v_good'), ('v_null')) n(name);
 DROP TABLE v_ids, v_items, v_models, v_blobs, v_null_lines;
 DROP FUNCTION v_restore();

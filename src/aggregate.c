@@ -23,6 +23,8 @@
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
 #include "utils/builtins.h"
 #include "utils/dsa.h"
 #include "utils/jsonb.h"
@@ -202,6 +204,26 @@ combining_area(FunctionCallInfo fcinfo, int plan_node_id)
 	return search.area;
 }
 
+/*
+ * How many processes gather lines side by side with this one and share
+ * maintenance_work_mem with it, as the participants of a parallel CREATE
+ * INDEX do: under a Gather (a parallel worker, or the leader running its
+ * share of the plan), the workers a Gather may have and the leader if it
+ * takes part; else 1.  A worker cannot see how many workers its Gather
+ * launched, only the most it may have (max_parallel_workers_per_gather,
+ * which the planner never exceeds and which workers inherit from the
+ * leader): so each takes the share of the most participants there can be.
+ */
+static int
+gather_participants(FunctionCallInfo fcinfo)
+{
+	int			plan_node_id;
+
+	if (!IsParallelWorker() && partial_area(fcinfo, &plan_node_id) == NULL)
+		return 1;
+	return Max(1, max_parallel_workers_per_gather + (parallel_leader_participation ? 1 : 0));
+}
+
 Datum
 mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 {
@@ -211,7 +233,10 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 
 	/* the context is checked once, with the first row: this runs per row */
 	if (st == NULL)
+	{
 		st = state_new(aggregate_context(fcinfo, "mtdpp_fit_transfn"));
+		st->lines.participants = gather_participants(fcinfo);
+	}
 	state_check_live(st);
 	ctx = st->ctx;
 
