@@ -32,3 +32,11 @@ RESET parallel_tuple_cost;
 RESET min_parallel_table_scan_size;
 RESET parallel_leader_participation;
 DROP TABLE limit_lines;
+-- A training's budget counts what the statement holds besides the factors:
+-- the baskets, each shard's scratch, the scorer's blocks during validation.
+SET maintenance_work_mem = '2MB';
+\set VERBOSITY terse
+SELECT items FROM mtdpp_train('limit_scratch', 'train_lines', rank => 256, epochs => 1);
+\set VERBOSITY default
+RESET maintenance_work_mem;
+SELECT count(*) AS limit_scratch_models FROM mtdpp.models WHERE name = 'limit_scratch';
