@@ -23,6 +23,8 @@
 #include "miscadmin.h"
 #include "nodes/execnodes.h"
 #include "nodes/nodeFuncs.h"
+#include "optimizer/cost.h"
+#include "optimizer/optimizer.h"
 #include "utils/builtins.h"
 #include "utils/dsa.h"
 #include "utils/jsonb.h"
@@ -51,6 +53,8 @@ typedef struct FitState
 	RunPlace   *places;			/* where each lies */
 	int			n_runs;
 	int			max_runs;
+	int64		null_orders;	/* lines skipped: NULL order id */
+	int64		null_items;		/* lines skipped: NULL item id */
 } FitState;
 
 /*
@@ -64,6 +68,8 @@ typedef struct FitStateHeader
 	int32		params_len;
 	int32		n_runs;
 	int32		unused;
+	int64		null_orders;
+	int64		null_items;
 } FitStateHeader;
 
 typedef struct RunHeader
@@ -198,6 +204,26 @@ combining_area(FunctionCallInfo fcinfo, int plan_node_id)
 	return search.area;
 }
 
+/*
+ * How many processes gather lines side by side with this one and share
+ * maintenance_work_mem with it, as the participants of a parallel CREATE
+ * INDEX do: under a Gather (a parallel worker, or the leader running its
+ * share of the plan), the workers a Gather may have and the leader if it
+ * takes part; else 1.  A worker cannot see how many workers its Gather
+ * launched, only the most it may have (max_parallel_workers_per_gather,
+ * which the planner never exceeds and which workers inherit from the
+ * leader): so each takes the share of the most participants there can be.
+ */
+static int
+gather_participants(FunctionCallInfo fcinfo)
+{
+	int			plan_node_id;
+
+	if (!IsParallelWorker() && partial_area(fcinfo, &plan_node_id) == NULL)
+		return 1;
+	return Max(1, max_parallel_workers_per_gather + (parallel_leader_participation ? 1 : 0));
+}
+
 Datum
 mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 {
@@ -207,7 +233,10 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 
 	/* the context is checked once, with the first row: this runs per row */
 	if (st == NULL)
+	{
 		st = state_new(aggregate_context(fcinfo, "mtdpp_fit_transfn"));
+		st->lines.participants = gather_participants(fcinfo);
+	}
 	state_check_live(st);
 	ctx = st->ctx;
 
@@ -222,9 +251,15 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 		memcpy(st->params, j, VARSIZE(j));
 	}
 
-	/* a line without order or item says nothing about a basket */
+	/* a line without order or item says nothing about a basket: counted */
 	if (PG_ARGISNULL(1) || PG_ARGISNULL(2))
+	{
+		if (PG_ARGISNULL(1))
+			st->null_orders++;
+		else
+			st->null_items++;
 		PG_RETURN_POINTER(st);
+	}
 
 	lines_add(ctx, &st->lines, PG_GETARG_INT64(1), PG_GETARG_INT32(2),
 			  (nargs > 3 && !PG_ARGISNULL(3)) ? PG_GETARG_INT32(3) : 0);
@@ -277,6 +312,8 @@ mtdpp_fit_combinefn(PG_FUNCTION_ARGS)
 		a = state_new(ctx);
 	state_check_live(a);
 	state_check_live(b);
+	a->null_orders += b->null_orders;
+	a->null_items += b->null_items;
 	if (a->params == NULL && b->params != NULL)
 	{
 		a->params = MemoryContextAlloc(ctx, VARSIZE(b->params));
@@ -369,6 +406,8 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 	h.params_len = plen;
 	h.n_runs = st->n_runs + own + DsaPointerIsValid(shared);
 	h.unused = 0;
+	h.null_orders = st->null_orders;
+	h.null_items = st->null_items;
 	p = VARDATA(out);
 	memcpy(p, &h, sizeof(h));
 	p += sizeof(h);
@@ -443,6 +482,8 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 		elog(ERROR, "mtdpp_fit state is truncated");
 	memcpy(&h, p, sizeof(h));
 	p += sizeof(h);
+	st->null_orders = h.null_orders;
+	st->null_items = h.null_items;
 	if (h.format != MTDPP_FORMAT_VERSION || h.params_len < 0 || h.n_runs < 0 ||
 		end - p < (ptrdiff_t) TYPEALIGN(8, h.params_len))
 		elog(ERROR, "mtdpp_fit state has format %u and %zu bytes, which do not match",
@@ -506,6 +547,12 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	aggregate_context(fcinfo, "mtdpp_fit_finalfn");
 	if (st != NULL)
 		state_check_live(st);
+	if (st != NULL && (st->null_orders > 0 || st->null_items > 0))
+		ereport(NOTICE,
+				(errmsg("skipped " INT64_FORMAT " order lines with a NULL order id and " INT64_FORMAT " with a NULL item id",
+						st->null_orders, st->null_items),
+				 errdetail("A line without an order or an item says nothing about a basket."),
+				 errhint("Filter such lines out of the source to train without this notice.")));
 	if (st == NULL || (st->lines.n == 0 && st->n_runs == 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
@@ -543,6 +590,8 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 					(errmsg("gathered " INT64_FORMAT " order lines into %d baskets of %d items",
 							lines, data->n_baskets, data->n_items)));
 	}
+	mtdpp_check_model_size(&p, data->n_items);
 	m = mtdpp_train_model(data, &p);
+	mtdpp_model_validate(m, MTDPP_FROM_TRAINING);
 	PG_RETURN_BYTEA_P(mtdpp_model_serialize(m));
 }

@@ -59,7 +59,8 @@ line_size(const LineArray *la)
 }
 
 /*
- * Room for NEED lines of SIZE bytes, checked against maintenance_work_mem.
+ * Room for NEED lines of SIZE bytes, checked against this process's share
+ * of maintenance_work_mem (see gather_participants in aggregate.c).
  * Past 64k lines, straight to just over 32 MB: the C library maps arrays that
  * large on their own, so growing them remaps pages, while smaller ones are
  * copied and leave their old copies resident in its heap.  (Pages of the
@@ -68,11 +69,20 @@ line_size(const LineArray *la)
 static void
 lines_reserve(MemoryContext ctx, LineArray *la, int64 need, Size size)
 {
-	Size		limit = (Size) maintenance_work_mem * 1024;
+	int			participants = Max(la->participants, 1);
+	Size		limit = (Size) maintenance_work_mem * 1024 / participants;
 	int64		cap;
 
 	if (need <= la->cap && size == line_size(la))
 		return;
+	if ((Size) need * size > limit && participants > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("gathering " INT64_FORMAT " order lines in one of %d parallel participants needs %zu kB, more than its share of maintenance_work_mem (%zu of %d kB)",
+						need, participants, ((Size) need * size + 1023) / 1024, limit / 1024,
+						maintenance_work_mem),
+				 errdetail("The participants of a parallel read share maintenance_work_mem, as those of a parallel CREATE INDEX do."),
+				 errhint("Raise maintenance_work_mem for this session (8 bytes per order line, 16 when lines have positions or order ids beyond 32 bits), or train on fewer orders.")));
 	if ((Size) need * size > limit)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),

@@ -30,6 +30,7 @@ typedef struct LineArray
 	bool		sorted;			/* in (order, item, position) order */
 	bool		shuffled;		/* some order id came after a greater one */
 	int64		last_order;		/* the last line's order id */
+	int			participants;	/* processes sharing maintenance_work_mem, 0: 1 */
 	void	   *data;
 } LineArray;
 

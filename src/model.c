@@ -26,6 +26,8 @@
 
 #include <math.h>
 
+#include "utils/memutils.h"
+
 #include "mtdpp.h"
 
 /* candidates scored per BLAS call: bounds the scratch to about 16 MB */
@@ -535,16 +537,72 @@ mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
  * Serialised form (bytea): a header, the resolved hyperparameters as JSON,
  * the training history, then the per-item arrays.  The format word lets a
  * later version read an older model or refuse it clearly.
+ *
+ * A bytea holds at most MaxAllocSize bytes (1 GB): about 16 bytes per item
+ * and rank unit, so items x rank up to about 67 million.  The size is known
+ * before training (but for the neighbour lists of item-kNN), and checked
+ * then; the value is built in one allocation of its exact size.
  */
+static Size
+serialized_size(MtdppKind kind, int n_items, int rank, int epochs, int json_padded,
+				int64 neighbors)
+{
+	Size		s = VARHDRSZ + sizeof(SerialHeader) + json_padded;
+
+	s = add_size(s, mul_size(Max(epochs, 0), 2 * sizeof(double)));
+	s = add_size(s, mul_size(n_items, 2 * sizeof(int32) + sizeof(double)));
+	s = add_size(s, mul_size(mul_size(n_items, rank), 2 * sizeof(double)));
+	if (kind == MTDPP_ITEMKNN)
+		s = add_size(s, add_size(mul_size(n_items + 1, sizeof(int64)),
+								 mul_size(neighbors, sizeof(int32) + sizeof(float4))));
+	return s;
+}
+
+static void
+check_value_size(Size size, Size fixed, MtdppKind kind, int n_items, int rank)
+{
+	if (size > MaxAllocSize)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a %s model of %d items at rank %d takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
+						mtdpp_kind_name(kind), n_items, rank, size, (Size) MaxAllocSize),
+				 errdetail("The value of a model holds 16 bytes per item and rank unit."),
+				 fixed < MaxAllocSize && n_items > 0 && rank > 0 ?
+				 errhint("Train at a rank of at most %d for %d items.",
+						 (int) Min((MaxAllocSize - fixed) / ((Size) n_items * 2 * sizeof(double)),
+								   MTDPP_MAX_RANK), n_items) :
+				 errhint("Train on fewer items.")));
+}
+
+/*
+ * Refuses, before training, a model whose value would not fit in a bytea:
+ * a rank P->rank model of N_ITEMS items with P's hyperparameters.
+ */
+void
+mtdpp_check_model_size(const MtdppParams *p, int n_items)
+{
+	int			json_padded = TYPEALIGN(8, strlen(mtdpp_params_to_json(p)) + 1);
+	int			rank = (p->kind == MTDPP_ITEMKNN || p->kind == MTDPP_POPULARITY) ? 0 : p->rank;
+
+	check_value_size(serialized_size(p->kind, n_items, rank, p->epochs, json_padded, 0),
+					 serialized_size(p->kind, n_items, 0, p->epochs, json_padded, 0),
+					 p->kind, n_items, rank);
+}
+
 bytea *
 mtdpp_model_serialize(const MtdppModel *m)
 {
 	SerialHeader h;
-	StringInfoData buf;
 	int			json_len = m->hyperparams ? strlen(m->hyperparams) + 1 : 1;
 	int			padded = TYPEALIGN(8, json_len);
 	Size		cells = (Size) m->n_items * m->rank;
-	static const char zeros[8] = {0};
+	int64		nn = m->kind == MTDPP_ITEMKNN ? m->nbr_start[m->n_items] : 0;
+	Size		size = serialized_size(m->kind, m->n_items, m->rank, m->epochs_run, padded, nn);
+	char	   *out;
+	char	   *p;
+
+	check_value_size(size, serialized_size(m->kind, m->n_items, 0, m->epochs_run, padded, nn),
+					 m->kind, m->n_items, m->rank);
 
 	memset(&h, 0, sizeof(h));
 	h.magic = MTDPP_MODEL_MAGIC;
@@ -561,31 +619,32 @@ mtdpp_model_serialize(const MtdppModel *m)
 	h.final_loss = m->final_loss;
 	h.seconds = m->seconds;
 
-	initStringInfo(&buf);
-	appendBinaryStringInfo(&buf, zeros, VARHDRSZ);
-	appendBinaryStringInfo(&buf, (char *) &h, sizeof(h));
-	appendBinaryStringInfo(&buf, m->hyperparams ? m->hyperparams : "", json_len);
-	appendBinaryStringInfo(&buf, zeros, padded - json_len);
+	out = palloc0(size);
+	p = out + VARHDRSZ;
+#define PUT(src, len) do { memcpy(p, (src), (len)); p += (len); } while (0)
+	PUT(&h, sizeof(h));
+	PUT(m->hyperparams ? m->hyperparams : "", json_len);
+	p += padded - json_len;		/* zeros */
 	if (m->epochs_run > 0)
 	{
-		appendBinaryStringInfo(&buf, (char *) m->loss_history, sizeof(double) * m->epochs_run);
-		appendBinaryStringInfo(&buf, (char *) m->val_history, sizeof(double) * m->epochs_run);
+		PUT(m->loss_history, sizeof(double) * m->epochs_run);
+		PUT(m->val_history, sizeof(double) * m->epochs_run);
 	}
-	appendBinaryStringInfo(&buf, (char *) m->item_ids, sizeof(int32) * m->n_items);
-	appendBinaryStringInfo(&buf, (char *) m->popularity, sizeof(int32) * m->n_items);
-	appendBinaryStringInfo(&buf, (char *) m->D, sizeof(double) * m->n_items);
-	appendBinaryStringInfo(&buf, (char *) m->V, sizeof(double) * cells);
-	appendBinaryStringInfo(&buf, (char *) m->R, sizeof(double) * cells);
+	PUT(m->item_ids, sizeof(int32) * m->n_items);
+	PUT(m->popularity, sizeof(int32) * m->n_items);
+	PUT(m->D, sizeof(double) * m->n_items);
+	PUT(m->V, sizeof(double) * cells);
+	PUT(m->R, sizeof(double) * cells);
 	if (m->kind == MTDPP_ITEMKNN)
 	{
-		int64		nn = m->nbr_start[m->n_items];
-
-		appendBinaryStringInfo(&buf, (char *) m->nbr_start, sizeof(int64) * (m->n_items + 1));
-		appendBinaryStringInfo(&buf, (char *) m->nbr_index, sizeof(int32) * nn);
-		appendBinaryStringInfo(&buf, (char *) m->nbr_weight, sizeof(float4) * nn);
+		PUT(m->nbr_start, sizeof(int64) * (m->n_items + 1));
+		PUT(m->nbr_index, sizeof(int32) * nn);
+		PUT(m->nbr_weight, sizeof(float4) * nn);
 	}
-	SET_VARSIZE(buf.data, buf.len);
-	return (bytea *) buf.data;
+#undef PUT
+	Assert((Size) (p - out) == size);
+	SET_VARSIZE(out, size);
+	return (bytea *) out;
 }
 
 static void
@@ -697,5 +756,6 @@ mtdpp_model_deserialize(bytea *blob)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 					 errmsg("mtdpp model bias of item %d is not finite", m->item_ids[i])));
+	mtdpp_model_validate(m, MTDPP_FROM_VALUE);
 	return m;
 }

@@ -31,6 +31,9 @@
 #define MTDPP_MAX_RANK			1024
 /* contexts beyond this many items keep their last (or a random) 100 */
 #define MTDPP_MAX_CONTEXT		100
+/* range of the hyperparameter w (and of exp(log_w) in a stored model) */
+#define MTDPP_MIN_W				1e-12
+#define MTDPP_MAX_W				1e12
 
 typedef enum MtdppKind
 {
@@ -226,8 +229,20 @@ extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
 extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
 							 const int32 *cands, int n, double *scores);
 extern int	mtdpp_context_limit(const MtdppModel *m);
+extern void mtdpp_check_model_size(const MtdppParams *p, int n_items);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
+
+/* validate.c: what a valid model is */
+typedef enum MtdppModelOrigin
+{
+	MTDPP_FROM_TRAINING,		/* just trained */
+	MTDPP_FROM_VALUE,			/* read from a bytea (mtdpp_save) */
+	MTDPP_FROM_TABLES			/* read from the model tables */
+} MtdppModelOrigin;
+
+extern double mtdpp_kernel_condition_limit(int rank);
+extern void mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin);
 
 /* train.c */
 extern MtdppModel *mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p);

@@ -90,7 +90,7 @@ static const ParamKey param_keys[] = {
 	"L2 regularisation of the factors, weighted by item rarity"},
 	{"l2_bias", PARAM_REAL, F(l2_bias), 1e-5, 0.0, 100.0, NULL, "a number in [0, 100]", true,
 	"L2 regularisation of the item bias"},
-	{"w", PARAM_LOG, F(log_w), 0.01, 1e-12, 1e12, NULL, "a number in [1e-12, 1e12]", true,
+	{"w", PARAM_LOG, F(log_w), 0.01, MTDPP_MIN_W, MTDPP_MAX_W, NULL, "a number in [1e-12, 1e12]", true,
 	"scale w of P(y = 1) = 1 - exp(-w det K)"},
 	{"init_scale", PARAM_REAL, F(init_scale), 0.1, 0.0, 10.0, NULL, "a number in [0, 10]", true,
 	"scale of the random initial factors"},

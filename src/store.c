@@ -365,10 +365,14 @@ mtdpp_save(PG_FUNCTION_ARGS)
  * Reading models: the cache
  * --------------------------------------------------------------------- */
 
-/* A row of real[] factors into DST (RANK floats), squared if SQUARE. */
+/*
+ * A row of real[] factors into DST (RANK floats), squared if SQUARE.  A
+ * detoasted copy is freed: it would otherwise stay in the cache's context.
+ */
 static void
-fill_factors(ArrayType *arr, float *dst, int rank, bool square, int item_id, const char *what)
+fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const char *what)
 {
+	ArrayType  *arr = DatumGetArrayTypeP(datum);
 	float4	   *src;
 
 	if (rank == 0 && ARR_NDIM(arr) == 0)
@@ -391,6 +395,8 @@ fill_factors(ArrayType *arr, float *dst, int rank, bool square, int item_id, con
 			dst[j] = src[j] * src[j];
 	else
 		memcpy(dst, src, sizeof(float) * rank);
+	if ((Pointer) arr != DatumGetPointer(datum))
+		pfree(arr);
 }
 
 /*
@@ -430,6 +436,12 @@ load_neighbors(MtdppModel *m)
 						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
 			ids = DatumGetArrayTypeP(d1);
 			ws = DatumGetArrayTypeP(d2);
+			if (ARR_NDIM(ids) > 1 || ARR_NDIM(ws) > 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("neighbour lists of item %d have %d and %d dimensions",
+								m->item_ids[i], ARR_NDIM(ids), ARR_NDIM(ws)),
+						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
 			len = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
 			if (ARR_HASNULL(ids) || ARR_HASNULL(ws) || len != ArrayGetNItems(ARR_NDIM(ws), ARR_DIMS(ws)))
 				ereport(ERROR,
@@ -456,6 +468,10 @@ load_neighbors(MtdppModel *m)
 				}
 			}
 			total += len;
+			if ((Pointer) ids != DatumGetPointer(d1))
+				pfree(ids);
+			if ((Pointer) ws != DatumGetPointer(d2))
+				pfree(ws);
 		}
 	}
 	m->nbr_start[m->n_items] = total;
@@ -509,10 +525,10 @@ load_model(MemoryContext context, int model_id, const char *kind, int rank, int 
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("bias of item %d is %g", m->item_ids[i], m->D[i]),
 					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-		fill_factors(DatumGetArrayTypeP(SPI_getbinval(tup, td, 4, &isnull)),
+		fill_factors(SPI_getbinval(tup, td, 4, &isnull),
 					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
 		if (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS)
-			fill_factors(DatumGetArrayTypeP(SPI_getbinval(tup, td, 5, &isnull)),
+			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
 						 row, rank, true, m->item_ids[i], "task factors");
 		else
 			for (int j = 0; j < rank; j++)
@@ -523,6 +539,7 @@ load_model(MemoryContext context, int model_id, const char *kind, int rank, int 
 	pfree(row);
 	if (m->kind == MTDPP_ITEMKNN)
 		load_neighbors(m);
+	mtdpp_model_validate(m, MTDPP_FROM_TABLES);
 	mtdpp_model_prepare(m);
 	MemoryContextSwitchTo(old);
 	return m;

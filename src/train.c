@@ -186,6 +186,44 @@ training_memory(const MtdppBaskets *d, const MtdppParams *p)
 
 	total = add_size(total, mul_size(d->n_items, sizeof(double) * 8 + sizeof(bool) * 2 + 8));
 	total = add_size(total, mul_size(d->start[d->n_baskets], sizeof(Positive)));
+
+	/*
+	 * What the same statement already holds (the baskets), and each shard's
+	 * per-item lists and scratch for one context (shard_new): the budget is
+	 * the statement's, not the factors' alone.
+	 */
+	{
+		Size		nt = 1 + p->negatives,
+					mc = p->max_context,
+					r = p->rank,
+					pairs = mc * (mc + 1) / 2;
+		int64		max_len = 0;
+		Size		shard;
+
+		for (int b = 0; b < d->n_baskets; b++)
+			max_len = Max(max_len, d->start[b + 1] - d->start[b]);
+		total = add_size(total, mul_size(d->n_lines, sizeof(int32)));
+		total = add_size(total, mul_size(d->n_baskets + 1, sizeof(int64)));
+		total = add_size(total, mul_size(d->n_items, 2 * sizeof(int32)));
+		shard = mul_size(d->n_items, sizeof(double) + 2 * sizeof(bool) + 2 * sizeof(int32));
+		shard = add_size(shard, mul_size(sizeof(double),
+										 r * pairs + nt * r + nt * pairs + nt * mc * mc +
+										 nt * mc * r + 2 * mc * r + 2 * nt));
+		shard = add_size(shard, mul_size(max_len + 1, 2 * sizeof(int32)));
+		total = add_size(total, mul_size(shard, TRAIN_SHARDS));
+
+		/*
+		 * Validation ranks with the scorer (topk.c), whose bounds gather
+		 * up to every candidate's R^2 row and 2^20 diagonal terms at a
+		 * time, then score blocks of up to 1024 candidates exactly; and a
+		 * score, bound, index and flag per item.
+		 */
+		total = add_size(total, mul_size(sizeof(double),
+										 Min((Size) d->n_items, (Size) 1 << 20) * r +
+										 Min((Size) d->n_items * mc, (Size) 1 << 20) +
+										 Min((Size) d->n_items, 1024) * (r + pairs) + mc * mc));
+		total = add_size(total, mul_size(d->n_items, 2 * sizeof(double) + sizeof(int32) + sizeof(bool)));
+	}
 	return total;
 }
 
@@ -199,7 +237,7 @@ check_memory(const MtdppBaskets *d, const MtdppParams *p)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("training a rank %d model of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
-						p->rank, d->n_items, need / 1024, maintenance_work_mem),
+						p->rank, d->n_items, (need + 1023) / 1024, maintenance_work_mem),
 				 errhint("Raise maintenance_work_mem for this session, or train with a lower rank.")));
 }
 
