@@ -8,12 +8,14 @@ MODULE_big = mtdpp
 OBJS = \
 	src/aggregate.o \
 	src/baselines.o \
+	src/cache.o \
 	src/complete.o \
 	src/evaluate.o \
 	src/helper.o \
 	src/linalg.o \
 	src/lines.o \
 	src/model.o \
+	src/mtdpp.o \
 	src/params.o \
 	src/store.o \
 	src/topk.o \

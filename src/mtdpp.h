@@ -22,6 +22,7 @@
 #include "postgres.h"
 
 #include "common/pg_prng.h"
+#include "fmgr.h"
 #include "utils/jsonb.h"
 
 /* bumped whenever the serialised model or aggregate state changes shape */
@@ -254,11 +255,17 @@ extern void mtdpp_itemknn_scores(const MtdppModel *m, const int32 *ctx, int b,
 								 double *scores);
 
 /* store.c */
+extern void mtdpp_check_name(const char *what, text *name);
+extern text *mtdpp_text_arg(FunctionCallInfo fcinfo, int arg, const char *what);
+extern void mtdpp_unknown_model(const char *name);
+extern char *mtdpp_qualified_relation(Oid relid);
 extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
 							  const char *source);
-extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id);
 extern void mtdpp_store_metrics(int model_id, const char *json);
-extern char *mtdpp_qualified_relation(Oid relid);
+
+/* cache.c */
+extern void mtdpp_cache_init(void);
+extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id);
 
 /* topk.c */
 typedef struct MtdppRanked

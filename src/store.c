@@ -1,138 +1,39 @@
 /*
  * store.c
- *		The model tables of schema mtdpp, and the per-backend model cache.
+ *		The model tables of schema mtdpp: writing models and managing their
+ *		versions.
  *
  * A trained model is one row of mtdpp.models and one row per item of
  * mtdpp.items, ordinary tables that analysts read and join, that pg_dump
  * keeps and that a standby replicates.  Many versions of a name can coexist;
  * one is active per name, and the most recently activated active model is
- * the default one, answering when a query names no model.
- *
- * Query time reads a model from the tables once per backend and keeps it in
- * a cache (its own memory context).  Statement triggers on both tables
- * register a relcache invalidation of mtdpp.models, which PostgreSQL sends
- * to every backend at commit (and replays locally at the next command, or on
- * abort); the callback below then marks the cache stale, and the next lookup
- * rebuilds it.  So a retrained, re-activated or dropped model answers from
- * the very next statement in every session, and no statement pays a catalog
- * round trip while nothing changes.
- *
- * mtdpp_train is here too: it runs the mtdpp_fit aggregate over the user's
- * table through SPI (a plan that may be parallel) and stores the result.
+ * the default one, answering when a query names no model.  Everything here
+ * runs inside the caller's transaction and as the calling role, so a failure
+ * or cancel leaves nothing behind and the table privileges decide who may
+ * write.  Reading models back, for query time, is cache.c's.
  */
 #include "postgres.h"
 
-#include <math.h>
-
 #include "access/htup_details.h"
-#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
-#include "commands/trigger.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "funcapi.h"
-#include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
-#include "utils/acl.h"
-#include "utils/inval.h"
-#include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
-#include "utils/rls.h"
-#include "utils/snapmgr.h"
-#include "storage/proc.h"
-#include "access/xact.h"
-#include "utils/regproc.h"
-#include "utils/syscache.h"
 
 #include "mtdpp.h"
 
-PG_MODULE_MAGIC;
-
-PG_FUNCTION_INFO_V1(mtdpp_models_changed);
 PG_FUNCTION_INFO_V1(mtdpp_save);
-PG_FUNCTION_INFO_V1(mtdpp_train);
 PG_FUNCTION_INFO_V1(mtdpp_activate);
 PG_FUNCTION_INFO_V1(mtdpp_drop);
 PG_FUNCTION_INFO_V1(mtdpp_rename);
 
-/*
- * One cached model.  Each lives in a memory context of its own, so that it
- * can be freed alone.  PINS counts the calls that use it (see
- * mtdpp_lookup_model); an entry taken out of the list while pinned is freed
- * by its last unpin, so a model stays valid for as long as a call uses it,
- * whatever the calls nested inside that one do to the cache.
- */
-typedef struct CachedModel
-{
-	struct CachedModel *next;
-	MemoryContext context;		/* holds the entry and its model */
-	char	   *name;			/* NULL: the default model */
-	int			model_id;
-	MtdppModel *model;
-	uint64		generation;		/* models_generation before it was read */
-	LocalTransactionId lxid;	/* if valid: only for this transaction, */
-	TimestampTz statement;		/* and if not 0, this statement */
-	Oid			row_security_user;	/* read under row security as this role */
-	int			pins;
-	bool		listed;			/* in the list, to be found by lookups */
-} CachedModel;
-
-static MemoryContext cache_context = NULL;
-static CachedModel *cache_head = NULL;
-static uint64 models_generation = 1;	/* bumped by every invalidation */
-static Oid	models_relid = InvalidOid;
-
-void		_PG_init(void);
-
-static void
-relcache_callback(Datum arg, Oid relid)
-{
-	if (relid == InvalidOid || relid == models_relid)
-		models_generation++;
-}
-
 void
-_PG_init(void)
-{
-	mtdpp_blas_init();
-	CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
-}
-
-/* The OIDs of schema mtdpp and of its two model tables. */
-static void
-model_tables(Oid *nsp, Oid *models, Oid *items)
-{
-	*nsp = get_namespace_oid("mtdpp", true);
-	*models = OidIsValid(*nsp) ? get_relname_relid("models", *nsp) : InvalidOid;
-	*items = OidIsValid(*nsp) ? get_relname_relid("items", *nsp) : InvalidOid;
-	if (!OidIsValid(*models) || !OidIsValid(*items))
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("the model tables mtdpp.models and mtdpp.items do not exist"),
-				 errhint("Run CREATE EXTENSION mtdpp in this database.")));
-}
-
-/* Trigger on the model tables: every backend drops its cache. */
-Datum
-mtdpp_models_changed(PG_FUNCTION_ARGS)
-{
-	Oid			nsp,
-				models,
-				items;
-
-	if (!CALLED_AS_TRIGGER(fcinfo))
-		elog(ERROR, "mtdpp_models_changed must be called as a trigger");
-	model_tables(&nsp, &models, &items);
-	CacheInvalidateRelcacheByRelid(models);
-	return PointerGetDatum(NULL);
-}
-
-static void
-check_name(const char *what, text *name)
+mtdpp_check_name(const char *what, text *name)
 {
 	if (VARSIZE_ANY_EXHDR(name) == 0)
 		ereport(ERROR,
@@ -146,8 +47,8 @@ check_name(const char *what, text *name)
 						what, (int) VARSIZE_ANY_EXHDR(name))));
 }
 
-static text *
-required_text(FunctionCallInfo fcinfo, int arg, const char *what)
+text *
+mtdpp_text_arg(FunctionCallInfo fcinfo, int arg, const char *what)
 {
 	if (PG_ARGISNULL(arg))
 		ereport(ERROR,
@@ -179,8 +80,8 @@ lock_model_name(const char *name)
 		elog(ERROR, "could not lock model name \"%s\"", name);
 }
 
-static void
-unknown_model(const char *name)
+void
+mtdpp_unknown_model(const char *name)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
@@ -234,6 +135,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	int			model_id;
 	bool		isnull;
 	SPIPlanPtr	plan;
+	MemoryContext row;
 	Oid			item_types[8] = {INT4OID, INT4OID, INT4OID, FLOAT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID,
 	INT4ARRAYOID, FLOAT4ARRAYOID};
 	bool		multitask = (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS);
@@ -287,10 +189,9 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", 8, item_types);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
+	row = AllocSetContextCreate(CurrentMemoryContext, "mtdpp item row", ALLOCSET_SMALL_SIZES);
 	for (int i = 0; i < m->n_items; i++)
 	{
-		MemoryContext row = AllocSetContextCreate(CurrentMemoryContext, "mtdpp item row",
-												  ALLOCSET_SMALL_SIZES);
 		MemoryContext old = MemoryContextSwitchTo(row);
 		Datum		iv[8];
 		char		in[8] = {' ', ' ', ' ', ' ', ' ', ' ', knn ? ' ' : 'n', knn ? ' ' : 'n'};
@@ -321,8 +222,9 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		if (SPI_execute_plan(plan, iv, in, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert item %d of model \"%s\"", m->item_ids[i], name);
 		MemoryContextSwitchTo(old);
-		MemoryContextDelete(row);
+		MemoryContextReset(row);
 	}
+	MemoryContextDelete(row);
 	SPI_finish();
 	return model_id;
 }
@@ -344,13 +246,13 @@ mtdpp_store_metrics(int model_id, const char *json)
 Datum
 mtdpp_save(PG_FUNCTION_ARGS)
 {
-	text	   *name = required_text(fcinfo, 0, "model name");
+	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
 	bytea	   *blob;
 	MtdppModel *m;
 	bool		activate = PG_ARGISNULL(2) ? true : PG_GETARG_BOOL(2);
 	char	   *source = PG_ARGISNULL(3) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(3));
 
-	check_name("model name", name);
+	mtdpp_check_name("model name", name);
 	if (PG_ARGISNULL(1))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -362,420 +264,13 @@ mtdpp_save(PG_FUNCTION_ARGS)
 }
 
 /* ---------------------------------------------------------------------
- * Reading models: the cache
- * --------------------------------------------------------------------- */
-
-/*
- * A row of real[] factors into DST (RANK floats), squared if SQUARE.  A
- * detoasted copy is freed: it would otherwise stay in the cache's context.
- */
-static void
-fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const char *what)
-{
-	ArrayType  *arr = DatumGetArrayTypeP(datum);
-	float4	   *src;
-
-	if (rank == 0 && ARR_NDIM(arr) == 0)
-		return;					/* baselines have no factors */
-	if (ARR_NDIM(arr) != 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != FLOAT4OID ||
-		ARR_DIMS(arr)[0] != rank)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("%s of item %d are not %d non-NULL reals", what, item_id, rank),
-				 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-	src = (float4 *) ARR_DATA_PTR(arr);
-	for (int j = 0; j < rank; j++)
-		if (!isfinite(src[j]))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("%s of item %d hold %g", what, item_id, src[j]),
-					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-	if (square)
-		for (int j = 0; j < rank; j++)
-			dst[j] = src[j] * src[j];
-	else
-		memcpy(dst, src, sizeof(float) * rank);
-	if ((Pointer) arr != DatumGetPointer(datum))
-		pfree(arr);
-}
-
-/*
- * itemknn: the neighbour lists of the rows just read (columns 6 and 7), as
- * dense indices.  Called with the cache context current.
- */
-static void
-load_neighbors(MtdppModel *m)
-{
-	int64		total = 0;
-
-	for (uint64 pass = 0; pass < 2; pass++)
-	{
-		if (pass == 1)
-		{
-			m->nbr_index = mtdpp_alloc_huge(sizeof(int32) * Max(total, 1));
-			m->nbr_weight = mtdpp_alloc_huge(sizeof(float4) * Max(total, 1));
-			m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
-			total = 0;
-		}
-		for (int i = 0; i < m->n_items; i++)
-		{
-			HeapTuple	tup = SPI_tuptable->vals[i];
-			TupleDesc	td = SPI_tuptable->tupdesc;
-			bool		n1,
-						n2;
-			Datum		d1 = SPI_getbinval(tup, td, 6, &n1);
-			Datum		d2 = SPI_getbinval(tup, td, 7, &n2);
-			ArrayType  *ids,
-					   *ws;
-			int			len;
-
-			if (n1 || n2)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("item %d of an itemknn model has no neighbour list", m->item_ids[i]),
-						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-			ids = DatumGetArrayTypeP(d1);
-			ws = DatumGetArrayTypeP(d2);
-			if (ARR_NDIM(ids) > 1 || ARR_NDIM(ws) > 1)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("neighbour lists of item %d have %d and %d dimensions",
-								m->item_ids[i], ARR_NDIM(ids), ARR_NDIM(ws)),
-						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-			len = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
-			if (ARR_HASNULL(ids) || ARR_HASNULL(ws) || len != ArrayGetNItems(ARR_NDIM(ws), ARR_DIMS(ws)))
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("neighbour lists of item %d do not match", m->item_ids[i]),
-						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-			if (pass == 1)
-			{
-				int32	   *src = (int32 *) ARR_DATA_PTR(ids);
-				float4	   *w = (float4 *) ARR_DATA_PTR(ws);
-
-				m->nbr_start[i] = total;
-				for (int k = 0; k < len; k++)
-				{
-					int			idx = mtdpp_model_index(m, src[k]);
-
-					if (idx < 0)
-						ereport(ERROR,
-								(errcode(ERRCODE_DATA_CORRUPTED),
-								 errmsg("neighbour %d of item %d is not an item of the model",
-										src[k], m->item_ids[i])));
-					m->nbr_index[total + k] = idx;
-					m->nbr_weight[total + k] = w[k];
-				}
-			}
-			total += len;
-			if ((Pointer) ids != DatumGetPointer(d1))
-				pfree(ids);
-			if ((Pointer) ws != DatumGetPointer(d2))
-				pfree(ws);
-		}
-	}
-	m->nbr_start[m->n_items] = total;
-}
-
-/* Reads model MODEL_ID from the tables into memory context CONTEXT. */
-static MtdppModel *
-load_model(MemoryContext context, int model_id, const char *kind, int rank, int n_items,
-		   int n_baskets, double log_w)
-{
-	MtdppModel *m;
-	MemoryContext old;
-	uint64		n;
-	float	   *row;
-
-	if (SPI_execute_with_args("SELECT item_id, popularity, bias, factors, task_factors, "
-							  "neighbors, neighbor_weights "
-							  "FROM mtdpp.items WHERE model_id OPERATOR(pg_catalog.=) $1 ORDER BY item_id",
-							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
-							  NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the items of model %d", model_id);
-	n = SPI_processed;
-	if (n != (uint64) n_items)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("model %d has %d items but mtdpp.items holds " UINT64_FORMAT " of them",
-						model_id, n_items, n),
-				 errhint("The model tables were changed by hand; train the model again.")));
-
-	if (!isfinite(log_w))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("model %d has log_w %g", model_id, log_w),
-				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
-	old = MemoryContextSwitchTo(context);
-	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
-	m->log_w = log_w;
-	m->n_baskets = n_baskets;
-	row = palloc(sizeof(float) * Max(rank, 1));
-	for (uint64 i = 0; i < n; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		m->item_ids[i] = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
-		m->popularity[i] = DatumGetInt32(SPI_getbinval(tup, td, 2, &isnull));
-		m->D[i] = DatumGetFloat4(SPI_getbinval(tup, td, 3, &isnull));
-		if (!isfinite(m->D[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("bias of item %d is %g", m->item_ids[i], m->D[i]),
-					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-		fill_factors(SPI_getbinval(tup, td, 4, &isnull),
-					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
-		if (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS)
-			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
-						 row, rank, true, m->item_ids[i], "task factors");
-		else
-			for (int j = 0; j < rank; j++)
-				row[j] = 1.0f;
-		for (int j = 0; j < rank; j++)
-			m->R2f[mtdpp_panel_cell(rank, i, j)] = row[j];
-	}
-	pfree(row);
-	if (m->kind == MTDPP_ITEMKNN)
-		load_neighbors(m);
-	mtdpp_model_validate(m, MTDPP_FROM_TABLES);
-	mtdpp_model_prepare(m);
-	MemoryContextSwitchTo(old);
-	return m;
-}
-
-/*
- * Runs the query for the row of mtdpp.models that answers for NAME (NULL:
- * the default model); true if there is one, as SPI's first result row.
- */
-static bool
-find_active_model(const char *name)
-{
-	int			ret;
-
-	if (name == NULL)
-		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w FROM mtdpp.models "
-						  "WHERE active ORDER BY activated_at DESC NULLS LAST, model_id DESC LIMIT 1",
-						  true, 1);
-	else
-		ret = SPI_execute_with_args("SELECT model_id, kind, rank, n_items, n_baskets, log_w "
-									"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND active",
-									1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
-									NULL, true, 1);
-	if (ret != SPI_OK_SELECT)
-		elog(ERROR, "could not read mtdpp.models");
-	return SPI_processed > 0;
-}
-
-static int
-first_int(int col)
-{
-	bool		isnull;
-
-	return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull));
-}
-
-/*
- * Reads the model answering for NAME, as the current snapshot sees the
- * tables, into a new entry (not yet listed).  The entry's memory hangs
- * under the caller's context until the entry is complete, so an error while
- * reading frees it.
- */
-static CachedModel *
-read_entry(const char *name, Oid row_security_user)
-{
-	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "mtdpp cached model",
-												  ALLOCSET_DEFAULT_SIZES);
-	CachedModel *c = MemoryContextAllocZero(context, sizeof(CachedModel));
-	bool		isnull;
-	HeapTuple	tup;
-	TupleDesc	td;
-
-	c->context = context;
-	c->name = name ? MemoryContextStrdup(context, name) : NULL;
-	/* an invalidation that arrives while it is read makes it stale at once */
-	c->generation = models_generation;
-	c->row_security_user = row_security_user;
-
-	spi_connect();
-	if (!find_active_model(name))
-	{
-		if (name == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("there is no active mtdpp model"),
-					 errhint("Train one with mtdpp_train, or activate one with mtdpp_activate.")));
-		if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1", 1,
-								  (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
-								  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("model \"%s\" has no active version", name),
-					 errhint("Activate one with mtdpp_activate('%s').", name)));
-		unknown_model(name);
-	}
-	tup = SPI_tuptable->vals[0];
-	td = SPI_tuptable->tupdesc;
-	c->model_id = first_int(1);
-	c->model = load_model(context, c->model_id,
-						  TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull)),
-						  first_int(3), first_int(4), first_int(5),
-						  DatumGetFloat8(SPI_getbinval(tup, td, 6, &isnull)));
-
-	/*
-	 * The snapshot it was read with may be older than the latest commits (a
-	 * repeatable read transaction, or a commit that landed while this
-	 * statement ran, whose invalidation came before the read).  If a
-	 * statement starting now would pick another model, this one answers only
-	 * for this transaction (repeatable read) or this statement (read
-	 * committed).  Parallel mode cannot take a new snapshot: a parallel
-	 * query's entries live no longer than the query in a worker, and the
-	 * leader relies on the invalidation alone.
-	 */
-	if (!IsInParallelMode())
-	{
-		bool		same;
-
-		PushActiveSnapshot(GetLatestSnapshot());
-		same = find_active_model(name) && first_int(1) == c->model_id;
-		PopActiveSnapshot();
-		if (!same)
-		{
-			c->lxid = MyProc->lxid;
-			c->statement = IsolationUsesXactSnapshot() ? 0 : GetCurrentStatementStartTimestamp();
-		}
-	}
-	SPI_finish();
-	return c;
-}
-
-/* Whether entry C may answer a lookup now. */
-static bool
-entry_current(const CachedModel *c)
-{
-	if (c->generation != models_generation)
-		return false;
-	if (c->lxid != InvalidLocalTransactionId &&
-		(c->lxid != MyProc->lxid ||
-		 (c->statement != 0 && c->statement != GetCurrentStatementStartTimestamp())))
-		return false;
-	return true;
-}
-
-static void
-entry_unpin(void *arg)
-{
-	CachedModel *c = (CachedModel *) arg;
-
-	if (--c->pins == 0 && !c->listed)
-		MemoryContextDelete(c->context);
-}
-
-/* Pins C until the caller's memory context is reset or deleted. */
-static MtdppModel *
-entry_pin(CachedModel *c, int *model_id)
-{
-	MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
-
-	cb->func = entry_unpin;
-	cb->arg = c;
-	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
-	c->pins++;
-	if (model_id)
-		*model_id = c->model_id;
-	return c->model;
-}
-
-/*
- * The current role may read the model tables, as a SELECT on them would
- * check: USAGE on schema mtdpp, SELECT on both tables (or on all their
- * columns).  A few syscache lookups, done on every call, cached model or not.
- */
-static void
-check_model_privileges(Oid nsp, Oid models, Oid items)
-{
-	Oid			user = GetUserId();
-	AclResult	r = pg_namespace_aclcheck(nsp, user, ACL_USAGE);
-
-	if (r != ACLCHECK_OK)
-		aclcheck_error(r, OBJECT_SCHEMA, "mtdpp");
-	for (int t = 0; t < 2; t++)
-	{
-		Oid			rel = t == 0 ? models : items;
-
-		if (pg_class_aclcheck(rel, user, ACL_SELECT) != ACLCHECK_OK &&
-			pg_attribute_aclcheck_all(rel, user, ACL_SELECT, ACLMASK_ALL) != ACLCHECK_OK)
-			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(rel));
-	}
-}
-
-/*
- * The active model of NAME, or the default model when NAME is NULL, as the
- * current snapshot sees the model tables: from the cache, or read from the
- * tables into it.  The model is pinned, and so stays valid, until the
- * caller's current memory context is reset or deleted (at the latest, the
- * end of the call's query or an error).
- *
- * Every call first takes in the invalidations other sessions have sent
- * (so a change committed elsewhere shows from this statement on, even
- * inside a transaction block), then checks the current role's privileges.
- * Under row-level security on the model tables an entry answers only the
- * role that read it.
- */
-MtdppModel *
-mtdpp_lookup_model(const char *name, int *model_id)
-{
-	Oid			nsp,
-				items;
-	Oid			row_security_user = InvalidOid;
-	CachedModel *c,
-			  **link;
-
-	AcceptInvalidationMessages();
-	model_tables(&nsp, &models_relid, &items);
-	check_model_privileges(nsp, models_relid, items);
-	if (check_enable_rls(models_relid, InvalidOid, true) == RLS_ENABLED ||
-		check_enable_rls(items, InvalidOid, true) == RLS_ENABLED)
-		row_security_user = GetUserId();
-
-	if (cache_context == NULL)
-		cache_context = AllocSetContextCreate(TopMemoryContext, "mtdpp model cache",
-											  ALLOCSET_SMALL_SIZES);
-	for (link = &cache_head; (c = *link) != NULL;)
-	{
-		if (!entry_current(c))
-		{
-			/* out of the list; freed now, or by its last unpin */
-			*link = c->next;
-			c->listed = false;
-			if (c->pins == 0)
-				MemoryContextDelete(c->context);
-			continue;
-		}
-		if (((name == NULL && c->name == NULL) ||
-			 (name != NULL && c->name != NULL && strcmp(name, c->name) == 0)) &&
-			c->row_security_user == row_security_user)
-			return entry_pin(c, model_id);
-		link = &c->next;
-	}
-
-	c = read_entry(name, row_security_user);
-	MemoryContextSetParent(c->context, cache_context);
-	c->listed = true;
-	c->next = cache_head;
-	cache_head = c;
-	return entry_pin(c, model_id);
-}
-
-/* ---------------------------------------------------------------------
  * Managing models
  * --------------------------------------------------------------------- */
 
 Datum
 mtdpp_activate(PG_FUNCTION_ARGS)
 {
-	text	   *name = required_text(fcinfo, 0, "model name");
+	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
 	Datum		args[2];
 	char		nulls[2] = {' ', PG_ARGISNULL(1) ? 'n' : ' '};
 	bool		isnull;
@@ -793,7 +288,7 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 	if (SPI_processed == 0)
 	{
 		if (PG_ARGISNULL(1))
-			unknown_model(text_to_cstring(name));
+			mtdpp_unknown_model(text_to_cstring(name));
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("model \"%s\" has no version %d", text_to_cstring(name), PG_GETARG_INT32(1)),
@@ -821,7 +316,7 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 Datum
 mtdpp_drop(PG_FUNCTION_ARGS)
 {
-	text	   *name = required_text(fcinfo, 0, "model name");
+	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
 	char		nulls[2] = {' ', PG_ARGISNULL(1) ? 'n' : ' '};
 	Datum		args[2];
 	uint64		n;
@@ -839,7 +334,7 @@ mtdpp_drop(PG_FUNCTION_ARGS)
 	if (n == 0)
 	{
 		if (PG_ARGISNULL(1))
-			unknown_model(text_to_cstring(name));
+			mtdpp_unknown_model(text_to_cstring(name));
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("model \"%s\" has no version %d", text_to_cstring(name), PG_GETARG_INT32(1))));
@@ -850,11 +345,11 @@ mtdpp_drop(PG_FUNCTION_ARGS)
 Datum
 mtdpp_rename(PG_FUNCTION_ARGS)
 {
-	text	   *name = required_text(fcinfo, 0, "model name");
-	text	   *new_name = required_text(fcinfo, 1, "new model name");
+	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
+	text	   *new_name = mtdpp_text_arg(fcinfo, 1, "new model name");
 	uint64		n;
 
-	check_name("new model name", new_name);
+	mtdpp_check_name("new model name", new_name);
 	spi_connect();
 	/* both names, in a fixed order, so two renames cannot deadlock */
 	if (strcmp(text_to_cstring(name), text_to_cstring(new_name)) < 0)
@@ -885,189 +380,6 @@ mtdpp_rename(PG_FUNCTION_ARGS)
 	n = SPI_processed;
 	SPI_finish();
 	if (n == 0)
-		unknown_model(text_to_cstring(name));
+		mtdpp_unknown_model(text_to_cstring(name));
 	PG_RETURN_INT32((int32) n);
-}
-
-/* ---------------------------------------------------------------------
- * mtdpp_train: the aggregate over a table, stored
- * --------------------------------------------------------------------- */
-
-/* Expression reading column COL of RELID, cast for the aggregate. */
-static char *
-column_expression(Oid relid, const char *col, const char *what, bool order_id)
-{
-	AttrNumber	att = get_attnum(relid, col);
-	Oid			type;
-	const char *q = quote_identifier(col);
-
-	if (att == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" (%s) does not exist in %s", col, what,
-						get_rel_name(relid)),
-				 errhint("Name the column with %s => '...'.", what)));
-	type = get_atttype(relid, att);
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-			return psprintf(order_id ? "%s::bigint" : "%s::integer", q);
-		case INT8OID:
-			return psprintf(order_id ? "%s" : "%s::integer", q);
-		default:
-			if (order_id)		/* any other order id: its hash identifies it */
-				return psprintf("pg_catalog.hashtextextended(%s::pg_catalog.text, 0::pg_catalog.int8)", q);
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" (%s) has type %s, expected an integer type",
-							col, what, format_type_be(type)),
-					 errhint("Item ids and positions are integers; map them with a view if needed.")));
-	}
-	pg_unreachable();
-}
-
-static void
-reject_named_key(Jsonb *params, const char *key)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	if (findJsonbValueFromContainer(&params->root, JB_FOBJECT, &k) != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("hyperparameter \"%s\" is an argument of mtdpp_train", key),
-				 errhint("Pass it as %s => ... rather than inside params.", key)));
-}
-
-Datum
-mtdpp_train(PG_FUNCTION_ARGS)
-{
-	text	   *name = required_text(fcinfo, 0, "model name");
-	Oid			relid;
-	char	   *order_col,
-			   *item_col,
-			   *pos_expr;
-	Jsonb	   *params = PG_ARGISNULL(12) ? NULL : PG_GETARG_JSONB_P(12);
-	StringInfoData json;
-	StringInfoData query;
-	MtdppParams p;
-	Datum		pjson;
-	bytea	   *blob;
-	MtdppModel *m;
-	int			model_id;
-	bool		isnull;
-	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10] = {0};
-	const char *nsp;
-	const char *source;
-	MemoryContext caller = CurrentMemoryContext;
-
-	check_name("model name", name);
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("source must not be NULL"),
-				 errhint("Name a table or view of order lines, such as 'order_lines'.")));
-	relid = PG_GETARG_OID(1);
-	if (get_rel_name(relid) == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	order_col = text_to_cstring(required_text(fcinfo, 2, "order_col"));
-	item_col = text_to_cstring(required_text(fcinfo, 3, "item_col"));
-
-	/* named arguments go into the hyperparameters, checked there */
-	initStringInfo(&json);
-	appendStringInfoString(&json, "{\"kind\": ");
-	if (PG_ARGISNULL(7))
-		appendStringInfoString(&json, "null");
-	else
-		escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(7)));
-	appendStringInfoString(&json, ", \"target\": ");
-	if (PG_ARGISNULL(8))
-		appendStringInfoString(&json, "null");
-	else
-		escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(8)));
-	if (!PG_ARGISNULL(5))
-		appendStringInfo(&json, ", \"rank\": %d", PG_GETARG_INT32(5));
-	if (!PG_ARGISNULL(6))
-		appendStringInfo(&json, ", \"epochs\": %d", PG_GETARG_INT32(6));
-	if (!PG_ARGISNULL(9))
-		appendStringInfo(&json, ", \"seed\": " INT64_FORMAT, PG_GETARG_INT64(9));
-	appendStringInfo(&json, ", \"verbose\": %s}",
-					 (!PG_ARGISNULL(10) && PG_GETARG_BOOL(10)) ? "true" : "false");
-	if (params != NULL)
-	{
-		const char *named[] = {"kind", "target", "rank", "epochs", "seed", "verbose"};
-
-		if (!JB_ROOT_IS_OBJECT(params))
-			mtdpp_params_parse(&p, params);	/* raises the error */
-		for (int k = 0; k < lengthof(named); k++)
-			reject_named_key(params, named[k]);
-	}
-	pjson = DirectFunctionCall1(jsonb_in, CStringGetDatum(json.data));
-	if (params != NULL)
-		pjson = DirectFunctionCall2(jsonb_concat, pjson, JsonbPGetDatum(params));
-	mtdpp_params_resolve(&p, DatumGetJsonbP(pjson));
-	if (p.target == MTDPP_TARGET_LAST && PG_ARGISNULL(4))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("target => 'last' needs a position column"),
-				 errhint("Name the column that orders the items of a basket with position_col => '...'.")));
-
-	pos_expr = PG_ARGISNULL(4) ? "NULL::integer" :
-		column_expression(relid, text_to_cstring(PG_GETARG_TEXT_PP(4)), "position_col", false);
-	nsp = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
-	source = DatumGetCString(DirectFunctionCall1(regclassout, ObjectIdGetDatum(relid)));
-	initStringInfo(&query);
-	appendStringInfo(&query, "SELECT %s.mtdpp_fit(%s, %s, %s, $1) FROM %s",
-					 quote_identifier(nsp),
-					 column_expression(relid, order_col, "order_col", true),
-					 column_expression(relid, item_col, "item_col", false),
-					 pos_expr, mtdpp_qualified_relation(relid));
-
-	spi_connect();
-	if (SPI_execute_with_args(query.data, 1, (Oid[]) {JSONBOID}, (Datum[]) {pjson}, NULL,
-							  true, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not run %s", query.data);
-	/* copied out of SPI's memory, which SPI_finish frees */
-	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-
-		blob = DatumGetByteaPCopy(d);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
-
-	m = mtdpp_model_deserialize(blob);
-	model_id = mtdpp_store_model(text_to_cstring(name), m,
-								 PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11), source);
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "mtdpp_train must return a row");
-	tupdesc = BlessTupleDesc(tupdesc);
-	spi_connect();
-	if (SPI_execute_with_args("SELECT version FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1", 1,
-							  (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
-							  NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not read back model %d", model_id);
-	values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	SPI_finish();
-	values[0] = Int32GetDatum(model_id);
-	values[1] = PointerGetDatum(name);
-	values[3] = CStringGetTextDatum(mtdpp_kind_name(m->kind));
-	values[4] = Int32GetDatum(m->n_items);
-	values[5] = Int32GetDatum(m->n_baskets);
-	values[6] = Int64GetDatum(m->n_examples);
-	values[7] = Float8GetDatum(m->final_loss);
-	values[8] = Int32GetDatum(m->best_epoch);
-	values[9] = Float8GetDatum(m->seconds);
-	if (m->epochs_run == 0)
-		nulls[7] = nulls[8] = true;
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

@@ -1,0 +1,517 @@
+/*
+ * cache.c
+ *		Reading models for query time: the per-backend model cache.
+ *
+ * Query time reads a model from the tables once per backend and keeps it,
+ * laid out for the scorer (factors in single precision, R squared in panels
+ * of MTDPP_PANEL items), in a memory context of its own.  Statement triggers
+ * on both model tables register a relcache invalidation of mtdpp.models,
+ * which PostgreSQL sends to every backend at commit (and replays locally at
+ * the next command, or on abort); the callback below bumps a generation
+ * counter, and the next lookup reads the model again.  Every lookup takes in
+ * the invalidations other sessions sent and checks the current role's
+ * privileges first, so a change or a REVOKE shows from the very next
+ * statement, in every session, and no statement pays a catalog round trip
+ * while nothing changes.  An entry read under a snapshot older than the
+ * latest commits answers only that transaction or statement.  A lookup pins
+ * the entry for the caller's memory context, so a model in use is never
+ * freed under its user.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "access/htup_details.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "catalog/pg_type.h"
+#include "commands/trigger.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "miscadmin.h"
+#include "storage/proc.h"
+#include "utils/acl.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/inval.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+#include "utils/rls.h"
+#include "utils/snapmgr.h"
+
+#include "mtdpp.h"
+
+PG_FUNCTION_INFO_V1(mtdpp_models_changed);
+
+/*
+ * One cached model.  Each lives in a memory context of its own, so that it
+ * can be freed alone.  PINS counts the calls that use it (see
+ * mtdpp_lookup_model); an entry taken out of the list while pinned is freed
+ * by its last unpin, so a model stays valid for as long as a call uses it,
+ * whatever the calls nested inside that one do to the cache.
+ */
+typedef struct CachedModel
+{
+	struct CachedModel *next;
+	MemoryContext context;		/* holds the entry and its model */
+	char	   *name;			/* NULL: the default model */
+	int			model_id;
+	MtdppModel *model;
+	uint64		generation;		/* models_generation before it was read */
+	LocalTransactionId lxid;	/* if valid: only for this transaction, */
+	TimestampTz statement;		/* and if not 0, this statement */
+	Oid			row_security_user;	/* read under row security as this role */
+	int			pins;
+	bool		listed;			/* in the list, to be found by lookups */
+} CachedModel;
+
+static MemoryContext cache_context = NULL;
+static CachedModel *cache_head = NULL;
+static uint64 models_generation = 1;	/* bumped by every invalidation */
+static Oid	models_relid = InvalidOid;
+
+static void
+relcache_callback(Datum arg, Oid relid)
+{
+	if (relid == InvalidOid || relid == models_relid)
+		models_generation++;
+}
+
+void
+mtdpp_cache_init(void)
+{
+	CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
+}
+
+/* The OIDs of schema mtdpp and of its two model tables. */
+static void
+model_tables(Oid *nsp, Oid *models, Oid *items)
+{
+	*nsp = get_namespace_oid("mtdpp", true);
+	*models = OidIsValid(*nsp) ? get_relname_relid("models", *nsp) : InvalidOid;
+	*items = OidIsValid(*nsp) ? get_relname_relid("items", *nsp) : InvalidOid;
+	if (!OidIsValid(*models) || !OidIsValid(*items))
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("the model tables mtdpp.models and mtdpp.items do not exist"),
+				 errhint("Run CREATE EXTENSION mtdpp in this database.")));
+}
+
+/* Trigger on the model tables: every backend drops its cache. */
+Datum
+mtdpp_models_changed(PG_FUNCTION_ARGS)
+{
+	Oid			nsp,
+				models,
+				items;
+
+	if (!CALLED_AS_TRIGGER(fcinfo))
+		elog(ERROR, "mtdpp_models_changed must be called as a trigger");
+	model_tables(&nsp, &models, &items);
+	CacheInvalidateRelcacheByRelid(models);
+	return PointerGetDatum(NULL);
+}
+
+/*
+ * A row of real[] factors into DST (RANK floats), squared if SQUARE.  A
+ * detoasted copy is freed: it would otherwise stay in the cache's context.
+ */
+static void
+fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const char *what)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(datum);
+	float4	   *src;
+
+	if (rank == 0 && ARR_NDIM(arr) == 0)
+		return;					/* baselines have no factors */
+	if (ARR_NDIM(arr) != 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != FLOAT4OID ||
+		ARR_DIMS(arr)[0] != rank)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s of item %d are not %d non-NULL reals", what, item_id, rank),
+				 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+	src = (float4 *) ARR_DATA_PTR(arr);
+	for (int j = 0; j < rank; j++)
+		if (!isfinite(src[j]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s of item %d hold %g", what, item_id, src[j]),
+					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+	if (square)
+		for (int j = 0; j < rank; j++)
+			dst[j] = src[j] * src[j];
+	else
+		memcpy(dst, src, sizeof(float) * rank);
+	if ((Pointer) arr != DatumGetPointer(datum))
+		pfree(arr);
+}
+
+/*
+ * itemknn: the neighbour lists of the rows just read (columns 6 and 7), as
+ * dense indices.  Called with the cache context current.
+ */
+static void
+load_neighbors(MtdppModel *m)
+{
+	int64		total = 0;
+
+	for (uint64 pass = 0; pass < 2; pass++)
+	{
+		if (pass == 1)
+		{
+			m->nbr_index = mtdpp_alloc_huge(sizeof(int32) * Max(total, 1));
+			m->nbr_weight = mtdpp_alloc_huge(sizeof(float4) * Max(total, 1));
+			m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
+			total = 0;
+		}
+		for (int i = 0; i < m->n_items; i++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			TupleDesc	td = SPI_tuptable->tupdesc;
+			bool		n1,
+						n2;
+			Datum		d1 = SPI_getbinval(tup, td, 6, &n1);
+			Datum		d2 = SPI_getbinval(tup, td, 7, &n2);
+			ArrayType  *ids,
+					   *ws;
+			int			len;
+
+			if (n1 || n2)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("item %d of an itemknn model has no neighbour list", m->item_ids[i]),
+						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+			ids = DatumGetArrayTypeP(d1);
+			ws = DatumGetArrayTypeP(d2);
+			if (ARR_NDIM(ids) > 1 || ARR_NDIM(ws) > 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("neighbour lists of item %d have %d and %d dimensions",
+								m->item_ids[i], ARR_NDIM(ids), ARR_NDIM(ws)),
+						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+			len = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+			if (ARR_HASNULL(ids) || ARR_HASNULL(ws) || len != ArrayGetNItems(ARR_NDIM(ws), ARR_DIMS(ws)))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("neighbour lists of item %d do not match", m->item_ids[i]),
+						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+			if (pass == 1)
+			{
+				int32	   *src = (int32 *) ARR_DATA_PTR(ids);
+				float4	   *w = (float4 *) ARR_DATA_PTR(ws);
+
+				m->nbr_start[i] = total;
+				for (int k = 0; k < len; k++)
+				{
+					int			idx = mtdpp_model_index(m, src[k]);
+
+					if (idx < 0)
+						ereport(ERROR,
+								(errcode(ERRCODE_DATA_CORRUPTED),
+								 errmsg("neighbour %d of item %d is not an item of the model",
+										src[k], m->item_ids[i])));
+					m->nbr_index[total + k] = idx;
+					m->nbr_weight[total + k] = w[k];
+				}
+			}
+			total += len;
+			if ((Pointer) ids != DatumGetPointer(d1))
+				pfree(ids);
+			if ((Pointer) ws != DatumGetPointer(d2))
+				pfree(ws);
+		}
+	}
+	m->nbr_start[m->n_items] = total;
+}
+
+/* Reads model MODEL_ID from the tables into memory context CONTEXT. */
+static MtdppModel *
+load_model(MemoryContext context, int model_id, const char *kind, int rank, int n_items,
+		   int n_baskets, double log_w)
+{
+	MtdppModel *m;
+	MemoryContext old;
+	uint64		n;
+	float	   *row;
+
+	if (SPI_execute_with_args("SELECT item_id, popularity, bias, factors, task_factors, "
+							  "neighbors, neighbor_weights "
+							  "FROM mtdpp.items WHERE model_id OPERATOR(pg_catalog.=) $1 ORDER BY item_id",
+							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+							  NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the items of model %d", model_id);
+	n = SPI_processed;
+	if (n != (uint64) n_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d has %d items but mtdpp.items holds " UINT64_FORMAT " of them",
+						model_id, n_items, n),
+				 errhint("The model tables were changed by hand; train the model again.")));
+
+	if (!isfinite(log_w))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d has log_w %g", model_id, log_w),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
+	old = MemoryContextSwitchTo(context);
+	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
+	m->log_w = log_w;
+	m->n_baskets = n_baskets;
+	row = palloc(sizeof(float) * Max(rank, 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	td = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		m->item_ids[i] = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
+		m->popularity[i] = DatumGetInt32(SPI_getbinval(tup, td, 2, &isnull));
+		m->D[i] = DatumGetFloat4(SPI_getbinval(tup, td, 3, &isnull));
+		if (!isfinite(m->D[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("bias of item %d is %g", m->item_ids[i], m->D[i]),
+					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+		fill_factors(SPI_getbinval(tup, td, 4, &isnull),
+					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
+		if (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS)
+			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
+						 row, rank, true, m->item_ids[i], "task factors");
+		else
+			for (int j = 0; j < rank; j++)
+				row[j] = 1.0f;
+		for (int j = 0; j < rank; j++)
+			m->R2f[mtdpp_panel_cell(rank, i, j)] = row[j];
+	}
+	pfree(row);
+	if (m->kind == MTDPP_ITEMKNN)
+		load_neighbors(m);
+	mtdpp_model_validate(m, MTDPP_FROM_TABLES);
+	mtdpp_model_prepare(m);
+	MemoryContextSwitchTo(old);
+	return m;
+}
+
+/*
+ * Runs the query for the row of mtdpp.models that answers for NAME (NULL:
+ * the default model); true if there is one, as SPI's first result row.
+ */
+static bool
+find_active_model(const char *name)
+{
+	int			ret;
+
+	if (name == NULL)
+		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w FROM mtdpp.models "
+						  "WHERE active ORDER BY activated_at DESC NULLS LAST, model_id DESC LIMIT 1",
+						  true, 1);
+	else
+		ret = SPI_execute_with_args("SELECT model_id, kind, rank, n_items, n_baskets, log_w "
+									"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND active",
+									1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
+									NULL, true, 1);
+	if (ret != SPI_OK_SELECT)
+		elog(ERROR, "could not read mtdpp.models");
+	return SPI_processed > 0;
+}
+
+static int
+first_int(int col)
+{
+	bool		isnull;
+
+	return DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, col, &isnull));
+}
+
+/*
+ * Reads the model answering for NAME, as the current snapshot sees the
+ * tables, into a new entry (not yet listed).  The entry's memory hangs
+ * under the caller's context until the entry is complete, so an error while
+ * reading frees it.
+ */
+static CachedModel *
+read_entry(const char *name, Oid row_security_user)
+{
+	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "mtdpp cached model",
+												  ALLOCSET_DEFAULT_SIZES);
+	CachedModel *c = MemoryContextAllocZero(context, sizeof(CachedModel));
+	bool		isnull;
+	HeapTuple	tup;
+	TupleDesc	td;
+
+	c->context = context;
+	c->name = name ? MemoryContextStrdup(context, name) : NULL;
+	/* an invalidation that arrives while it is read makes it stale at once */
+	c->generation = models_generation;
+	c->row_security_user = row_security_user;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (!find_active_model(name))
+	{
+		if (name == NULL)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("there is no active mtdpp model"),
+					 errhint("Train one with mtdpp_train, or activate one with mtdpp_activate.")));
+		if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1", 1,
+								  (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
+								  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
+			ereport(ERROR,
+					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+					 errmsg("model \"%s\" has no active version", name),
+					 errhint("Activate one with mtdpp_activate('%s').", name)));
+		mtdpp_unknown_model(name);
+	}
+	tup = SPI_tuptable->vals[0];
+	td = SPI_tuptable->tupdesc;
+	c->model_id = first_int(1);
+	c->model = load_model(context, c->model_id,
+						  TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull)),
+						  first_int(3), first_int(4), first_int(5),
+						  DatumGetFloat8(SPI_getbinval(tup, td, 6, &isnull)));
+
+	/*
+	 * The snapshot it was read with may be older than the latest commits (a
+	 * repeatable read transaction, or a commit that landed while this
+	 * statement ran, whose invalidation came before the read).  If a
+	 * statement starting now would pick another model, this one answers only
+	 * for this transaction (repeatable read) or this statement (read
+	 * committed).  Parallel mode cannot take a new snapshot: a parallel
+	 * query's entries live no longer than the query in a worker, and the
+	 * leader relies on the invalidation alone.
+	 */
+	if (!IsInParallelMode())
+	{
+		bool		same;
+
+		PushActiveSnapshot(GetLatestSnapshot());
+		same = find_active_model(name) && first_int(1) == c->model_id;
+		PopActiveSnapshot();
+		if (!same)
+		{
+			c->lxid = MyProc->lxid;
+			c->statement = IsolationUsesXactSnapshot() ? 0 : GetCurrentStatementStartTimestamp();
+		}
+	}
+	SPI_finish();
+	return c;
+}
+
+/* Whether entry C may answer a lookup now. */
+static bool
+entry_current(const CachedModel *c)
+{
+	if (c->generation != models_generation)
+		return false;
+	if (c->lxid != InvalidLocalTransactionId &&
+		(c->lxid != MyProc->lxid ||
+		 (c->statement != 0 && c->statement != GetCurrentStatementStartTimestamp())))
+		return false;
+	return true;
+}
+
+static void
+entry_unpin(void *arg)
+{
+	CachedModel *c = (CachedModel *) arg;
+
+	if (--c->pins == 0 && !c->listed)
+		MemoryContextDelete(c->context);
+}
+
+/* Pins C until the caller's memory context is reset or deleted. */
+static MtdppModel *
+entry_pin(CachedModel *c, int *model_id)
+{
+	MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
+
+	cb->func = entry_unpin;
+	cb->arg = c;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, cb);
+	c->pins++;
+	if (model_id)
+		*model_id = c->model_id;
+	return c->model;
+}
+
+/*
+ * The current role may read the model tables, as a SELECT on them would
+ * check: USAGE on schema mtdpp, SELECT on both tables (or on all their
+ * columns).  A few syscache lookups, done on every call, cached model or not.
+ */
+static void
+check_model_privileges(Oid nsp, Oid models, Oid items)
+{
+	Oid			user = GetUserId();
+	AclResult	r = pg_namespace_aclcheck(nsp, user, ACL_USAGE);
+
+	if (r != ACLCHECK_OK)
+		aclcheck_error(r, OBJECT_SCHEMA, "mtdpp");
+	for (int t = 0; t < 2; t++)
+	{
+		Oid			rel = t == 0 ? models : items;
+
+		if (pg_class_aclcheck(rel, user, ACL_SELECT) != ACLCHECK_OK &&
+			pg_attribute_aclcheck_all(rel, user, ACL_SELECT, ACLMASK_ALL) != ACLCHECK_OK)
+			aclcheck_error(ACLCHECK_NO_PRIV, OBJECT_TABLE, get_rel_name(rel));
+	}
+}
+
+/*
+ * The active model of NAME, or the default model when NAME is NULL, as the
+ * current snapshot sees the model tables: from the cache, or read from the
+ * tables into it.  The model is pinned, and so stays valid, until the
+ * caller's current memory context is reset or deleted (at the latest, the
+ * end of the call's query or an error).
+ *
+ * Every call first takes in the invalidations other sessions have sent
+ * (so a change committed elsewhere shows from this statement on, even
+ * inside a transaction block), then checks the current role's privileges.
+ * Under row-level security on the model tables an entry answers only the
+ * role that read it.
+ */
+MtdppModel *
+mtdpp_lookup_model(const char *name, int *model_id)
+{
+	Oid			nsp,
+				items;
+	Oid			row_security_user = InvalidOid;
+	CachedModel *c,
+			  **link;
+
+	AcceptInvalidationMessages();
+	model_tables(&nsp, &models_relid, &items);
+	check_model_privileges(nsp, models_relid, items);
+	if (check_enable_rls(models_relid, InvalidOid, true) == RLS_ENABLED ||
+		check_enable_rls(items, InvalidOid, true) == RLS_ENABLED)
+		row_security_user = GetUserId();
+
+	if (cache_context == NULL)
+		cache_context = AllocSetContextCreate(TopMemoryContext, "mtdpp model cache",
+											  ALLOCSET_SMALL_SIZES);
+	for (link = &cache_head; (c = *link) != NULL;)
+	{
+		if (!entry_current(c))
+		{
+			/* out of the list; freed now, or by its last unpin */
+			*link = c->next;
+			c->listed = false;
+			if (c->pins == 0)
+				MemoryContextDelete(c->context);
+			continue;
+		}
+		if (((name == NULL && c->name == NULL) ||
+			 (name != NULL && c->name != NULL && strcmp(name, c->name) == 0)) &&
+			c->row_security_user == row_security_user)
+			return entry_pin(c, model_id);
+		link = &c->next;
+	}
+
+	c = read_entry(name, row_security_user);
+	MemoryContextSetParent(c->context, cache_context);
+	c->listed = true;
+	c->next = cache_head;
+	cache_head = c;
+	return entry_pin(c, model_id);
+}

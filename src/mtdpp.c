@@ -1,0 +1,21 @@
+/*
+ * mtdpp.c
+ *		The extension's entry: module magic and set-up when a backend loads
+ *		the library.
+ */
+#include "postgres.h"
+
+#include "fmgr.h"
+
+#include "mtdpp.h"
+
+PG_MODULE_MAGIC;
+
+void		_PG_init(void);
+
+void
+_PG_init(void)
+{
+	mtdpp_blas_init();			/* one BLAS thread per backend */
+	mtdpp_cache_init();			/* model cache invalidations */
+}
