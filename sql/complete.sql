@@ -2,10 +2,36 @@
 SELECT count(*) AS n, bool_and(item_id <> ALL (ARRAY[1, 2, 3])) AS none_in_basket,
        bool_and((item_id - 1) / 10 = 0) AS same_group, array_agg(rank ORDER BY rank) AS ranks
 FROM mtdpp_complete(ARRAY[1, 2, 3], 5);
-SELECT bool_and(1 - exp(-exp(score)) BETWEEN 0 AND 1) AS probabilities,
-       bool_and(score >= lead_score) AS best_first
+SELECT bool_and(score >= lead_score) AS best_first
 FROM (SELECT score, lead(score, 1, '-infinity') OVER (ORDER BY rank) AS lead_score
       FROM mtdpp_complete(ARRAY[41, 44], 20)) s;
+-- Scores computed by hand on a tiny multi-task model of 4 items at rank 2,
+-- with values exact in binary: score(t | B) = ln w + ln det K_t[B], with
+-- K_t = V diag(R_t)^2 V^T + diag(D^2 + 1e-6) (the jitter every kernel has).
+INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, n_baskets, n_examples, log_w, hyperparams)
+VALUES ('tiny', 1, 'multitask', false, 2, 4, 10, 0, ln(0.01), '{}');
+INSERT INTO mtdpp.items (model_id, item_id, popularity, bias, factors, task_factors)
+SELECT model_id, i, p, d, f, t FROM mtdpp.models, (VALUES
+    (1, 4, 0.125, '{1, 0}'::real[], '{1, 1}'::real[]),
+    (2, 3, 0.25, '{0.5, 0.5}', '{2, 0.5}'),
+    (3, 2, 0.5, '{0, 1}', '{0.5, 2}'),
+    (4, 1, 0.25, '{0.25, -0.5}', '{1.5, 0.75}')) AS v(i, p, d, f, t)
+WHERE name = 'tiny';
+SELECT mtdpp_activate('tiny') > 0 AS activated;
+-- by hand: with a = R_t[1]^2 and c = R_t[2]^2, basket {1, 2} gives
+-- K = [[a + 1/64, a/2], [a/2, a/4 + c/4 + 1/16]] + 1e-6 I
+WITH hand(t, a, c) AS (VALUES (3, 0.25, 4.0), (4, 2.25, 0.5625))
+SELECT h.t AS item_id,
+       abs(s.score - (ln(0.01) + ln((h.a + 1.0 / 64 + 1e-6) * (h.a / 4 + h.c / 4 + 1.0 / 16 + 1e-6)
+                                    - (h.a / 2) ^ 2))) < 1e-12 AS by_hand
+FROM hand h JOIN mtdpp_score(ARRAY[1, 2], ARRAY[3, 4], 'tiny') s ON s.item_id = h.t ORDER BY 1;
+-- basket {3}: a one-item kernel, V_3 R_t^2 V_3^T + D_3^2 = R_t[2]^2 + 1/4
+SELECT item_id, abs(score - (ln(0.01) + ln(r2 + 0.25 + 1e-6))) < 1e-12 AS by_hand
+FROM mtdpp_score(ARRAY[3], ARRAY[1, 2, 4], 'tiny') JOIN (VALUES (1, 1.0), (2, 0.25), (4, 0.5625)) v(item_id, r2) USING (item_id)
+ORDER BY 1;
+-- and the completion ranks them so
+SELECT item_id, rank FROM mtdpp_complete(ARRAY[3], 3, 'tiny');
+SELECT mtdpp_drop('tiny');
 -- joins with a catalog
 CREATE TABLE catalog AS SELECT i AS item_id, 'item ' || i AS label FROM generate_series(1, 60) i;
 SELECT count(*) AS joined FROM mtdpp_complete(ARRAY[11, 12], 3) c JOIN catalog USING (item_id);

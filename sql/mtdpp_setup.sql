@@ -11,7 +11,10 @@ SELECT order_id, array_agg(item_id ORDER BY pos) AS basket,
 FROM lines WHERE order_id > 500 GROUP BY order_id;
 SELECT count(*) AS lines, count(DISTINCT item_id) AS items, count(DISTINCT order_id) AS orders FROM lines;
 -- the extension's objects
-SELECT count(*) > 0 AS has_functions FROM pg_proc WHERE proname LIKE 'mtdpp%';
+SELECT p.oid::regprocedure AS function, pg_get_function_result(p.oid) AS returns
+FROM pg_depend d JOIN pg_proc p ON d.classid = 'pg_proc'::regclass AND d.objid = p.oid
+WHERE d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'mtdpp') AND d.deptype = 'e'
+ORDER BY p.oid::regprocedure::text;
 SELECT proname, provolatile, proparallel FROM pg_proc
 WHERE proname IN ('mtdpp_complete', 'mtdpp_score', 'mtdpp_train', 'mtdpp_evaluate', 'mtdpp_fit')
 ORDER BY proname;
