@@ -476,9 +476,6 @@ my %states;
 my %kinds;
 my $succeeded = 0;
 
-# Known bugs: a call matching one of these is reported, as a TODO, and not
-# counted as a new failure.
-
 sub check_new_model
 {
 	my ($name, $what) = @_;
