@@ -20,7 +20,7 @@ OBJS = \
 	src/train.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = mtdpp_setup train complete evaluate kinds bad_input models
+REGRESS = mtdpp_setup train complete evaluate kinds bad_input models negligible
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
