@@ -121,6 +121,8 @@ fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const 
 {
 	ArrayType  *arr = DatumGetArrayTypeP(datum);
 	float4	   *src;
+	float		least = square ? MTDPP_NEGLIGIBLE_ROOT : MTDPP_NEGLIGIBLE;
+	int			flushed = 0;
 
 	if (rank == 0 && ARR_NDIM(arr) == 0)
 		return;					/* baselines have no factors */
@@ -137,11 +139,17 @@ fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const 
 					(errcode(ERRCODE_DATA_CORRUPTED),
 					 errmsg("%s of item %d hold %g", what, item_id, src[j]),
 					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-	if (square)
-		for (int j = 0; j < rank; j++)
-			dst[j] = src[j] * src[j];
-	else
-		memcpy(dst, src, sizeof(float) * rank);
+	/* values too small to carry signal are zero (see MTDPP_NEGLIGIBLE) */
+	for (int j = 0; j < rank; j++)
+	{
+		bool		off = fabsf(src[j]) < least;
+
+		flushed += off && src[j] != 0.0f;
+		dst[j] = off ? 0.0f : (square ? src[j] * src[j] : src[j]);
+	}
+	if (flushed > 0)
+		elog(DEBUG2, "%s of item %d: %d of %d below %g, read as zero",
+			 what, item_id, flushed, rank, least);
 	if ((Pointer) arr != DatumGetPointer(datum))
 		pfree(arr);
 }

@@ -179,6 +179,25 @@ mtdpp_r2f(const MtdppModel *m, int i, int j)
 /* added to every kernel diagonal so K stays positive definite without bias */
 #define MTDPP_JITTER	1e-6
 
+/*
+ * Values too small to carry signal are zero, made so where they arise: in
+ * the trainer's updates (train.c) and when a model is read from the tables
+ * (store.c), so that no loop runs on subnormal numbers, which x86 processors
+ * execute up to tens of times slower.  A kernel entry is a sum of terms
+ * V_sj V_uj R_tj^2, and every kernel's diagonal is at least MTDPP_JITTER
+ * (about 2^-20).  A term below MTDPP_NEGLIGIBLE (2^-80, times factors of
+ * order 1, as trained factors are) is then below 2^-60 of the smallest
+ * diagonal: it changes no ln det of a context of up to 100 items by more
+ * than 2^-53, the rounding of a double, let alone the 2^-24 of the reals
+ * the tables store.  So a factor below 2^-80 is zero, and a task factor or
+ * a bias, which enter kernels squared, below 2^-40.  Nonzero values then
+ * stay at or above 2^-80 (R^2 included) in single precision as in double,
+ * far above the smallest normal float (2^-126): topk.c keeps the products
+ * of its single-precision pass above it too.
+ */
+#define MTDPP_NEGLIGIBLE		0x1p-80 /* a factor V below this is zero */
+#define MTDPP_NEGLIGIBLE_ROOT	0x1p-40 /* a task factor R or a bias D below this is zero */
+
 /* params.c */
 extern void mtdpp_params_defaults(MtdppParams *p, MtdppKind kind);
 extern void mtdpp_params_parse(MtdppParams *p, Jsonb *json);

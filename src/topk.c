@@ -252,11 +252,20 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 	}
 	mtdpp_gemm_nt(b, b, r, E, r, E, r, C, b);
 	mtdpp_symmetric_eigen(C, b, L);
-	/* W = (E^T U) squared elementwise, r x b */
+	/*
+	 * W = (E^T U) squared elementwise, r x b.  Nonzero entries below
+	 * FLT_MIN / MTDPP_NEGLIGIBLE (2^-46) are raised to it, which only
+	 * loosens a bound, by at most 2^-46 times the candidate's sum of R^2,
+	 * far below anything the pruning can see: the R^2 of a model are zero or
+	 * at least MTDPP_NEGLIGIBLE (2^-80), so no product of the pass below
+	 * falls under FLT_MIN into subnormal numbers.
+	 */
 	mtdpp_gemm_tn(r, b, b, E, r, C, b, W, b);
 	for (size_t i = 0; i < (size_t) r * b; i++)
 	{
 		W[i] *= W[i];
+		if (W[i] != 0.0 && W[i] < FLT_MIN / MTDPP_NEGLIGIBLE)
+			W[i] = FLT_MIN / MTDPP_NEGLIGIBLE;
 		Wf[i] = (float) W[i];
 	}
 

@@ -31,7 +31,12 @@
  * touches only, so an epoch costs the examples and not the catalog.  Rows
  * touched receive the popularity-weighted L2 term l2 * alpha_i * theta_i with
  * alpha_i = mean popularity / popularity_i: rare items, seen in few
- * examples, are held closer to zero (Gartrell et al. 2017).
+ * examples, are held closer to zero (Gartrell et al. 2017).  That decay
+ * drives many task factors towards zero, and Adam follows them down
+ * geometrically, through the subnormal numbers: so a parameter that falls
+ * below what can carry signal (MTDPP_NEGLIGIBLE) is made zero there, and
+ * with it, where its gradient is proportional to it (task factors, biases),
+ * its moments, so that it stays zero.
  *
  * Early stopping.  A validation slice of the training baskets (never the
  * user's test baskets) is held out; after each epoch its mean percentile rank
@@ -347,6 +352,16 @@ context_step(Shard *sh, int b, int nt, double scale)
 	}
 
 	/*
+	 * A target whose weight is below 2^-60 (exp() of a ln det far below the
+	 * others') adds nothing to the minibatch's gradient that a double could
+	 * hold beside the weights, up to 1, of the examples that carry signal:
+	 * it is skipped, so that no subnormal weight enters the loops below.
+	 */
+	for (int t = 0; t < nt; t++)
+		if (fabs(sh->g[t]) < 0x1p-60)
+			sh->g[t] = 0.0;
+
+	/*
 	 * pass 2: gradients through d ln det K = tr(K^-1 dK).  M = K^-1 V_C by
 	 * two triangular solves with the factor of pass 1 (no inverse formed);
 	 * the context's rows take 2 g M diag(R_t^2), summed over its targets in
@@ -414,11 +429,29 @@ context_step(Shard *sh, int b, int nt, double scale)
 	return loss;
 }
 
-/* Adam or momentum on one row of parameters; clears its gradient. */
+/*
+ * Optimiser moments too small to move any parameter are zero, so that a
+ * moment whose gradients stopped does not decay into subnormal numbers: a
+ * first moment below 2^-120 moves a parameter by less than 2^-85 (Adam's
+ * step is at most learning_rate (<= 10) x its bias correction (< 32) x
+ * m1 / 1e-8), below MTDPP_NEGLIGIBLE; a second moment below 2^-200 adds
+ * less than 2^-100 to the 1e-8 of Adam's denominator, which a double cannot
+ * hold.
+ */
+#define NEGLIGIBLE_MOMENT	0x1p-120
+#define NEGLIGIBLE_MOMENT2	0x1p-200
+
+/*
+ * Adam or momentum on one row of parameters; clears its gradient.  A
+ * parameter below LEAST is zero (see MTDPP_NEGLIGIBLE).  With ABSORBING, its
+ * gradient is proportional to it (task factors, biases): a parameter that
+ * reached zero would stay there but for its momentum, so its moments are
+ * cleared with it, and zero is where it stays.
+ */
 MTDPP_VECTORISED
 static void
 update_row(Trainer *tr, double *theta, double *grad, double *m1, double *m2,
-		   int len, double l2, double lr)
+		   int len, double l2, double lr, double least, bool absorbing)
 {
 	const MtdppParams *p = tr->p;
 
@@ -451,6 +484,16 @@ update_row(Trainer *tr, double *theta, double *grad, double *m1, double *m2,
 			theta[j] += mu * m1[j] - lr * gj;
 			grad[j] = 0.0;
 		}
+	}
+
+	/* what carries no signal is zero (m2 is not used by momentum: zero) */
+	for (int j = 0; j < len; j++)
+	{
+		bool		off = fabs(theta[j]) < least;
+
+		theta[j] = off ? 0.0 : theta[j];
+		m1[j] = (fabs(m1[j]) < NEGLIGIBLE_MOMENT || (off && absorbing)) ? 0.0 : m1[j];
+		m2[j] = (m2[j] < NEGLIGIBLE_MOMENT2 || (off && absorbing)) ? 0.0 : m2[j];
 	}
 }
 
@@ -530,14 +573,14 @@ update_half(void *arg)
 
 		update_row(tr, Vi, sh->gV + (size_t) i * r,
 				   tr->mV + (size_t) i * r, tr->vV + (size_t) i * r, r,
-				   p->l2 * alpha, u->lr);
+				   p->l2 * alpha, u->lr, MTDPP_NEGLIGIBLE, false);
 		for (int j = 0; j < r; j++)
 			norm2 += Vi[j] * Vi[j];
 		m->Vnorm2[i] = norm2;
 		if (tr->bias)
 		{
 			update_row(tr, m->D + i, sh->gD + i, tr->mD + i, tr->vD + i, 1,
-					   p->l2_bias * alpha, u->lr);
+					   p->l2_bias * alpha, u->lr, MTDPP_NEGLIGIBLE_ROOT, true);
 			m->D2[i] = m->D[i] * m->D[i] + MTDPP_JITTER;
 		}
 		sh->touchedV[i] = false;
@@ -551,7 +594,7 @@ update_half(void *arg)
 
 		update_row(tr, Ri, sh->gR + (size_t) i * r,
 				   tr->mR + (size_t) i * r, tr->vR + (size_t) i * r, r,
-				   p->l2 * alpha, u->lr);
+				   p->l2 * alpha, u->lr, MTDPP_NEGLIGIBLE_ROOT, true);
 		for (int j = 0; j < r; j++)
 			R2i[j] = Ri[j] * Ri[j];
 		sh->touchedR[i] = false;

@@ -27,7 +27,7 @@ CREATE TABLE control (done boolean NOT NULL);
 INSERT INTO control VALUES (false);
 -- one row per call: when it started, what it asked, what it got
 CREATE TABLE calls (session int, i int, model text, basket int[], answer text,
-                    started timestamptz, PRIMARY KEY (session, i));
+                    started timestamptz, finished timestamptz, PRIMARY KEY (session, i));
 -- when each version became the active one (after its commit), and when the
 -- next change began
 CREATE TABLE windows (version int PRIMARY KEY, after_commit timestamptz, next_change timestamptz);
@@ -70,7 +70,7 @@ BEGIN
       RAISE EXCEPTION 'session %%, call %%: basket %% got %% (%% rows, %% distinct, %% in the basket, ranks %%)',
         s, i, b, ans, n, n_distinct, n_in_basket, ranks;
     END IF;
-    INSERT INTO calls VALUES (s, i, mdl, b, ans, t0);
+    INSERT INTO calls VALUES (s, i, mdl, b, ans, t0, clock_timestamp());
     COMMIT;
     EXIT WHEN i >= 20000
            OR (i >= %d AND (SELECT done FROM control));
@@ -184,18 +184,27 @@ FROM calls c
 WHERE NOT EXISTS (SELECT 1 FROM reference r WHERE r.basket = c.basket AND r.answer = c.answer)
 ORDER BY c.session, c.i LIMIT 5}));
 
-# A call that started after a version's activation had committed, and before
-# the next change began, answers from that version.
+# A call that started after a version's activation had committed, and ended
+# before the next change began, answers from that version.  (A call's
+# statement takes its snapshot after its transaction began: one that began
+# before the next change but was held up until that change had committed
+# rightly answers from the next version.)
 my $by_window = $node->safe_psql('postgres', q{
 SELECT w.version, count(*), count(*) FILTER (WHERE r.answer = c.answer), count(DISTINCT c.session)
 FROM windows w
-JOIN calls c ON c.started > w.after_commit AND c.started < w.next_change
+JOIN calls c ON c.started > w.after_commit AND c.finished < w.next_change
 JOIN reference r ON r.version = w.version AND r.basket = c.basket
 GROUP BY w.version ORDER BY w.version});
 for my $row (split /\n/, $by_window)
 {
 	my ($v, $calls, $right, $sessions) = split /\|/, $row;
-	is($right, $calls, "the $calls calls made while version $v was active answer from version $v");
+	is($right, $calls, "the $calls calls made while version $v was active answer from version $v")
+	  or diag($node->safe_psql('postgres', qq{
+SELECT c.session, c.i, c.started, c.finished, (SELECT string_agg(r.version::text, ',') FROM reference r
+                                                WHERE r.basket = c.basket AND r.answer = c.answer)
+FROM windows w JOIN calls c ON c.started > w.after_commit AND c.finished < w.next_change
+JOIN reference r ON r.version = w.version AND r.basket = c.basket
+WHERE w.version = $v AND r.answer <> c.answer LIMIT 5}));
 	is($sessions, $n_sessions, "all sessions called while version $v was active");
 }
 is(scalar(split /\n/, $by_window), 3, 'calls in each of the three windows');
