@@ -26,3 +26,15 @@ SELECT count(*) AS items_left FROM mtdpp.items JOIN mtdpp.models USING (model_id
 SELECT * FROM mtdpp_complete(ARRAY[1, 2], 3, 'groups');
 -- tables are registered for pg_dump
 SELECT count(*) AS dumped FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'mtdpp';
+-- retention: mtdpp_prune keeps the newest versions and the active one
+SELECT count(*) AS trained FROM generate_series(1, 5) g, mtdpp_train('kept', 'train_lines', kind => 'popularity', seed => g);
+SELECT mtdpp_activate('kept', 2) > 0 AS activated;
+SELECT mtdpp_prune('kept', 2) AS dropped;
+SELECT version, active FROM mtdpp_models WHERE name = 'kept' ORDER BY version;
+SELECT mtdpp_prune('kept', 5) AS dropped;
+SELECT mtdpp_prune('kept', 0) AS dropped;
+SELECT version, active FROM mtdpp_models WHERE name = 'kept' ORDER BY version;
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 3, 'kept');
+SELECT mtdpp_prune('kept', -1);
+SELECT mtdpp_prune('no_such_model');
+SELECT mtdpp_drop('kept');

@@ -25,3 +25,8 @@ RETURNS TABLE (key text, type text, default_value text, valid text, description 
 AS 'MODULE_PATHNAME', 'mtdpp_hyperparameters' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
     'every hyperparameter key, with its type, its default for KIND (as JSON), its valid values and what it does';
+
+CREATE FUNCTION mtdpp_prune(name text, keep integer DEFAULT 3) RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_prune' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_prune(text, integer) IS
+    'drops the versions of model NAME but its KEEP newest and its active one; returns the number of versions dropped';

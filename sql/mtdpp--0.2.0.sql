@@ -189,6 +189,11 @@ CREATE FUNCTION mtdpp_rename(name text, new_name text) RETURNS integer
 COMMENT ON FUNCTION mtdpp_rename(text, text) IS
     'renames every version of model NAME to NEW_NAME; returns the number of versions renamed';
 
+CREATE FUNCTION mtdpp_prune(name text, keep integer DEFAULT 3) RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_prune' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_prune(text, integer) IS
+    'drops the versions of model NAME but its KEEP newest and its active one; returns the number of versions dropped';
+
 CREATE VIEW mtdpp_models AS
 SELECT m.name, m.version, m.kind, m.active,
        m.activated_at IS NOT NULL AND m.active

@@ -31,6 +31,7 @@ PG_FUNCTION_INFO_V1(mtdpp_save);
 PG_FUNCTION_INFO_V1(mtdpp_activate);
 PG_FUNCTION_INFO_V1(mtdpp_drop);
 PG_FUNCTION_INFO_V1(mtdpp_rename);
+PG_FUNCTION_INFO_V1(mtdpp_prune);
 
 void
 mtdpp_check_name(const char *what, text *name)
@@ -339,6 +340,45 @@ mtdpp_drop(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
 				 errmsg("model \"%s\" has no version %d", text_to_cstring(name), PG_GETARG_INT32(1))));
 	}
+	PG_RETURN_INT32((int32) n);
+}
+
+/*
+ * mtdpp_prune(name, keep): drops the versions of NAME but its KEEP newest and
+ * its active one, so that retraining on a schedule does not pile versions up.
+ */
+Datum
+mtdpp_prune(PG_FUNCTION_ARGS)
+{
+	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
+	int			keep;
+	uint64		n;
+
+	if (PG_ARGISNULL(1) || PG_GETARG_INT32(1) < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("keep must be 0 or more, not %s",
+						PG_ARGISNULL(1) ? "NULL" : psprintf("%d", PG_GETARG_INT32(1))),
+				 errhint("Pass the number of newest versions to keep besides the active one.")));
+	keep = PG_GETARG_INT32(1);
+	spi_connect();
+	lock_model_name(text_to_cstring(name));
+	if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1", 1,
+							  (Oid[]) {TEXTOID}, (Datum[]) {PointerGetDatum(name)},
+							  NULL, false, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read mtdpp.models");
+	if (SPI_processed == 0)
+		mtdpp_unknown_model(text_to_cstring(name));
+	if (SPI_execute_with_args("DELETE FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND NOT active "
+							  "AND version OPERATOR(pg_catalog.<) ALL ("
+							  "  SELECT version FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 "
+							  "  ORDER BY version DESC LIMIT $2)",
+							  2, (Oid[]) {TEXTOID, INT4OID},
+							  (Datum[]) {PointerGetDatum(name), Int32GetDatum(keep)},
+							  NULL, false, 0) != SPI_OK_DELETE)
+		elog(ERROR, "could not delete from mtdpp.models");
+	n = SPI_processed;
+	SPI_finish();
 	PG_RETURN_INT32((int32) n);
 }
 
