@@ -1,6 +1,13 @@
-# ALTER EXTENSION mtdpp UPDATE on a database holding models of the previous
+# ALTER EXTENSION mtdpp UPDATE on a database holding models of an earlier
 # version keeps every model and its completions, and leaves the extension's
 # objects defined exactly as a fresh install of the new version does.
+#
+# Each earlier release (test/releases.txt) is built from the repository's
+# history by scripts/test into a copy of the PostgreSQL installation
+# (MTDPP_RELEASES): a cluster run by it trains models with that release's
+# library and scripts, then a copy of the cluster, run by the current
+# installation, is upgraded.  Every earlier version's install script is
+# also upgraded in place with the current library.
 use strict;
 use warnings;
 use FindBin;
@@ -47,38 +54,83 @@ $node->safe_psql('postgres', 'CREATE DATABASE fresh');
 $node->safe_psql('fresh', 'CREATE EXTENSION mtdpp');
 my $fresh = $node->safe_psql('fresh', $definition);
 
+my $answers = q{
+SELECT string_agg(m || ':' || item_id || ':' || score, ',' ORDER BY m, rank)
+FROM unnest(ARRAY['dpp', 'knn', 'pop']) m, mtdpp_complete('{1,2,3}', 10, m)};
+my $models = q{SELECT md5(string_agg(m::text, ',' ORDER BY model_id)) FROM mtdpp.models m};
+my $items = q{SELECT md5(string_agg(i::text, ',' ORDER BY model_id, item_id)) FROM mtdpp.items i};
+sub train_models
+{
+	my ($n, $db) = @_;
+	load_planted($n, dbname => $db, baskets => 600);
+	$n->safe_psql($db, q{
+SELECT * FROM mtdpp_train('dpp', 'train_lines', epochs => 3, seed => 1);
+SELECT * FROM mtdpp_train('knn', 'train_lines', kind => 'itemknn');
+SELECT * FROM mtdpp_train('pop', 'train_lines', kind => 'popularity');
+SELECT * FROM mtdpp_evaluate('dpp', 'test_baskets');
+});
+	return map { $n->safe_psql($db, $_) } ($answers, $models, $items);
+}
+
+# Upgrades database DB of node N from OLD; BEFORE: its answers and tables.
+sub check_upgrade
+{
+	my ($n, $db, $old, $what, @before) = @_;
+	$n->safe_psql($db, 'ALTER EXTENSION mtdpp UPDATE');
+	is($n->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'mtdpp'}),
+		$new, "$what: $old is updated to $new");
+	my @after = map { $n->safe_psql($db, $_) } ($answers, $models, $items);
+	is($after[0], $before[0], "$what: the same completions, to the last digit");
+	is($after[1], $before[1], "$what: mtdpp.models unchanged");
+	is($after[2], $before[2], "$what: mtdpp.items unchanged");
+	is($n->safe_psql($db, $definition), $fresh,
+		"$what: the extension's objects are defined as by a fresh install");
+	is($n->safe_psql($db, q{SELECT count(*) FROM mtdpp_models WHERE mpr IS NOT NULL}), '1',
+		"$what: the view reads the stored metrics");
+	is($n->safe_psql($db, q{SELECT array_length(extconfig, 1) FROM pg_extension WHERE extname = 'mtdpp'}),
+		'3', "$what: the model tables are still registered for pg_dump");
+	# and the upgraded database trains and completes with the new version
+	$n->safe_psql($db, q{SELECT * FROM mtdpp_train('dpp', 'train_lines', epochs => 2, seed => 3)});
+	is($n->safe_psql($db, q{SELECT count(*) FROM mtdpp_complete('{1,2}', 5, 'dpp')}), '5',
+		"$what: a new version trains and completes after the update");
+	return;
+}
+
+# the install scripts of earlier versions, with the current library
 for my $old (@old)
 {
 	my $db = "from_" . ($old =~ tr/./_/r);
 	$node->safe_psql('postgres', "CREATE DATABASE $db");
 	$node->safe_psql($db, "CREATE EXTENSION mtdpp VERSION '$old'");
-	load_planted($node, dbname => $db, baskets => 600);
-	$node->safe_psql($db, q{
-SELECT * FROM mtdpp_train('dpp', 'train_lines', epochs => 3, seed => 1);
-SELECT * FROM mtdpp_train('knn', 'train_lines', kind => 'itemknn');
-SELECT * FROM mtdpp_evaluate('dpp', 'test_baskets');
-});
-	my $answers = q{
-SELECT string_agg(m || ':' || item_id || ':' || score, ',' ORDER BY m, rank)
-FROM unnest(ARRAY['dpp', 'knn']) m, mtdpp_complete('{1,2,3}', 10, m)};
-	my $models = q{SELECT md5(string_agg(m::text, ',' ORDER BY model_id)) FROM mtdpp.models m};
-	my $items = q{SELECT md5(string_agg(i::text, ',' ORDER BY model_id, item_id)) FROM mtdpp.items i};
-	my @before = map { $node->safe_psql($db, $_) } ($answers, $models, $items);
+	check_upgrade($node, $db, $old, "$old scripts", train_models($node, $db));
+}
 
-	$node->safe_psql($db, 'ALTER EXTENSION mtdpp UPDATE');
-	is($node->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'mtdpp'}),
-		$new, "$old is updated to $new");
-	my @after = map { $node->safe_psql($db, $_) } ($answers, $models, $items);
-	is($after[0], $before[0], "$old -> $new: the same completions");
-	is($after[1], $before[1], "$old -> $new: mtdpp.models unchanged");
-	is($after[2], $before[2], "$old -> $new: mtdpp.items unchanged");
-	is($node->safe_psql($db, $definition), $fresh,
-		"$old -> $new: the extension's objects are defined as by a fresh install");
-	is($node->safe_psql($db, q{SELECT count(*) FROM mtdpp_models WHERE mpr IS NOT NULL}), '1',
-		"$old -> $new: the view reads the stored metrics");
-	# the model tables are still dumped
-	is($node->safe_psql($db, q{SELECT array_length(extconfig, 1) FROM pg_extension WHERE extname = 'mtdpp'}),
-		'3', "$old -> $new: the model tables are still registered for pg_dump");
+# each earlier release, library and scripts, built from the history
+my %releases = map { split /=/, $_, 2 } grep { length } split ' ', ($ENV{MTDPP_RELEASES} // '');
+SKIP:
+{
+	skip 'no earlier release was built (run through scripts/test, from a git clone)', 1
+	  unless %releases;
+	for my $old (sort keys %releases)
+	{
+		my $tag = $old =~ tr/./_/r;
+		my $old_node = PostgreSQL::Test::Cluster->new("release_$tag", install_path => $releases{$old});
+		$old_node->init(allows_streaming => 1);
+		$old_node->start;
+		$old_node->safe_psql('postgres', "CREATE EXTENSION mtdpp");
+		is($old_node->safe_psql('postgres', q{SELECT extversion FROM pg_extension WHERE extname = 'mtdpp'}),
+			$old, "release $old installs its own version");
+		my @before = train_models($old_node, 'postgres');
+		$old_node->backup('trained');
+		$old_node->stop;
+		my $upgraded = PostgreSQL::Test::Cluster->new("upgraded_$tag");
+		$upgraded->init_from_backup($old_node, 'trained');
+		$upgraded->start;
+		is($upgraded->safe_psql('postgres', $answers), $before[0],
+			"release $old: the current library answers as $old did, before the update");
+		check_upgrade($upgraded, 'postgres', $old, "release $old", @before);
+		$upgraded->stop;
+	}
 }
 
 done_testing();
