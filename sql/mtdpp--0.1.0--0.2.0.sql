@@ -30,3 +30,19 @@ CREATE FUNCTION mtdpp_prune(name text, keep integer DEFAULT 3) RETURNS integer
     AS 'MODULE_PATHNAME', 'mtdpp_prune' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION mtdpp_prune(text, integer) IS
     'drops the versions of model NAME but its KEEP newest and its active one; returns the number of versions dropped';
+
+-- Logical replication's apply worker fires row triggers, not statement
+-- triggers, and only those enabled for replicas: these tell a subscriber's
+-- sessions of every change it applies.
+CREATE TRIGGER models_applied AFTER INSERT OR UPDATE OR DELETE ON mtdpp.models
+    FOR EACH ROW EXECUTE FUNCTION mtdpp.models_changed();
+CREATE TRIGGER items_applied AFTER INSERT OR UPDATE OR DELETE ON mtdpp.items
+    FOR EACH ROW EXECUTE FUNCTION mtdpp.models_changed();
+CREATE TRIGGER models_truncate_applied AFTER TRUNCATE ON mtdpp.models
+    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
+CREATE TRIGGER items_truncate_applied AFTER TRUNCATE ON mtdpp.items
+    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
+ALTER TABLE mtdpp.models ENABLE REPLICA TRIGGER models_applied;
+ALTER TABLE mtdpp.items ENABLE REPLICA TRIGGER items_applied;
+ALTER TABLE mtdpp.models ENABLE REPLICA TRIGGER models_truncate_applied;
+ALTER TABLE mtdpp.items ENABLE REPLICA TRIGGER items_truncate_applied;

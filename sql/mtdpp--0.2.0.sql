@@ -62,6 +62,21 @@ CREATE TRIGGER models_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON mt
     FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
 CREATE TRIGGER items_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON mtdpp.items
     FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
+-- Logical replication's apply worker fires row triggers, not statement
+-- triggers, and only those enabled for replicas: these tell a subscriber's
+-- sessions of every change it applies.
+CREATE TRIGGER models_applied AFTER INSERT OR UPDATE OR DELETE ON mtdpp.models
+    FOR EACH ROW EXECUTE FUNCTION mtdpp.models_changed();
+CREATE TRIGGER items_applied AFTER INSERT OR UPDATE OR DELETE ON mtdpp.items
+    FOR EACH ROW EXECUTE FUNCTION mtdpp.models_changed();
+CREATE TRIGGER models_truncate_applied AFTER TRUNCATE ON mtdpp.models
+    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
+CREATE TRIGGER items_truncate_applied AFTER TRUNCATE ON mtdpp.items
+    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
+ALTER TABLE mtdpp.models ENABLE REPLICA TRIGGER models_applied;
+ALTER TABLE mtdpp.items ENABLE REPLICA TRIGGER items_applied;
+ALTER TABLE mtdpp.models ENABLE REPLICA TRIGGER models_truncate_applied;
+ALTER TABLE mtdpp.items ENABLE REPLICA TRIGGER items_truncate_applied;
 
 -- The training aggregate: order lines in, a trained model (bytea) out.
 -- Partial aggregation only gathers order lines (8 or 16 bytes each), so parallel

@@ -46,7 +46,7 @@ SELECT attrelid::regclass || '.' || attname || ' ' || format_type(atttypid, attt
 FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
 WHERE attrelid IN ('mtdpp.models'::regclass, 'mtdpp.items'::regclass) AND attnum > 0 AND NOT attisdropped
 UNION ALL
-SELECT tgrelid::regclass || ' ' || pg_get_triggerdef(oid) FROM pg_trigger
+SELECT tgrelid::regclass || ' ' || pg_get_triggerdef(oid) || ' enabled ' || tgenabled::text FROM pg_trigger
 WHERE tgrelid IN ('mtdpp.models'::regclass, 'mtdpp.items'::regclass) AND NOT tgisinternal
 ORDER BY 1};
 

@@ -1,0 +1,67 @@
+# Models published by logical replication: subscriber clusters complete with
+# every new version from their next statement once it has arrived (the apply
+# worker's writes invalidate the sessions' caches, as local writes do), with
+# the same answers as the publisher.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use MtdppTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $pub = mtdpp_node('publisher', 'wal_level = logical', 'max_wal_senders = 10', 'max_replication_slots = 10');
+load_planted($pub, baskets => 600);
+$pub->safe_psql('postgres', q{
+SELECT * FROM mtdpp_train('shop', 'train_lines', epochs => 3, seed => 1);
+CREATE PUBLICATION models FOR TABLE mtdpp.models, mtdpp.items;
+});
+
+my $sub = mtdpp_node('subscriber');
+my $connstr = $pub->connstr . ' dbname=postgres';
+$sub->safe_psql('postgres', "CREATE SUBSCRIPTION models CONNECTION '$connstr' PUBLICATION models");
+$sub->wait_for_subscription_sync($pub, 'models');
+
+my $q = q{SELECT string_agg(item_id || ':' || score, ',' ORDER BY rank) FROM mtdpp_complete('{1,2,3}', 10, 'shop')};
+my $v1 = $pub->safe_psql('postgres', $q);
+is($sub->safe_psql('postgres', $q), $v1, 'the subscriber completes as the publisher does');
+
+# a session on the subscriber that stays open, with the model cached
+my $S = $sub->background_psql('postgres', on_error_stop => 0);
+is($S->query_safe($q), $v1, 'a subscriber session completes with version 1');
+
+# a retraining on the publisher: the session's next statement after the
+# change has arrived uses version 2
+$pub->safe_psql('postgres', q{SELECT * FROM mtdpp_train('shop', 'train_lines', epochs => 3, seed => 2)});
+my $v2 = $pub->safe_psql('postgres', $q);
+isnt($v2, $v1, 'version 2 completes differently');
+$pub->wait_for_catchup('models');
+is($S->query_safe(q{SELECT version FROM mtdpp.models WHERE name = 'shop' AND active}), '2',
+	'version 2 has arrived');
+is($S->query_safe($q), $v2, "the subscriber session's next completion uses version 2");
+
+# an activation alone (an UPDATE of mtdpp.models)
+$pub->safe_psql('postgres', q{SELECT mtdpp_activate('shop', 1)});
+$pub->wait_for_catchup('models');
+is($S->query_safe($q), $v1, 'a re-activation of version 1 shows on the subscriber');
+
+# a hand edit of items (UPDATE of mtdpp.items only)
+$pub->safe_psql('postgres', q{
+UPDATE mtdpp.items SET factors = (SELECT array_agg(f * 0.5) FROM unnest(factors) AS f)
+WHERE model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'shop' AND version = 1)});
+$pub->wait_for_catchup('models');
+my $edited = $pub->safe_psql('postgres', $q);
+isnt($edited, $v1, 'the edit changes the answer on the publisher');
+is($S->query_safe($q), $edited, 'and on the subscriber session');
+
+# a dropped model
+$pub->safe_psql('postgres', q{SELECT mtdpp_drop('shop')});
+$pub->wait_for_catchup('models');
+my ($out, $failed) = $S->query($q);
+ok($failed, 'a dropped model no longer answers on the subscriber');
+like($S->{stderr}, qr/model "shop" does not exist/, 'with the unknown-model error');
+$S->{stderr} = '';
+
+$S->quit;
+done_testing();
