@@ -97,16 +97,31 @@ model_tables(Oid *nsp, Oid *models, Oid *items)
 				 errhint("Run CREATE EXTENSION mtdpp in this database.")));
 }
 
-/* Trigger on the model tables: every backend drops its cache. */
+/*
+ * Trigger on the model tables: every backend drops its cache.  Statement
+ * triggers serve ordinary sessions; row triggers, enabled for replicas
+ * only, logical replication's apply worker, where one invalidation per
+ * (sub)transaction is enough (it sends them at commit, and nothing in that
+ * process completes baskets), rather than one per applied row.
+ */
 Datum
 mtdpp_models_changed(PG_FUNCTION_ARGS)
 {
+	static LocalTransactionId row_lxid = InvalidLocalTransactionId;
+	static SubTransactionId row_subxid = InvalidSubTransactionId;
 	Oid			nsp,
 				models,
 				items;
 
 	if (!CALLED_AS_TRIGGER(fcinfo))
 		elog(ERROR, "mtdpp_models_changed must be called as a trigger");
+	if (TRIGGER_FIRED_FOR_ROW(((TriggerData *) fcinfo->context)->tg_event))
+	{
+		if (row_lxid == MyProc->lxid && row_subxid == GetCurrentSubTransactionId())
+			return PointerGetDatum(NULL);
+		row_lxid = MyProc->lxid;
+		row_subxid = GetCurrentSubTransactionId();
+	}
 	model_tables(&nsp, &models, &items);
 	CacheInvalidateRelcacheByRelid(models);
 	return PointerGetDatum(NULL);
