@@ -267,31 +267,18 @@ context_step(Shard *sh, int b, int nt, double scale)
 	Trainer    *tr = sh->tr;
 	MtdppModel *m = tr->m;
 	int			r = m->rank;
-	int			npair = b * (b + 1) / 2;
 	double		loss = 0.0;
 
-	for (int t = 0; t < nt; t++)
-		memcpy(sh->R2rows + (size_t) t * r, m->R2 + (size_t) sh->targets[t] * r,
-			   sizeof(double) * r);
-	for (int s = 0; s < b; s++)
-		memcpy(sh->VC + (size_t) s * r, m->V + (size_t) sh->ctx[s] * r, sizeof(double) * r);
+	/*
+	 * pass 1: every target's kernel, factorised, and its ln det, by the
+	 * numeric core that scoring uses; the factors stay for pass 2.  A
+	 * numerically singular kernel carries no signal.
+	 */
+	mtdpp_gather_R2(m, sh->targets, nt, sh->R2rows);
+	mtdpp_gather_V(m, sh->ctx, b, sh->VC);
 	mtdpp_context_pairs(sh->VC, b, r, sh->P);
-	mtdpp_gemm_nn(nt, npair, r, sh->R2rows, r, sh->P, npair, sh->packed, npair);
-
-	/* pass 1: every target's kernel, factorised, and its ln det */
-	for (int t = 0; t < nt; t++)
-	{
-		double	   *K = sh->K + (size_t) t * b * b;
-
-		mtdpp_kernel_unpack(m, sh->ctx, b, sh->packed + (size_t) t * npair, K);
-		if (mtdpp_cholesky(K, b))
-			sh->logdet[t] = mtdpp_cholesky_logdet(K, b);
-		else
-		{
-			sh->n_singular++;	/* numerically singular: no signal */
-			sh->logdet[t] = -INFINITY;
-		}
-	}
+	sh->n_singular += mtdpp_kernels_logdet(m, sh->ctx, b, sh->P, sh->R2rows, nt,
+										   sh->packed, sh->K, true, sh->logdet);
 
 	/* the loss and its derivative g_t with respect to each ln det */
 	if (tr->likelihood)
@@ -1093,10 +1080,9 @@ minibatch_flops(Trainer *tr, const bool *is_val, int nt_max)
  * caller's memory context; the working set in a context deleted on return.
  */
 MtdppModel *
-mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
+mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 {
-	MtdppParams resolved = *given;
-	const MtdppParams *p = &resolved;
+	const MtdppKindRoutine *kind = mtdpp_kind(p->kind);
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
 	Trainer		tr;
@@ -1120,24 +1106,6 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 
 	INSTR_TIME_SET_CURRENT(start);
 
-	/*
-	 * Validation ranks each held-out item among the candidates: by default
-	 * 1000 baskets, fewer when there are many candidates (about 2 million
-	 * candidates in all).
-	 */
-	if (resolved.validation_baskets < 0)
-	{
-		int			candidates = data->n_items;
-
-		if (p->validation_candidates > 0)
-			candidates = Min(candidates, p->validation_candidates);
-		resolved.validation_baskets = Min(1000, Max(200, 2000000 / Max(candidates, 1)));
-	}
-
-	if (p->kind == MTDPP_POPULARITY)
-		return mtdpp_fit_popularity(data, p);
-	if (p->kind == MTDPP_ITEMKNN)
-		return mtdpp_fit_itemknn(data, p);
 	check_memory(data, p);
 	for (int b = 0; b < data->n_baskets; b++)
 		max_len = Max(max_len, (int) (data->start[b + 1] - data->start[b]));
@@ -1149,9 +1117,9 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 	memset(&tr, 0, sizeof(tr));
 	tr.p = p;
 	tr.data = data;
-	tr.bias = (p->kind == MTDPP_MULTITASK || p->kind == MTDPP_LOGISTIC);
-	tr.task_factors = (p->kind == MTDPP_MULTITASK || p->kind == MTDPP_MULTITASK_NOBIAS);
-	tr.likelihood = (p->kind == MTDPP_LOWRANK);
+	tr.bias = kind->bias;
+	tr.task_factors = kind->task_factors;
+	tr.likelihood = kind->likelihood;
 	pg_prng_seed(&tr.rng, (uint64) p->seed);
 
 	m = mtdpp_model_alloc(p->kind, data->n_items, r);

@@ -123,13 +123,13 @@ task_square_at(const MtdppModel *m, int i, int j)
 static bool
 has_bias(const MtdppModel *m)
 {
-	return m->kind != MTDPP_MULTITASK_NOBIAS && m->kind != MTDPP_LOWRANK;
+	return mtdpp_kind(m->kind)->bias;
 }
 
 static bool
 has_task_factors(const MtdppModel *m)
 {
-	return m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS;
+	return mtdpp_kind(m->kind)->task_factors;
 }
 
 static void
@@ -332,6 +332,6 @@ mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin)
 	validate_items(m, o);
 	if (m->rank > 0 && (m->V != NULL || m->Vf != NULL))
 		validate_factors(m, o);
-	if (m->kind == MTDPP_ITEMKNN)
+	if (mtdpp_kind(m->kind)->neighbors)
 		validate_neighbors(m, o);
 }
