@@ -4,7 +4,10 @@
  *
  * One model struct serves every subsystem: the trainer fills it, the store
  * writes it to and reads it from the tables of schema mtdpp, the scorer
- * answers mtdpp_complete, mtdpp_score and mtdpp_evaluate from it.
+ * answers mtdpp_complete, mtdpp_score and mtdpp_evaluate from it.  What a
+ * model of each kind holds, and how it is fitted and scored, is the kind's
+ * struct of routines (MtdppKindRoutine, listed in kinds.c); the ln det of a
+ * context's kernels, which training and scoring share, is kernel.c's.
  *
  * The multi-task DPP (Warlop, Mary, Gartrell, AAAI 2019) gives, for a basket
  * (context) C and a target item t,
@@ -344,7 +347,6 @@ typedef enum MtdppModelOrigin
 	MTDPP_FROM_TABLES			/* read from the model tables */
 } MtdppModelOrigin;
 
-extern double mtdpp_kernel_condition_limit(int rank);
 extern void mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin);
 
 /* train.c: the fit of the DPP kinds */

@@ -84,8 +84,8 @@ origin_of(MtdppModelOrigin origin)
 }
 
 /* the largest 1 + nu * rho at which every kernel factorises (see above) */
-double
-mtdpp_kernel_condition_limit(int rank)
+static double
+kernel_condition_limit(int rank)
 {
 	double		n = MTDPP_MAX_CONTEXT + 1;
 
@@ -190,7 +190,7 @@ validate_items(const MtdppModel *m, Origin o)
 static void
 validate_factors(const MtdppModel *m, Origin o)
 {
-	double		limit = mtdpp_kernel_condition_limit(m->rank);
+	double		limit = kernel_condition_limit(m->rank);
 	double		nu_limit = FLT_MAX / (2.0 * (MTDPP_MAX_CONTEXT + 1));
 	double		nu = 0.0,
 				rho = has_task_factors(m) ? 0.0 : 1.0;
