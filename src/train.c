@@ -1498,8 +1498,8 @@ mtdpp_gradient_check(PG_FUNCTION_ARGS)
 	p.loss = PG_GETARG_BOOL(3) ? MTDPP_LOSS_SOFTMAX : MTDPP_LOSS_LOGISTIC;
 	memset(&tr, 0, sizeof(tr));
 	tr.p = &p;
-	tr.bias = true;
-	tr.task_factors = true;
+	tr.bias = mtdpp_kind(MTDPP_MULTITASK)->bias;
+	tr.task_factors = mtdpp_kind(MTDPP_MULTITASK)->task_factors;
 	pg_prng_seed(&tr.rng, (uint64) PG_GETARG_INT64(2));
 	m = tr.m = mtdpp_model_alloc(MTDPP_MULTITASK, n, r);
 	m->log_w = log(0.5);
