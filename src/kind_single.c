@@ -45,8 +45,13 @@ rows_V(const MtdppModel *m, int start, int n, double *scratch)
 	return scratch;
 }
 
+/*
+ * Every item's score as the completion of CTX: ln(w det L[B + c]), or with
+ * CONDITIONAL the conditional ln det L[B + c] - ln det L[B].
+ */
 static void
-single_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+schur_scores(const MtdppModel *m, const int32 *ctx, int b, bool conditional,
+			 double *scores)
 {
 	int			r = m->rank;
 	int			block = mtdpp_score_block_rows(m, b);
@@ -89,16 +94,28 @@ single_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 			for (int s = 0; s < b; s++)
 				schur -= Y[(size_t) t * b + s] * Y[(size_t) t * b + s];
 			log_schur = schur > 0.0 ? log(schur) : -INFINITY;
-			if (m->kind == MTDPP_LOGISTIC)
-				scores[c] = m->log_w + logdet_b + log_schur;
-			else
+			if (conditional)
 				scores[c] = log_schur;
+			else
+				scores[c] = m->log_w + logdet_b + log_schur;
 		}
 	}
 	pfree(VB);
 	pfree(L);
 	pfree(Y);
 	pfree(rows);
+}
+
+static void
+logistic_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	schur_scores(m, ctx, b, false, scores);
+}
+
+static void
+lowrank_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	schur_scores(m, ctx, b, true, scores);
 }
 
 static int
@@ -130,7 +147,7 @@ const MtdppKindRoutine mtdpp_kind_logistic = {
 	.factors = true,
 	.bias = true,
 	.fit = mtdpp_train_dpp,
-	.score_all = single_score_all,
+	.score_all = logistic_score_all,
 };
 
 const MtdppKindRoutine mtdpp_kind_lowrank = {
@@ -140,6 +157,6 @@ const MtdppKindRoutine mtdpp_kind_lowrank = {
 	.factors = true,
 	.likelihood = true,
 	.fit = mtdpp_train_dpp,
-	.score_all = single_score_all,
+	.score_all = lowrank_score_all,
 	.context_limit = lowrank_context_limit,
 };
