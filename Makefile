@@ -7,11 +7,16 @@ EXTVERSION = 0.2.0
 MODULE_big = mtdpp
 OBJS = \
 	src/aggregate.o \
-	src/baselines.o \
 	src/cache.o \
 	src/complete.o \
 	src/evaluate.o \
 	src/helper.o \
+	src/kernel.o \
+	src/kind_itemknn.o \
+	src/kind_multitask.o \
+	src/kind_popularity.o \
+	src/kind_single.o \
+	src/kinds.o \
 	src/linalg.o \
 	src/lines.o \
 	src/model.o \

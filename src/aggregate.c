@@ -602,7 +602,7 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 							lines, data->n_baskets, data->n_items)));
 	}
 	mtdpp_check_model_size(&p, data->n_items);
-	m = mtdpp_train_model(data, &p);
+	m = mtdpp_fit_model(data, &p);
 	mtdpp_model_validate(m, MTDPP_FROM_TRAINING);
 	PG_RETURN_BYTEA_P(mtdpp_model_serialize(m));
 }

@@ -297,7 +297,7 @@ load_model(MemoryContext context, int model_id, const char *kind, int rank, int 
 					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
 		fill_factors(SPI_getbinval(tup, td, 4, &isnull),
 					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
-		if (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS)
+		if (mtdpp_kind(m->kind)->task_factors)
 			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
 						 row, rank, true, m->item_ids[i], "task factors");
 		else
@@ -307,7 +307,7 @@ load_model(MemoryContext context, int model_id, const char *kind, int rank, int 
 			m->R2f[mtdpp_panel_cell(rank, i, j)] = row[j];
 	}
 	pfree(row);
-	if (m->kind == MTDPP_ITEMKNN)
+	if (mtdpp_kind(m->kind)->neighbors)
 		load_neighbors(m);
 	mtdpp_model_validate(m, MTDPP_FROM_TABLES);
 	mtdpp_model_prepare(m);

@@ -151,7 +151,7 @@ lines_append(MemoryContext ctx, LineArray *dst, const LineArray *src)
 	dst->sorted = false;
 }
 
-void
+static void
 lines_free(LineArray *la)
 {
 	if (la->data)

@@ -80,7 +80,6 @@ lines_add(MemoryContext ctx, LineArray *la, int64 order_id, int32 item_id, int32
 }
 
 extern void lines_append(MemoryContext ctx, LineArray *dst, const LineArray *src);
-extern void lines_free(LineArray *la);
 extern Size lines_run_bound(const LineArray *la);
 extern bool lines_to_run(LineArray *la, Run *run, uint8 *dest);
 extern MtdppBaskets *lines_to_baskets(LineArray *la);

@@ -4,7 +4,10 @@
  *
  * One model struct serves every subsystem: the trainer fills it, the store
  * writes it to and reads it from the tables of schema mtdpp, the scorer
- * answers mtdpp_complete, mtdpp_score and mtdpp_evaluate from it.
+ * answers mtdpp_complete, mtdpp_score and mtdpp_evaluate from it.  What a
+ * model of each kind holds, and how it is fitted and scored, is the kind's
+ * struct of routines (MtdppKindRoutine, listed in kinds.c); the ln det of a
+ * context's kernels, which training and scoring share, is kernel.c's.
  *
  * The multi-task DPP (Warlop, Mary, Gartrell, AAAI 2019) gives, for a basket
  * (context) C and a target item t,
@@ -36,6 +39,7 @@
 #define MTDPP_MIN_W				1e-12
 #define MTDPP_MAX_W				1e12
 
+/* a model kind's number, in the stored model format; its routines: kinds.c */
 typedef enum MtdppKind
 {
 	MTDPP_MULTITASK = 0,
@@ -43,7 +47,8 @@ typedef enum MtdppKind
 	MTDPP_LOGISTIC,
 	MTDPP_LOWRANK,
 	MTDPP_ITEMKNN,
-	MTDPP_POPULARITY
+	MTDPP_POPULARITY,
+	MTDPP_N_KINDS
 } MtdppKind;
 
 typedef enum MtdppTarget
@@ -140,6 +145,64 @@ typedef struct MtdppModel
 	char	   *hyperparams;	/* resolved hyperparameters, JSON text */
 } MtdppModel;
 
+/* A hyperparameter whose default differs for a kind (params.c's keys). */
+typedef struct MtdppKindDefault
+{
+	const char *key;
+	double		value;
+} MtdppKindDefault;
+
+/*
+ * A model kind: one struct of traits and routines, as PostgreSQL describes an
+ * index access method by its IndexAmRoutine.  Each kind is one file
+ * (kind_*.c) that fills its struct, and one line of the table in kinds.c;
+ * the rest of the extension asks the kind (mtdpp_kind) rather than testing
+ * which kind it is.
+ */
+typedef struct MtdppKindRoutine
+{
+	MtdppKind	kind;			/* its number in the stored model format */
+	const char *name;			/* as SQL spells it */
+	const MtdppKindDefault *defaults;	/* its own defaults, ended by a NULL key */
+
+	/* what a model of the kind holds, in memory, in a value and in the tables */
+	bool		factors;		/* item factors V (else rank 0) */
+	bool		task_factors;	/* task factors R, stored (else R = 1) */
+	bool		bias;			/* item bias D (else D = 0) */
+	bool		neighbors;		/* co-occurring items and weights */
+
+	/*
+	 * Training by train.c's stochastic gradient (fit = mtdpp_train_dpp):
+	 * with task factors, a target against the rest of its basket; without,
+	 * whole baskets under the one kernel L = V V^T + D^2, by maximum
+	 * likelihood (-ln det L_B plus the normaliser) when LIKELIHOOD, else
+	 * against baskets with one item swapped.
+	 */
+	bool		likelihood;
+
+	/*
+	 * Pruned top k (topk.c): the kind's score is ln w + ln det of a kernel
+	 * per candidate, K_c = V_B diag(R_c^2) V_B^T + D_B^2, which Hadamard's
+	 * inequality bounds; only the candidates whose bound can reach the k-th
+	 * best score are scored exactly.  Other kinds score every candidate.
+	 */
+	bool		bounded;
+
+	/* fits a model to DATA with the resolved hyperparameters P */
+	MtdppModel *(*fit) (MtdppBaskets *data, const MtdppParams *p);
+
+	/* scores every item as the completion of the context CTX of B items */
+	void		(*score_all) (const MtdppModel *m, const int32 *ctx, int b,
+							  double *scores);
+
+	/* scores the N items CANDS, B > 0; NULL: through score_all */
+	void		(*score_some) (const MtdppModel *m, const int32 *ctx, int b,
+							   const int32 *cands, int n, double *scores);
+
+	/* most basket items the kind conditions on; NULL: MTDPP_MAX_CONTEXT */
+	int			(*context_limit) (const MtdppModel *m);
+} MtdppKindRoutine;
+
 /*
  * The few loops that do most of the work outside BLAS (small Cholesky
  * factors and solves, kernel assembly, gradient and optimiser steps) are
@@ -182,7 +245,7 @@ mtdpp_r2f(const MtdppModel *m, int i, int j)
 /*
  * Values too small to carry signal are zero, made so where they arise: in
  * the trainer's updates (train.c) and when a model is read from the tables
- * (store.c), so that no loop runs on subnormal numbers, which x86 processors
+ * (cache.c), so that no loop runs on subnormal numbers, which x86 processors
  * execute up to tens of times slower.  A kernel entry is a sum of terms
  * V_sj V_uj R_tj^2, and every kernel's diagonal is at least MTDPP_JITTER
  * (about 2^-20).  A term below MTDPP_NEGLIGIBLE (2^-80, times factors of
@@ -202,9 +265,31 @@ mtdpp_r2f(const MtdppModel *m, int i, int j)
 extern void mtdpp_params_defaults(MtdppParams *p, MtdppKind kind);
 extern void mtdpp_params_parse(MtdppParams *p, Jsonb *json);
 extern void mtdpp_params_resolve(MtdppParams *p, Jsonb *json);
+extern void mtdpp_params_for_data(MtdppParams *p, int n_items);
 extern char *mtdpp_params_to_json(const MtdppParams *p);
+
+/* kinds.c: the table of model kinds, and the calls through it */
+extern const MtdppKindRoutine *mtdpp_kind(MtdppKind kind);
 extern MtdppKind mtdpp_kind_from_name(const char *name);
 extern const char *mtdpp_kind_name(MtdppKind kind);
+extern MtdppModel *mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *p);
+extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
+							double *scores);
+extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
+							 const int32 *cands, int n, double *scores);
+extern int	mtdpp_context_limit(const MtdppModel *m);
+
+/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c */
+extern const MtdppKindRoutine mtdpp_kind_multitask;
+extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
+extern const MtdppKindRoutine mtdpp_kind_logistic;
+extern const MtdppKindRoutine mtdpp_kind_lowrank;
+extern const MtdppKindRoutine mtdpp_kind_itemknn;
+extern const MtdppKindRoutine mtdpp_kind_popularity;
+
+/* kind_popularity.c: what the other kinds share with it */
+extern MtdppModel *mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p);
+extern void mtdpp_popularity_scores(const MtdppModel *m, double *scores);
 
 /* linalg.c: the only file that calls BLAS/LAPACK */
 extern void mtdpp_blas_init(void);
@@ -228,27 +313,28 @@ typedef struct MtdppHelper MtdppHelper;
 extern MtdppHelper *mtdpp_helper_start(void);
 extern void mtdpp_helper_run_pair(MtdppHelper *h, void (*fn) (void *), void *a, void *b);
 
-/* model.c: kernels, scores and gradients shared by training and scoring */
-extern void *mtdpp_alloc_huge(Size size);
-extern MtdppModel *mtdpp_model_alloc(MtdppKind kind, int n_items, int rank);
-extern void mtdpp_model_prepare(MtdppModel *m);
-extern int	mtdpp_model_index(const MtdppModel *m, int32 item_id);
-extern bool mtdpp_model_is_dpp(const MtdppModel *m);
-extern int	mtdpp_cmp_int32(const void *a, const void *b);
-extern MtdppModel *mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank);
+/* kernel.c: the numeric core, ln det of a context under a batch of targets */
 extern const double *mtdpp_rows_R2(const MtdppModel *m, int start, int n, double *scratch);
-extern const double *mtdpp_rows_V(const MtdppModel *m, int start, int n, double *scratch);
 extern void mtdpp_gather_R2(const MtdppModel *m, const int32 *idx, int n, double *out);
 extern void mtdpp_gather_V(const MtdppModel *m, const int32 *idx, int n, double *out);
+extern int	mtdpp_score_block_rows(const MtdppModel *m, int b);
 extern void mtdpp_context_pairs(const double *VB, int b, int r, double *P);
 extern void mtdpp_basket_pairs(const MtdppModel *m, const int32 *ctx, int b, double *P);
-extern void mtdpp_kernel_unpack(const MtdppModel *m, const int32 *ctx, int b,
-								const double *packed, double *K);
-extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
-							double *scores);
-extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
-							 const int32 *cands, int n, double *scores);
-extern int	mtdpp_context_limit(const MtdppModel *m);
+extern int	mtdpp_kernels_logdet(const MtdppModel *m, const int32 *ctx, int b,
+								 const double *P, const double *R2rows, int nt,
+								 double *packed, double *K, bool keep_factors,
+								 double *logdet);
+extern void mtdpp_targets_logdet(const MtdppModel *m, const int32 *ctx, int b,
+								 const double *P, const int32 *targets, int first,
+								 int n, int block, double *logdet);
+
+/* model.c: a model in memory and as a value */
+extern void *mtdpp_alloc_huge(Size size);
+extern MtdppModel *mtdpp_model_alloc(MtdppKind kind, int n_items, int rank);
+extern MtdppModel *mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank);
+extern void mtdpp_model_prepare(MtdppModel *m);
+extern int	mtdpp_model_index(const MtdppModel *m, int32 item_id);
+extern int	mtdpp_cmp_int32(const void *a, const void *b);
 extern void mtdpp_check_model_size(const MtdppParams *p, int n_items);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
@@ -261,17 +347,10 @@ typedef enum MtdppModelOrigin
 	MTDPP_FROM_TABLES			/* read from the model tables */
 } MtdppModelOrigin;
 
-extern double mtdpp_kernel_condition_limit(int rank);
 extern void mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin);
 
-/* train.c */
-extern MtdppModel *mtdpp_train_model(MtdppBaskets *data, const MtdppParams *p);
-
-/* baselines.c */
-extern MtdppModel *mtdpp_fit_popularity(const MtdppBaskets *data, const MtdppParams *p);
-extern MtdppModel *mtdpp_fit_itemknn(const MtdppBaskets *data, const MtdppParams *p);
-extern void mtdpp_itemknn_scores(const MtdppModel *m, const int32 *ctx, int b,
-								 double *scores);
+/* train.c: the fit of the DPP kinds */
+extern MtdppModel *mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p);
 
 /* store.c */
 extern void mtdpp_check_name(const char *what, text *name);

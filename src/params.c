@@ -44,15 +44,13 @@ typedef struct ParamKey
 	double		value;			/* default (for PARAM_LOG, the value itself) */
 	double		lo,
 				hi;				/* range, for numbers */
-	const char *const *choices; /* PARAM_CHOICE: names, NULL-terminated */
+	const char *const *choices; /* PARAM_CHOICE: names, NULL-terminated;
+								 * NULL for the kind, named by kinds.c */
 	const char *expect;			/* what an error says a valid value is */
 	bool		stored;			/* written into the model's hyperparams */
 	const char *description;
 } ParamKey;
 
-static const char *const kind_names[] = {
-	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", NULL
-};
 static const char *const target_names[] = {"random", "last", NULL};
 static const char *const optimizer_names[] = {"adam", "momentum", NULL};
 static const char *const loss_names[] = {"logistic", "softmax", NULL};
@@ -61,7 +59,7 @@ static const char *const loss_names[] = {"logistic", "softmax", NULL};
 
 /* In the order of the README's table and of the stored JSON. */
 static const ParamKey param_keys[] = {
-	{"kind", PARAM_CHOICE, F(kind), MTDPP_MULTITASK, 0, 0, kind_names, "a model kind", true,
+	{"kind", PARAM_CHOICE, F(kind), MTDPP_MULTITASK, 0, 0, NULL, "a model kind", true,
 	"model kind"},
 	{"rank", PARAM_INT, F(rank), 32, 1, MTDPP_MAX_RANK, NULL, "an integer from 1 to 1024", true,
 	"number of latent factors"},
@@ -115,25 +113,6 @@ static const ParamKey param_keys[] = {
 	"'softmax' (each positive against its negatives) or 'logistic' (the paper's)"},
 	{"negative_power", PARAM_REAL, F(negative_power), 0.0, 0.0, 2.0, NULL, "a number in [0, 2]", true,
 	"negatives drawn with probability proportional to popularity^negative_power (0: uniform)"},
-};
-
-/* Where a kind's defaults differ from the table's. */
-static const struct
-{
-	MtdppKind	kind;
-	const char *key;
-	double		value;
-}			kind_defaults[] = {
-	/* the single-task logistic DPP keeps the paper's loss: see train.c */
-	{MTDPP_LOGISTIC, "loss", MTDPP_LOSS_LOGISTIC},
-	/* the single-kernel kinds: best validation MPR on amazon_diaper */
-	{MTDPP_LOGISTIC, "learning_rate", 0.02},
-	{MTDPP_LOGISTIC, "l2", 1e-4},
-	{MTDPP_LOGISTIC, "l2_bias", 1e-4},
-	{MTDPP_LOWRANK, "learning_rate", 0.005},
-	/* the baselines have no factors */
-	{MTDPP_ITEMKNN, "rank", 0},
-	{MTDPP_POPULARITY, "rank", 0},
 };
 
 static const ParamKey *
@@ -219,25 +198,6 @@ get_field(const MtdppParams *p, const ParamKey *key)
 	pg_unreachable();
 }
 
-MtdppKind
-mtdpp_kind_from_name(const char *name)
-{
-	int			k = choice_index(kind_names, name);
-
-	if (k < 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown model kind \"%s\"", name),
-				 errhint("Valid kinds are multitask, multitask_nobias, logistic, lowrank, itemknn and popularity.")));
-	return (MtdppKind) k;
-}
-
-const char *
-mtdpp_kind_name(MtdppKind kind)
-{
-	return kind_names[kind];
-}
-
 static MtdppTarget
 target_from_name(const char *name)
 {
@@ -254,13 +214,16 @@ target_from_name(const char *name)
 void
 mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 {
+	const MtdppKindDefault *defaults;
+
 	memset(p, 0, sizeof(*p));
 	for (int k = 0; k < lengthof(param_keys); k++)
 		set_field(p, &param_keys[k], param_keys[k].value);
 	p->kind = kind;
-	for (int d = 0; d < lengthof(kind_defaults); d++)
-		if (kind_defaults[d].kind == kind)
-			set_field(p, find_key(kind_defaults[d].key), kind_defaults[d].value);
+	/* where the kind's defaults differ from the table's */
+	defaults = mtdpp_kind(kind)->defaults;
+	for (int d = 0; defaults != NULL && defaults[d].key != NULL; d++)
+		set_field(p, find_key(defaults[d].key), defaults[d].value);
 }
 
 static void
@@ -289,7 +252,7 @@ checked_value(const ParamKey *key, JsonbValue *v)
 			if (v->type != jbvString)
 				bad_value(key, "not a string");
 			s = pnstrdup(v->val.string.val, v->val.string.len);
-			if (key->choices == kind_names)
+			if (key->choices == NULL)
 				return mtdpp_kind_from_name(s);
 			if (key->choices == target_names)
 				return target_from_name(s);
@@ -352,7 +315,7 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 		set_field(p, key, checked_value(key, &v));
 	}
 	/* the baselines have no factors, whatever rank was asked */
-	if (p->kind == MTDPP_ITEMKNN || p->kind == MTDPP_POPULARITY)
+	if (!mtdpp_kind(p->kind)->factors)
 		p->rank = 0;
 }
 
@@ -393,8 +356,26 @@ append_json_value(StringInfo s, const MtdppParams *p, const ParamKey *key)
 			appendStringInfoString(s, d != 0 ? "true" : "false");
 			break;
 		case PARAM_CHOICE:
-			escape_json(s, key->choices[(int) d]);
+			escape_json(s, key->choices ? key->choices[(int) d] : mtdpp_kind_name((MtdppKind) d));
 			break;
+	}
+}
+
+/*
+ * What depends on the data: validation ranks each held-out item among the
+ * candidates, by default in 1000 baskets, fewer when there are many
+ * candidates (about 2 million candidates in all).
+ */
+void
+mtdpp_params_for_data(MtdppParams *p, int n_items)
+{
+	if (p->validation_baskets < 0)
+	{
+		int			candidates = n_items;
+
+		if (p->validation_candidates > 0)
+			candidates = Min(candidates, p->validation_candidates);
+		p->validation_baskets = Min(1000, Max(200, 2000000 / Max(candidates, 1)));
 	}
 }
 

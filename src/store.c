@@ -139,8 +139,8 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	MemoryContext row;
 	Oid			item_types[8] = {INT4OID, INT4OID, INT4OID, FLOAT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID,
 	INT4ARRAYOID, FLOAT4ARRAYOID};
-	bool		multitask = (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS);
-	bool		knn = (m->kind == MTDPP_ITEMKNN);
+	bool		multitask = mtdpp_kind(m->kind)->task_factors;
+	bool		knn = mtdpp_kind(m->kind)->neighbors;
 
 	spi_connect();
 

@@ -17,7 +17,9 @@
  *		k-th best; every candidate whose bound reaches tau is scored exactly
  *		(in one batch), the others provably cannot enter the top k.
  * The answer is the same as scoring everything (ties broken by item id).
- * Other kinds are cheap to score in full and use the plain selection.
+ * The exact scores come from the numeric core (kernel.c) that training and
+ * mtdpp_score use.  Kinds that are not bounded (kinds.c) are cheap to score
+ * in full and use the plain selection.
  */
 #include "postgres.h"
 
@@ -105,33 +107,15 @@ cmp_ranked(const void *a, const void *b)
 	return 0;
 }
 
-/* ln det of the kernels of the N candidates CANDS (dense indices) */
+/*
+ * ln det of the kernels of the N candidates CANDS (dense indices), by the
+ * numeric core (kernel.c), up to 1024 a BLAS call
+ */
 static void
 exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 			  const int32 *cands, int n, double *logdet)
 {
-	int			r = m->rank;
-	int			npair = b * (b + 1) / 2;
-	int			block = Min(Max(n, 1), 1024);
-	double	   *rows = palloc(sizeof(double) * (size_t) block * r);
-	double	   *packed = palloc(sizeof(double) * (size_t) block * npair);
-	double	   *K = palloc(sizeof(double) * (size_t) b * b);
-
-	for (int start = 0; start < n; start += block)
-	{
-		int			nt = Min(block, n - start);
-
-		mtdpp_gather_R2(m, cands + start, nt, rows);
-		mtdpp_gemm_nn(nt, npair, r, rows, r, P, npair, packed, npair);
-		for (int t = 0; t < nt; t++)
-		{
-			mtdpp_kernel_unpack(m, ctx, b, packed + (size_t) t * npair, K);
-			logdet[start + t] = mtdpp_cholesky(K, b) ? mtdpp_cholesky_logdet(K, b) : -INFINITY;
-		}
-	}
-	pfree(rows);
-	pfree(packed);
-	pfree(K);
+	mtdpp_targets_logdet(m, ctx, b, P, cands, 0, n, Min(Max(n, 1), 1024), logdet);
 }
 
 /*
@@ -357,12 +341,11 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 			int k, MtdppRanked *out)
 {
 	TopK		top = {out, 0, k};
-	bool		multitask = (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS);
 	double	   *scores;
 
 	if (k <= 0)
 		return 0;
-	if (!multitask || b == 0)
+	if (!mtdpp_kind(m->kind)->bounded || b == 0)
 	{
 		scores = palloc(sizeof(double) * Max(m->n_items, 1));
 		mtdpp_score_all(m, ctx, b, scores);
@@ -448,12 +431,11 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 			  int held, double held_score_if_unknown, int *above, int *ties,
 			  int *candidates)
 {
-	bool		multitask = (m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS);
 	double	   *scores = palloc(sizeof(double) * Max(m->n_items, 1));
 	double		sh;
 
 	*above = *ties = *candidates = 0;
-	if (!multitask || b == 0)
+	if (!mtdpp_kind(m->kind)->bounded || b == 0)
 	{
 		mtdpp_score_all(m, ctx, b, scores);
 		sh = held >= 0 ? scores[held] : held_score_if_unknown;

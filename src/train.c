@@ -2,6 +2,14 @@
  * train.c
  *		Fits the DPP kinds to baskets by minibatch stochastic gradient.
  *
+ * This is the fit of the four DPP kinds (kind_multitask.c, kind_single.c):
+ * which parameters train (task factors R, bias D) and how examples are made
+ * (targets of a basket, or whole baskets, by likelihood or not) are traits
+ * of the kind (kinds.c), and every ln det comes from the numeric core that
+ * scoring uses (kernel.c).  mtdpp_train_dpp sets a trainer up
+ * (trainer_setup), runs the epochs (epoch_positives, run_epoch, then the
+ * validation of train_epochs), and copies the best epoch's model out.
+ *
  * Examples (the paper's Algorithm 1 and appendix).  Every training basket
  * yields positive examples: a target item t and the rest of the basket as
  * context C (target => 'random': `positives` targets drawn per basket and
@@ -128,6 +136,8 @@ typedef struct Trainer
 
 	Shard	   *shards[TRAIN_SHARDS];	/* each in memory of its own */
 	MtdppHelper *helper;		/* a second thread, or NULL */
+	Positive   *pool;			/* room for an epoch's positives */
+	int64		n_pool;
 	const Positive *positives;	/* this epoch's, shuffled */
 	uint64		epoch_seed;		/* example k draws from epoch_seed + k */
 
@@ -153,6 +163,7 @@ typedef struct Trainer
 			   *VG;
 
 	/* validation */
+	bool	   *is_val;			/* per basket: set aside for validation */
 	int32	   *val_baskets;
 	int32	   *val_held;
 	int			n_val;
@@ -257,47 +268,38 @@ touch_row(bool *flags, int32 *list, int *n, int row)
 }
 
 /*
- * Forward and backward pass for one context and its targets; adds the
- * gradients (scaled by SCALE) and returns the summed loss.
+ * Forward pass: every target's kernel, factorised, and its ln det, by the
+ * numeric core that scoring uses (kernel.c); the Cholesky factors stay in
+ * sh->K for the backward pass.  A numerically singular kernel carries no
+ * signal (its ln det is -inf) and is counted.
  */
-MTDPP_VECTORISED
-static double
-context_step(Shard *sh, int b, int nt, double scale)
+static pg_attribute_always_inline void
+context_logdets(Shard *sh, int b, int nt)
+{
+	MtdppModel *m = sh->tr->m;
+
+	mtdpp_gather_R2(m, sh->targets, nt, sh->R2rows);
+	mtdpp_gather_V(m, sh->ctx, b, sh->VC);
+	mtdpp_context_pairs(sh->VC, b, m->rank, sh->P);
+	sh->n_singular += mtdpp_kernels_logdet(m, sh->ctx, b, sh->P, sh->R2rows, nt,
+										   sh->packed, sh->K, true, sh->logdet);
+}
+
+/*
+ * The loss of one context's NT targets, added to *LOSS, and its derivative
+ * g_t with respect to each ln det into sh->g (see the essay); false when the
+ * example carries no gradient (a positive whose kernel is singular).
+ */
+static pg_attribute_always_inline bool
+context_loss(Shard *sh, int nt, double *loss)
 {
 	Trainer    *tr = sh->tr;
 	MtdppModel *m = tr->m;
-	int			r = m->rank;
-	int			npair = b * (b + 1) / 2;
-	double		loss = 0.0;
 
-	for (int t = 0; t < nt; t++)
-		memcpy(sh->R2rows + (size_t) t * r, m->R2 + (size_t) sh->targets[t] * r,
-			   sizeof(double) * r);
-	for (int s = 0; s < b; s++)
-		memcpy(sh->VC + (size_t) s * r, m->V + (size_t) sh->ctx[s] * r, sizeof(double) * r);
-	mtdpp_context_pairs(sh->VC, b, r, sh->P);
-	mtdpp_gemm_nn(nt, npair, r, sh->R2rows, r, sh->P, npair, sh->packed, npair);
-
-	/* pass 1: every target's kernel, factorised, and its ln det */
-	for (int t = 0; t < nt; t++)
-	{
-		double	   *K = sh->K + (size_t) t * b * b;
-
-		mtdpp_kernel_unpack(m, sh->ctx, b, sh->packed + (size_t) t * npair, K);
-		if (mtdpp_cholesky(K, b))
-			sh->logdet[t] = mtdpp_cholesky_logdet(K, b);
-		else
-		{
-			sh->n_singular++;	/* numerically singular: no signal */
-			sh->logdet[t] = -INFINITY;
-		}
-	}
-
-	/* the loss and its derivative g_t with respect to each ln det */
 	if (tr->likelihood)
 	{
 		/* low-rank DPP: the basket's ln det, normaliser added per batch */
-		loss -= sh->logdet[0];
+		*loss -= sh->logdet[0];
 		sh->g[0] = -1.0;
 	}
 	else if (tr->p->loss == MTDPP_LOSS_SOFTMAX)
@@ -319,11 +321,14 @@ context_step(Shard *sh, int b, int nt, double scale)
 			top = Max(top, sh->logdet[t]);
 		for (int t = 0; t < nt; t++)
 			sum += exp(sh->logdet[t] - top);
-		loss += top + log(sum) - sh->logdet[0];
+		*loss += top + log(sum) - sh->logdet[0];
 		for (int t = 0; t < nt; t++)
 			sh->g[t] = exp(sh->logdet[t] - top) / sum - (t == 0 ? 1.0 : 0.0);
 		if (isinf(sh->logdet[0]))
-			return 0.0;
+		{
+			*loss = 0.0;
+			return false;
+		}
 	}
 	else
 	{
@@ -333,7 +338,7 @@ context_step(Shard *sh, int b, int nt, double scale)
 
 			if (sh->labels[t] > 0.5)
 			{
-				loss -= mtdpp_log_p_one(log_z);
+				*loss -= mtdpp_log_p_one(log_z);
 				if (log_z < -30.0)
 					sh->g[t] = -1.0;
 				else
@@ -345,11 +350,24 @@ context_step(Shard *sh, int b, int nt, double scale)
 			}
 			else
 			{
-				loss -= mtdpp_log_p_zero(log_z);
+				*loss -= mtdpp_log_p_zero(log_z);
 				sh->g[t] = exp(Min(log_z, 700.0));
 			}
 		}
 	}
+	return true;
+}
+
+/*
+ * Backward pass: the gradients of one context's NT targets, weighted by
+ * sh->g and scaled by SCALE, into the shard's gradients.
+ */
+static pg_attribute_always_inline void
+context_gradients(Shard *sh, int b, int nt, double scale)
+{
+	Trainer    *tr = sh->tr;
+	MtdppModel *m = tr->m;
+	int			r = m->rank;
 
 	/*
 	 * A target whose weight is below 2^-60 (exp() of a ln det far below the
@@ -426,6 +444,23 @@ context_step(Shard *sh, int b, int nt, double scale)
 		for (int j = 0; j < r; j++)
 			gVs[j] += Gs[j];
 	}
+}
+
+/*
+ * Forward and backward pass for one context (sh->ctx, B items) and its NT
+ * targets (sh->targets); adds the gradients (scaled by SCALE) and returns
+ * the summed loss.
+ */
+MTDPP_VECTORISED
+static double
+context_step(Shard *sh, int b, int nt, double scale)
+{
+	double		loss = 0.0;
+
+	context_logdets(sh, b, nt);
+	if (!context_loss(sh, nt, &loss))
+		return loss;
+	context_gradients(sh, b, nt, scale);
 	return loss;
 }
 
@@ -777,7 +812,12 @@ lowrank_normaliser(Trainer *tr, double weight)
 	for (int j = 0; j < r; j++)
 		tr->G[(size_t) j * r + j] += 1.0;
 	if (!mtdpp_cholesky(tr->G, r))
-		elog(ERROR, "I + V^T V is not positive definite");
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("training diverged: the low-rank normaliser I + V^T V is not positive definite"),
+				 errdetail("The factors of the %d items are no longer finite or have grown too large.", n),
+				 errhint("Lower learning_rate (now %g) or raise l2 (now %g).",
+						 tr->p->learning_rate, tr->p->l2)));
 	logdet = mtdpp_cholesky_logdet(tr->G, r);
 	mtdpp_cholesky_inverse(tr->G, r);
 	mtdpp_gemm_nn(n, r, r, m->V, r, tr->G, r, tr->VG, r);
@@ -1089,229 +1129,235 @@ minibatch_flops(Trainer *tr, const bool *is_val, int nt_max)
 }
 
 /*
- * Trains a model of kind p->kind on DATA.  The result is allocated in the
- * caller's memory context; the working set in a context deleted on return.
+ * Sets TR up to train on DATA with P, in the current memory context: the
+ * model with its initial parameters, the shards, the optimiser state, the
+ * validation slice, the helper thread and the pool of positives.
  */
-MtdppModel *
-mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
+static void
+trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p)
 {
-	MtdppParams resolved = *given;
-	const MtdppParams *p = &resolved;
-	MemoryContext caller = CurrentMemoryContext;
-	MemoryContext work;
-	Trainer		tr;
+	const MtdppKindRoutine *kind = mtdpp_kind(p->kind);
 	MtdppModel *m;
-	MtdppModel *result;
-	Positive   *positives;
-	int64		n_pos_all = 0;
-	bool	   *is_val;
-	int			r = p->rank;
 	int			nt_max = 1 + p->negatives;
-	int			max_ctx = p->max_context;	/* build_context never exceeds it */
-	Size		cells = (Size) data->n_items * r;
-	double		best = -1.0;
-	int			since_best = 0;
-	double		lr = p->learning_rate;
-	instr_time	start,
-				val_start;
-	double		val_seconds = 0.0;
-	int64		examples = 0;
+	Size		cells = (Size) data->n_items * p->rank;
 	int			max_len = 0;
 
-	INSTR_TIME_SET_CURRENT(start);
-
-	/*
-	 * Validation ranks each held-out item among the candidates: by default
-	 * 1000 baskets, fewer when there are many candidates (about 2 million
-	 * candidates in all).
-	 */
-	if (resolved.validation_baskets < 0)
-	{
-		int			candidates = data->n_items;
-
-		if (p->validation_candidates > 0)
-			candidates = Min(candidates, p->validation_candidates);
-		resolved.validation_baskets = Min(1000, Max(200, 2000000 / Max(candidates, 1)));
-	}
-
-	if (p->kind == MTDPP_POPULARITY)
-		return mtdpp_fit_popularity(data, p);
-	if (p->kind == MTDPP_ITEMKNN)
-		return mtdpp_fit_itemknn(data, p);
-	check_memory(data, p);
 	for (int b = 0; b < data->n_baskets; b++)
 		max_len = Max(max_len, (int) (data->start[b + 1] - data->start[b]));
 
-	work = AllocSetContextCreate(CurrentMemoryContext, "mtdpp training",
-								 ALLOCSET_DEFAULT_SIZES);
-	MemoryContextSwitchTo(work);
+	memset(tr, 0, sizeof(*tr));
+	tr->p = p;
+	tr->data = data;
+	tr->bias = kind->bias;
+	tr->task_factors = kind->task_factors;
+	tr->likelihood = kind->likelihood;
+	pg_prng_seed(&tr->rng, (uint64) p->seed);
 
-	memset(&tr, 0, sizeof(tr));
-	tr.p = p;
-	tr.data = data;
-	tr.bias = (p->kind == MTDPP_MULTITASK || p->kind == MTDPP_LOGISTIC);
-	tr.task_factors = (p->kind == MTDPP_MULTITASK || p->kind == MTDPP_MULTITASK_NOBIAS);
-	tr.likelihood = (p->kind == MTDPP_LOWRANK);
-	pg_prng_seed(&tr.rng, (uint64) p->seed);
-
-	m = mtdpp_model_alloc(p->kind, data->n_items, r);
+	m = mtdpp_model_alloc(p->kind, data->n_items, p->rank);
 	memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
 	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
 	m->n_baskets = data->n_baskets;
 	m->log_w = p->log_w;
-	tr.m = m;
+	tr->m = m;
 	{
 		double		s = 0.0;
 
 		for (int i = 0; i < data->n_items; i++)
 			s += data->popularity[i];
-		tr.mean_pop = data->n_items > 0 ? s / data->n_items : 1.0;
+		tr->mean_pop = data->n_items > 0 ? s / data->n_items : 1.0;
 	}
 
+	/* build_context never exceeds max_context */
 	for (int k = 0; k < TRAIN_SHARDS; k++)
-		tr.shards[k] = shard_new(&tr, max_len, nt_max, max_ctx);
-	tr.mV = mtdpp_alloc_huge(cells * sizeof(double));
-	tr.vV = mtdpp_alloc_huge(cells * sizeof(double));
-	tr.mR = mtdpp_alloc_huge(cells * sizeof(double));
-	tr.vR = mtdpp_alloc_huge(cells * sizeof(double));
-	tr.bestV = mtdpp_alloc_huge(cells * sizeof(double));
-	tr.bestR = mtdpp_alloc_huge(cells * sizeof(double));
-	tr.mD = palloc0(sizeof(double) * data->n_items);
-	tr.vD = palloc0(sizeof(double) * data->n_items);
-	tr.bestD = palloc0(sizeof(double) * data->n_items);
-	if (tr.likelihood)
+		tr->shards[k] = shard_new(tr, max_len, nt_max, p->max_context);
+	tr->mV = mtdpp_alloc_huge(cells * sizeof(double));
+	tr->vV = mtdpp_alloc_huge(cells * sizeof(double));
+	tr->mR = mtdpp_alloc_huge(cells * sizeof(double));
+	tr->vR = mtdpp_alloc_huge(cells * sizeof(double));
+	tr->bestV = mtdpp_alloc_huge(cells * sizeof(double));
+	tr->bestR = mtdpp_alloc_huge(cells * sizeof(double));
+	tr->mD = palloc0(sizeof(double) * data->n_items);
+	tr->vD = palloc0(sizeof(double) * data->n_items);
+	tr->bestD = palloc0(sizeof(double) * data->n_items);
+	if (tr->likelihood)
 	{
-		tr.G = palloc(sizeof(double) * (size_t) r * r);
-		tr.VG = mtdpp_alloc_huge(cells * sizeof(double));
+		tr->G = palloc(sizeof(double) * (size_t) p->rank * p->rank);
+		tr->VG = mtdpp_alloc_huge(cells * sizeof(double));
 	}
-	tr.val_exclude = palloc0(sizeof(bool) * Max(data->n_items, 1));
+	tr->val_exclude = palloc0(sizeof(bool) * Max(data->n_items, 1));
 
 	if (p->negative_power != 0.0)
 	{
 		double		total = 0.0;
 
-		tr.neg_cdf = palloc(sizeof(double) * data->n_items);
-		tr.neg_logq = palloc(sizeof(double) * data->n_items);
+		tr->neg_cdf = palloc(sizeof(double) * data->n_items);
+		tr->neg_logq = palloc(sizeof(double) * data->n_items);
 		for (int i = 0; i < data->n_items; i++)
 		{
 			total += pow(Max(data->popularity[i], 1), p->negative_power);
-			tr.neg_cdf[i] = total;
+			tr->neg_cdf[i] = total;
 		}
 		for (int i = 0; i < data->n_items; i++)
-			tr.neg_logq[i] = log(data->n_items * pow(Max(data->popularity[i], 1), p->negative_power) / total);
+			tr->neg_logq[i] = log(data->n_items * pow(Max(data->popularity[i], 1), p->negative_power) / total);
 	}
-	initialise(&tr);
-	is_val = palloc0(sizeof(bool) * Max(data->n_baskets, 1));
-	set_aside_validation(&tr, is_val);
+	initialise(tr);
+	tr->is_val = palloc0(sizeof(bool) * Max(data->n_baskets, 1));
+	set_aside_validation(tr, tr->is_val);
 
 	/*
 	 * A second thread when allowed and when a minibatch is worth it: below a
 	 * few million flops, handing half of it over costs more than it saves.
 	 */
 	if (max_parallel_maintenance_workers > 0 &&
-		minibatch_flops(&tr, is_val, nt_max) >= 3e6)
-		tr.helper = mtdpp_helper_start();
+		minibatch_flops(tr, tr->is_val, nt_max) >= 3e6)
+		tr->helper = mtdpp_helper_start();
 	if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("training %d items on %d thread%s", data->n_items,
-						tr.helper ? 2 : 1, tr.helper ? "s" : "")));
+						tr->helper ? 2 : 1, tr->helper ? "s" : "")));
 
-	/* every positive example: basket, position of the target */
+	/* room for every positive example of an epoch: basket, position of the target */
 	for (int b = 0; b < data->n_baskets; b++)
-		if (!is_val[b] && data->start[b + 1] - data->start[b] >= 2)
-			n_pos_all += data->start[b + 1] - data->start[b];
-	if (n_pos_all == 0)
+		if (!tr->is_val[b] && data->start[b + 1] - data->start[b] >= 2)
+			tr->n_pool += data->start[b + 1] - data->start[b];
+	if (tr->n_pool == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("no basket of the training data has two or more items"),
 				 errdetail("%d baskets were read, over %d distinct items.",
 						   data->n_baskets, data->n_items),
 				 errhint("A basket-completion model learns from baskets of at least two items: check order_col and item_col.")));
-	positives = mtdpp_alloc_huge(sizeof(Positive) * n_pos_all);
+	tr->pool = mtdpp_alloc_huge(sizeof(Positive) * tr->n_pool);
+}
+
+/*
+ * This epoch's positives, shuffled, into tr->pool; returns how many.  The
+ * multi-task kinds take targets of each training basket (see the essay);
+ * the single-kernel kinds, the whole basket.
+ */
+static int64
+epoch_positives(Trainer *tr)
+{
+	const MtdppBaskets *data = tr->data;
+	const MtdppParams *p = tr->p;
+	Positive   *positives = tr->pool;
+	int64		n_pos = 0;
+
+	for (int b = 0; b < data->n_baskets; b++)
+	{
+		int			len = (int) (data->start[b + 1] - data->start[b]);
+
+		if (tr->is_val[b] || len < 2)
+			continue;
+		if (!tr->task_factors)
+			positives[n_pos++] = (Positive) {b, -1};
+		else if (p->target == MTDPP_TARGET_LAST)
+		{
+			/* the last item, and items added earlier given what came before */
+			positives[n_pos++] = (Positive) {b, len - 1};
+			if (p->positives == 0 || p->positives >= len - 1)
+				for (int k = 1; k < len - 1; k++)
+					positives[n_pos++] = (Positive) {b, k};
+			else
+				for (int k = 1; k < p->positives; k++)
+					positives[n_pos++] = (Positive) {b, (int32) pg_prng_uint64_range(&tr->rng, 1, len - 2)};
+		}
+		else if (p->positives == 0 || p->positives >= len)
+		{
+			for (int k = 0; k < len; k++)
+				positives[n_pos++] = (Positive) {b, k};
+		}
+		else
+		{
+			for (int k = 0; k < p->positives; k++)
+				positives[n_pos++] = (Positive) {b, (int32) pg_prng_uint64_range(&tr->rng, 0, len - 1)};
+		}
+	}
+	for (int64 k = n_pos - 1; k > 0; k--)
+	{
+		int64		j = (int64) pg_prng_uint64_range(&tr->rng, 0, k);
+		Positive	tmp = positives[k];
+
+		positives[k] = positives[j];
+		positives[j] = tmp;
+	}
+	return n_pos;
+}
+
+/*
+ * One pass over this epoch's N_POS positives, a minibatch at a time, at
+ * learning rate LR; returns the mean loss per example and adds the examples
+ * to *EXAMPLES.  A fit whose loss or parameters stop being finite, or most
+ * of whose kernels are singular, has diverged: an error.
+ */
+static double
+run_epoch(Trainer *tr, int epoch, int64 n_pos, double lr, int64 *examples)
+{
+	const MtdppParams *p = tr->p;
+	int			nt_max = 1 + p->negatives;
+	double		loss = 0.0;
+	int64		n_ex = 0;
+	int64		n_singular = 0;
+
+	tr->positives = tr->pool;
+	tr->epoch_seed = pg_prng_uint64(&tr->rng);
+	for (int64 first = 0; first < n_pos; first += p->batch_size)
+	{
+		int64		last = Min(first + p->batch_size, n_pos);
+		double		scale = 1.0 / ((last - first) * (tr->likelihood ? 1 : nt_max));
+
+		CHECK_FOR_INTERRUPTS();
+		run_minibatch(tr, first, last, scale);
+		for (int k = 0; k < TRAIN_SHARDS; k++)
+		{
+			loss += tr->shards[k]->loss;
+			n_ex += tr->shards[k]->n_ex;
+			n_singular += tr->shards[k]->n_singular;
+			tr->shards[k]->n_singular = 0;
+		}
+		if (tr->likelihood)
+			loss += (last - first) * lowrank_normaliser(tr, 1.0);
+		apply_updates(tr, lr);
+	}
+	*examples += n_ex;
+	loss = n_ex > 0 ? loss / n_ex : 0.0;
+	if (isnan(loss) || isinf(loss) || n_singular * 2 > n_ex || !parameters_finite(tr->m))
+		ereport(ERROR,
+				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+				 errmsg("training diverged at epoch %d: the loss is %g and " INT64_FORMAT " of " INT64_FORMAT " kernels were singular",
+						epoch + 1, loss, n_singular, n_ex),
+				 errhint("Lower learning_rate (now %g) or raise l2 (now %g).",
+						 p->learning_rate, p->l2)));
+	return loss;
+}
+
+/*
+ * The epochs: each a pass over the positives, then the validation MPR;
+ * the best epoch's parameters are kept in tr->best*, and training stops
+ * after `patience` epochs without gain.  START is when training began.
+ */
+static void
+train_epochs(Trainer *tr, instr_time start)
+{
+	const MtdppParams *p = tr->p;
+	MtdppModel *m = tr->m;
+	double		best = -1.0;
+	int			since_best = 0;
+	double		lr = p->learning_rate;
+	instr_time	val_start;
+	double		val_seconds = 0.0;
+	int64		examples = 0;
 
 	m->loss_history = palloc0(sizeof(double) * p->epochs);
 	m->val_history = palloc0(sizeof(double) * p->epochs);
-
 	for (int epoch = 0; epoch < p->epochs; epoch++)
 	{
-		int64		n_pos = 0;
-		double		loss = 0.0;
-		int64		n_ex = 0;
-		int64		n_singular = 0;
+		int64		n_pos = epoch_positives(tr);
+		double		loss = run_epoch(tr, epoch, n_pos, lr, &examples);
 		double		val;
 
-		/* this epoch's positives */
-		for (int b = 0; b < data->n_baskets; b++)
-		{
-			int			len = (int) (data->start[b + 1] - data->start[b]);
-
-			if (is_val[b] || len < 2)
-				continue;
-			if (!tr.task_factors)
-				positives[n_pos++] = (Positive) {b, -1};
-			else if (p->target == MTDPP_TARGET_LAST)
-			{
-				/* the last item, and items added earlier given what came before */
-				positives[n_pos++] = (Positive) {b, len - 1};
-				if (p->positives == 0 || p->positives >= len - 1)
-					for (int k = 1; k < len - 1; k++)
-						positives[n_pos++] = (Positive) {b, k};
-				else
-					for (int k = 1; k < p->positives; k++)
-						positives[n_pos++] = (Positive) {b, (int32) pg_prng_uint64_range(&tr.rng, 1, len - 2)};
-			}
-			else if (p->positives == 0 || p->positives >= len)
-			{
-				for (int k = 0; k < len; k++)
-					positives[n_pos++] = (Positive) {b, k};
-			}
-			else
-			{
-				for (int k = 0; k < p->positives; k++)
-					positives[n_pos++] = (Positive) {b, (int32) pg_prng_uint64_range(&tr.rng, 0, len - 1)};
-			}
-		}
-		for (int64 k = n_pos - 1; k > 0; k--)
-		{
-			int64		j = (int64) pg_prng_uint64_range(&tr.rng, 0, k);
-			Positive	tmp = positives[k];
-
-			positives[k] = positives[j];
-			positives[j] = tmp;
-		}
-		tr.positives = positives;
-		tr.epoch_seed = pg_prng_uint64(&tr.rng);
-
-		for (int64 first = 0; first < n_pos; first += p->batch_size)
-		{
-			int64		last = Min(first + p->batch_size, n_pos);
-			double		scale = 1.0 / ((last - first) * (tr.likelihood ? 1 : nt_max));
-
-			CHECK_FOR_INTERRUPTS();
-			run_minibatch(&tr, first, last, scale);
-			for (int k = 0; k < TRAIN_SHARDS; k++)
-			{
-				loss += tr.shards[k]->loss;
-				n_ex += tr.shards[k]->n_ex;
-				n_singular += tr.shards[k]->n_singular;
-				tr.shards[k]->n_singular = 0;
-			}
-			if (tr.likelihood)
-				loss += (last - first) * lowrank_normaliser(&tr, 1.0);
-			apply_updates(&tr, lr);
-		}
-		examples += n_ex;
-		loss = n_ex > 0 ? loss / n_ex : 0.0;
-		if (isnan(loss) || isinf(loss) || n_singular * 2 > n_ex || !parameters_finite(m))
-			ereport(ERROR,
-					(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
-					 errmsg("training diverged at epoch %d: the loss is %g and " INT64_FORMAT " of " INT64_FORMAT " kernels were singular",
-							epoch + 1, loss, n_singular, n_ex),
-					 errhint("Lower learning_rate (now %g) or raise l2 (now %g).",
-							 p->learning_rate, p->l2)));
-
 		INSTR_TIME_SET_CURRENT(val_start);
-		val = validation_mpr(&tr);
+		val = validation_mpr(tr);
 		val_seconds += elapsed_seconds(val_start);
 		m->loss_history[epoch] = loss;
 		m->val_history[epoch] = val;
@@ -1327,20 +1373,22 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 			best = isnan(val) ? best : val;
 			m->best_epoch = epoch + 1;
 			since_best = 0;
-			snapshot(&tr, true);
+			snapshot(tr, true);
 		}
 		else if (++since_best >= p->patience)
 			break;
 		lr *= p->lr_decay;
 	}
-	snapshot(&tr, false);
 	m->n_examples = examples;
-	m->hyperparams = mtdpp_params_to_json(p);
-	m->seconds = elapsed_seconds(start);
+}
 
-	/* copy the result out of the working context, which then goes */
-	MemoryContextSwitchTo(caller);
-	result = mtdpp_model_alloc(m->kind, m->n_items, m->rank);
+/* A copy of the trained model M in the current memory context. */
+static MtdppModel *
+model_copy(const MtdppModel *m)
+{
+	Size		cells = (Size) m->n_items * m->rank;
+	MtdppModel *result = mtdpp_model_alloc(m->kind, m->n_items, m->rank);
+
 	result->log_w = m->log_w;
 	result->n_baskets = m->n_baskets;
 	result->n_examples = m->n_examples;
@@ -1358,6 +1406,38 @@ mtdpp_train_model(MtdppBaskets *data, const MtdppParams *given)
 	memcpy(result->D, m->D, sizeof(double) * m->n_items);
 	memcpy(result->V, m->V, sizeof(double) * cells);
 	memcpy(result->R, m->R, sizeof(double) * cells);
+	return result;
+}
+
+/*
+ * Trains a DPP model of kind p->kind on DATA: the fit of the DPP kinds
+ * (kind_multitask.c, kind_single.c).  The result is allocated in the
+ * caller's memory context; the working set in a context deleted on return.
+ */
+MtdppModel *
+mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work;
+	Trainer		tr;
+	MtdppModel *result;
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	check_memory(data, p);
+	work = AllocSetContextCreate(CurrentMemoryContext, "mtdpp training",
+								 ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(work);
+
+	trainer_setup(&tr, data, p);
+	train_epochs(&tr, start);
+	snapshot(&tr, false);
+	tr.m->hyperparams = mtdpp_params_to_json(p);
+	tr.m->seconds = elapsed_seconds(start);
+
+	/* copy the result out of the working context, which then goes */
+	MemoryContextSwitchTo(caller);
+	result = model_copy(tr.m);
 	MemoryContextDelete(work);
 	return result;
 }
@@ -1418,8 +1498,8 @@ mtdpp_gradient_check(PG_FUNCTION_ARGS)
 	p.loss = PG_GETARG_BOOL(3) ? MTDPP_LOSS_SOFTMAX : MTDPP_LOSS_LOGISTIC;
 	memset(&tr, 0, sizeof(tr));
 	tr.p = &p;
-	tr.bias = true;
-	tr.task_factors = true;
+	tr.bias = mtdpp_kind(MTDPP_MULTITASK)->bias;
+	tr.task_factors = mtdpp_kind(MTDPP_MULTITASK)->task_factors;
 	pg_prng_seed(&tr.rng, (uint64) PG_GETARG_INT64(2));
 	m = tr.m = mtdpp_model_alloc(MTDPP_MULTITASK, n, r);
 	m->log_w = log(0.5);

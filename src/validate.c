@@ -84,8 +84,8 @@ origin_of(MtdppModelOrigin origin)
 }
 
 /* the largest 1 + nu * rho at which every kernel factorises (see above) */
-double
-mtdpp_kernel_condition_limit(int rank)
+static double
+kernel_condition_limit(int rank)
 {
 	double		n = MTDPP_MAX_CONTEXT + 1;
 
@@ -123,13 +123,13 @@ task_square_at(const MtdppModel *m, int i, int j)
 static bool
 has_bias(const MtdppModel *m)
 {
-	return m->kind != MTDPP_MULTITASK_NOBIAS && m->kind != MTDPP_LOWRANK;
+	return mtdpp_kind(m->kind)->bias;
 }
 
 static bool
 has_task_factors(const MtdppModel *m)
 {
-	return m->kind == MTDPP_MULTITASK || m->kind == MTDPP_MULTITASK_NOBIAS;
+	return mtdpp_kind(m->kind)->task_factors;
 }
 
 static void
@@ -190,7 +190,7 @@ validate_items(const MtdppModel *m, Origin o)
 static void
 validate_factors(const MtdppModel *m, Origin o)
 {
-	double		limit = mtdpp_kernel_condition_limit(m->rank);
+	double		limit = kernel_condition_limit(m->rank);
 	double		nu_limit = FLT_MAX / (2.0 * (MTDPP_MAX_CONTEXT + 1));
 	double		nu = 0.0,
 				rho = has_task_factors(m) ? 0.0 : 1.0;
@@ -332,6 +332,6 @@ mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin)
 	validate_items(m, o);
 	if (m->rank > 0 && (m->V != NULL || m->Vf != NULL))
 		validate_factors(m, o);
-	if (m->kind == MTDPP_ITEMKNN)
+	if (mtdpp_kind(m->kind)->neighbors)
 		validate_neighbors(m, o);
 }

@@ -1,56 +1,34 @@
 /*
- * baselines.c
- *		The plain baselines every user should see first: popularity and
- *		item-kNN.
+ * kind_itemknn.c
+ *		The kind "itemknn": co-occurrence cosine, a baseline.
  *
- * popularity scores an item by the share of training baskets holding it.
- *
- * itemknn is co-occurrence cosine:
  *		score(c) = sum over basket items j of cooc(j, c) / sqrt(freq(j) freq(c))
+ *
  * with cooc(j, c) the number of training baskets holding both and freq the
  * number holding one.  Each item keeps the list of items it co-occurs with
- * and the cosine weights (compressed sparse rows), so a completion costs the
- * neighbours of the basket's items, not the catalog squared.
- *
- * Both are exact and need no hyperparameters; they share the model tables,
- * mtdpp_complete and mtdpp_evaluate with the DPP kinds.
+ * and the cosine weights (compressed sparse rows, stored in mtdpp.items'
+ * neighbors and neighbor_weights), so a completion costs the neighbours of
+ * the basket's items, not the catalog squared.  It is exact, needs no
+ * hyperparameters and has no factors (rank 0); a basket of which it knows
+ * no item is completed by popularity.
  */
 #include "postgres.h"
 
 #include <math.h>
 
 #include "miscadmin.h"
-#include "portability/instr_time.h"
 
 #include "mtdpp.h"
-
-static MtdppModel *
-counts_model(const MtdppBaskets *data, const MtdppParams *p)
-{
-	MtdppModel *m = mtdpp_model_alloc(p->kind, data->n_items, 0);
-
-	memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
-	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
-	m->n_baskets = data->n_baskets;
-	m->hyperparams = mtdpp_params_to_json(p);
-	return m;
-}
-
-MtdppModel *
-mtdpp_fit_popularity(const MtdppBaskets *data, const MtdppParams *p)
-{
-	return counts_model(data, p);
-}
 
 /*
  * Co-occurrence lists in two passes over the baskets: the first sizes each
  * item's list (with repeats), the second fills it; each list is then sorted
  * and its repeats summed.  Memory is checked against maintenance_work_mem.
  */
-MtdppModel *
-mtdpp_fit_itemknn(const MtdppBaskets *data, const MtdppParams *p)
+static MtdppModel *
+itemknn_fit(MtdppBaskets *data, const MtdppParams *p)
 {
-	MtdppModel *m = counts_model(data, p);
+	MtdppModel *m = mtdpp_counts_model(data, p);
 	int			n = data->n_items;
 	int64	   *start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
 	int64	   *fill;
@@ -122,9 +100,14 @@ mtdpp_fit_itemknn(const MtdppBaskets *data, const MtdppParams *p)
 }
 
 /* score(c) = sum over the context of the cosine weights to c */
-void
-mtdpp_itemknn_scores(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+static void
+itemknn_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 {
+	if (b == 0)
+	{
+		mtdpp_popularity_scores(m, scores);
+		return;
+	}
 	memset(scores, 0, sizeof(double) * m->n_items);
 	for (int s = 0; s < b; s++)
 	{
@@ -134,3 +117,18 @@ mtdpp_itemknn_scores(const MtdppModel *m, const int32 *ctx, int b, double *score
 			scores[m->nbr_index[k]] += m->nbr_weight[k];
 	}
 }
+
+static const MtdppKindDefault itemknn_defaults[] = {
+	/* no factors */
+	{"rank", 0},
+	{NULL, 0}
+};
+
+const MtdppKindRoutine mtdpp_kind_itemknn = {
+	.kind = MTDPP_ITEMKNN,
+	.name = "itemknn",
+	.defaults = itemknn_defaults,
+	.neighbors = true,
+	.fit = itemknn_fit,
+	.score_all = itemknn_score_all,
+};

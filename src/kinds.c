@@ -1,0 +1,122 @@
+/*
+ * kinds.c
+ *		The table of model kinds, and the calls the rest of the extension
+ *		makes through it.
+ *
+ * A kind is a struct of traits and routines (MtdppKindRoutine, mtdpp.h), as
+ * an index access method is for PostgreSQL: the multi-task DPP and its
+ * variant without bias (kind_multitask.c), the single-kernel logistic and
+ * low-rank DPPs (kind_single.c), and the baselines item-kNN
+ * (kind_itemknn.c) and popularity (kind_popularity.c).  Adding a kind is
+ * adding its file, its number to MtdppKind and its line below.
+ *
+ * Everything that depends on the kind asks the table: the hyperparameter
+ * defaults (params.c), fitting (the aggregate), scoring (complete.c,
+ * topk.c), what a model stores (model.c, store.c, cache.c) and what a valid
+ * model is (validate.c).
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+
+#include "mtdpp.h"
+
+/* every kind, by its number */
+static const MtdppKindRoutine *const kinds[] = {
+	[MTDPP_MULTITASK] = &mtdpp_kind_multitask,
+	[MTDPP_MULTITASK_NOBIAS] = &mtdpp_kind_multitask_nobias,
+	[MTDPP_LOGISTIC] = &mtdpp_kind_logistic,
+	[MTDPP_LOWRANK] = &mtdpp_kind_lowrank,
+	[MTDPP_ITEMKNN] = &mtdpp_kind_itemknn,
+	[MTDPP_POPULARITY] = &mtdpp_kind_popularity,
+};
+
+StaticAssertDecl(lengthof(kinds) == MTDPP_N_KINDS, "every kind has a line in the table");
+
+const MtdppKindRoutine *
+mtdpp_kind(MtdppKind kind)
+{
+	if ((int) kind < 0 || kind >= MTDPP_N_KINDS)
+		elog(ERROR, "unknown model kind %d", (int) kind);
+	return kinds[kind];
+}
+
+const char *
+mtdpp_kind_name(MtdppKind kind)
+{
+	return mtdpp_kind(kind)->name;
+}
+
+MtdppKind
+mtdpp_kind_from_name(const char *name)
+{
+	StringInfoData valid;
+
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		if (strcmp(kinds[k]->name, name) == 0)
+			return (MtdppKind) k;
+
+	initStringInfo(&valid);
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		appendStringInfo(&valid, "%s%s", k == 0 ? "" : k == MTDPP_N_KINDS - 1 ? " and " : ", ",
+						 kinds[k]->name);
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown model kind \"%s\"", name),
+			 errhint("Valid kinds are %s.", valid.data)));
+	pg_unreachable();
+}
+
+/*
+ * Fits a model of kind p->kind to DATA, the hyperparameters that depend on
+ * the data resolved first (and so stored with the model).
+ */
+MtdppModel *
+mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *given)
+{
+	MtdppParams p = *given;
+
+	mtdpp_params_for_data(&p, data->n_items);
+	return mtdpp_kind(p.kind)->fit(data, &p);
+}
+
+/*
+ * Scores every item of the model as the completion of the context CTX (dense
+ * indices, distinct) into SCORES (n_items entries).  Context items are
+ * scored too; callers skip them.
+ */
+void
+mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	mtdpp_kind(m->kind)->score_all(m, ctx, b, scores);
+}
+
+/* Scores the N candidates CANDS (dense indices) of the context CTX. */
+void
+mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
+				 const int32 *cands, int n, double *scores)
+{
+	const MtdppKindRoutine *kind = mtdpp_kind(m->kind);
+	double	   *all;
+
+	if (b > 0 && kind->score_some != NULL)
+	{
+		kind->score_some(m, ctx, b, cands, n, scores);
+		return;
+	}
+	/* one pass over the catalog costs less than a kernel per candidate */
+	all = palloc(sizeof(double) * Max(m->n_items, 1));
+	kind->score_all(m, ctx, b, all);
+	for (int i = 0; i < n; i++)
+		scores[i] = all[cands[i]];
+	pfree(all);
+}
+
+/* Most basket items the model conditions on (the last ones of a basket). */
+int
+mtdpp_context_limit(const MtdppModel *m)
+{
+	const MtdppKindRoutine *kind = mtdpp_kind(m->kind);
+
+	return kind->context_limit ? kind->context_limit(m) : MTDPP_MAX_CONTEXT;
+}
