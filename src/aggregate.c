@@ -443,14 +443,21 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 		elog(ERROR, "mtdpp_fit state is truncated");
 	memcpy(&h, p, sizeof(h));
 	p += sizeof(h);
+	/* every run takes at least its header: the runs are counted before room is made for them */
 	if (h.format != MTDPP_FORMAT_VERSION || h.params_len < 0 || h.n_runs < 0 ||
-		end - p < (ptrdiff_t) TYPEALIGN(8, h.params_len))
+		end - p < (ptrdiff_t) TYPEALIGN(8, h.params_len) ||
+		h.n_runs > (end - p - TYPEALIGN(8, h.params_len)) / (ptrdiff_t) sizeof(RunHeader))
 		elog(ERROR, "mtdpp_fit state has format %u and %zu bytes, which do not match",
 			 h.format, (Size) VARSIZE_ANY_EXHDR(in));
 	if (h.params_len > 0)
 	{
 		st->params = palloc(h.params_len);
 		memcpy(st->params, p, h.params_len);
+		/* the jsonb's own length is what the other functions read */
+		if (h.params_len < (int32) (VARHDRSZ + sizeof(uint32)) ||
+			VARATT_IS_SHORT(st->params) || VARSIZE(st->params) != h.params_len)
+			elog(ERROR, "mtdpp_fit state holds hyperparameters of %d bytes whose length word disagrees",
+				 h.params_len);
 	}
 	p += TYPEALIGN(8, h.params_len);
 	st->runs = palloc(sizeof(Run) * Max(h.n_runs, 1));
@@ -465,7 +472,8 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 			elog(ERROR, "mtdpp_fit state is truncated");
 		memcpy(&rh, p, sizeof(rh));
 		p += sizeof(rh);
-		if (rh.n < 0 || rh.len < 0 || rh.lo > rh.hi)
+		/* a line takes at least a byte of its run */
+		if (rh.n < 0 || rh.len < 0 || rh.n > rh.len || rh.lo > rh.hi)
 			elog(ERROR, "mtdpp_fit state is truncated");
 		st->places[k] = private_place;
 		if (rh.shared)
