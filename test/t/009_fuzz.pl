@@ -5,8 +5,8 @@
 #    mtdpp_fit state deserialiser, the merge of order lines, the model value
 #    of mtdpp_save; each replays its seed corpus and its regression inputs
 #    (fuzz/regress: inputs that once found a bug), then fuzzes for
-#    MTDPP_FUZZ_SECONDS (default 15) seconds.
-# 2. What needs a real server, for MTDPP_SERVER_FUZZ_SECONDS (default 45)
+#    MTDPP_FUZZ_SECONDS (default 12) seconds.
+# 2. What needs a real server, for MTDPP_SERVER_FUZZ_SECONDS (default 30)
 #    seconds of seeded random cases (MTDPP_FUZZ_SEED):
 #    - hostile hyperparameter jsonb given to mtdpp_fit and mtdpp_train (the
 #      params parser), the model trained with it then used;
@@ -37,8 +37,8 @@ use Test::More;
 use Time::HiRes qw(time);
 
 my $top = "$FindBin::Bin/../..";
-my $lib_seconds = $ENV{MTDPP_FUZZ_SECONDS} // 15;
-my $server_seconds = $ENV{MTDPP_SERVER_FUZZ_SECONDS} // 45;
+my $lib_seconds = $ENV{MTDPP_FUZZ_SECONDS} // 12;
+my $server_seconds = $ENV{MTDPP_SERVER_FUZZ_SECONDS} // 30;
 my $seed = $ENV{MTDPP_FUZZ_SEED} // int(time) % 100000;
 srand($seed);
 note "seed $seed (MTDPP_FUZZ_SEED), libFuzzer $lib_seconds s per harness, server $server_seconds s";
