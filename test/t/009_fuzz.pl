@@ -543,6 +543,7 @@ sub replay
 		"SELECT count(*) FROM mtdpp_complete('{1,2}', 5, 'pop')",
 		'error\|probe\|XX001\|', 'a popularity model turned logistic (rank 0) is data_corrupted');
 }
-unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC|TRAP:/, 'no backend died (server log)');
+unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC|TRAP:|AddressSanitizer|runtime error:/,
+	'no backend died, no sanitizer report (server log)');
 
 done_testing();
