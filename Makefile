@@ -25,6 +25,7 @@ OBJS = \
 	src/store.o \
 	src/topk.o \
 	src/train.o \
+	src/train_sql.o \
 	src/validate.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \

@@ -14,9 +14,7 @@
  * independent of the plan: it sorts the lines, or merges the runs, into
  * baskets (lines.c) and hands them to the trainer.  The hyperparameters come
  * with the rows (the same jsonb on each) and travel in the state.
- *
- * mtdpp_train, at the end, runs the aggregate over a table and stores the
- * model it returns.
+
  */
 #include "postgres.h"
 
@@ -108,7 +106,6 @@ PG_FUNCTION_INFO_V1(mtdpp_fit_combinefn);
 PG_FUNCTION_INFO_V1(mtdpp_fit_serialfn);
 PG_FUNCTION_INFO_V1(mtdpp_fit_deserialfn);
 PG_FUNCTION_INFO_V1(mtdpp_fit_finalfn);
-PG_FUNCTION_INFO_V1(mtdpp_train);
 
 static MemoryContext
 aggregate_context(FunctionCallInfo fcinfo, const char *fn)
@@ -495,14 +492,21 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 	p += sizeof(h);
 	st->null_orders = h.null_orders;
 	st->null_items = h.null_items;
+	/* every run takes at least its header: the runs are counted before room is made for them */
 	if (h.format != MTDPP_FORMAT_VERSION || h.params_len < 0 || h.n_runs < 0 ||
-		end - p < (ptrdiff_t) TYPEALIGN(8, h.params_len))
+		end - p < (ptrdiff_t) TYPEALIGN(8, h.params_len) ||
+		h.n_runs > (end - p - TYPEALIGN(8, h.params_len)) / (ptrdiff_t) sizeof(RunHeader))
 		elog(ERROR, "mtdpp_fit state has format %u and %zu bytes, which do not match",
 			 h.format, (Size) VARSIZE_ANY_EXHDR(in));
 	if (h.params_len > 0)
 	{
 		st->params = palloc(h.params_len);
 		memcpy(st->params, p, h.params_len);
+		/* the jsonb's own length is what the other functions read */
+		if (h.params_len < (int32) (VARHDRSZ + sizeof(uint32)) ||
+			VARATT_IS_SHORT(st->params) || VARSIZE(st->params) != h.params_len)
+			elog(ERROR, "mtdpp_fit state holds hyperparameters of %d bytes whose length word disagrees",
+				 h.params_len);
 	}
 	p += TYPEALIGN(8, h.params_len);
 	st->runs = palloc(sizeof(Run) * Max(h.n_runs, 1));
@@ -517,7 +521,8 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 			elog(ERROR, "mtdpp_fit state is truncated");
 		memcpy(&rh, p, sizeof(rh));
 		p += sizeof(rh);
-		if (rh.n < 0 || rh.len < 0 || rh.lo > rh.hi)
+		/* a line takes at least a byte of its run */
+		if (rh.n < 0 || rh.len < 0 || rh.n > rh.len || rh.lo > rh.hi)
 			elog(ERROR, "mtdpp_fit state is truncated");
 		st->places[k] = private_place;
 		if (rh.shared)
@@ -534,7 +539,8 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 		}
 		else
 		{
-			if (end - p < (ptrdiff_t) TYPEALIGN(8, rh.len))
+			/* compared before it is aligned, which could wrap it */
+			if (rh.len > end - p || end - p < (ptrdiff_t) TYPEALIGN(8, rh.len))
 				elog(ERROR, "mtdpp_fit state is truncated");
 			data = (const uint8 *) p;
 			p += TYPEALIGN(8, rh.len);
@@ -605,192 +611,4 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	m = mtdpp_fit_model(data, &p);
 	mtdpp_model_validate(m, MTDPP_FROM_TRAINING);
 	PG_RETURN_BYTEA_P(mtdpp_model_serialize(m));
-}
-
-/* ---------------------------------------------------------------------
- * mtdpp_train: the aggregate over a table, stored
- *
- * Runs mtdpp_fit over the user's table through SPI (a plan that may be
- * parallel), as the calling role, and stores the result.
- * --------------------------------------------------------------------- */
-
-/* Expression reading column COL of RELID, cast for the aggregate. */
-static char *
-column_expression(Oid relid, const char *col, const char *what, bool order_id)
-{
-	AttrNumber	att = get_attnum(relid, col);
-	Oid			type;
-	const char *q = quote_identifier(col);
-
-	if (att == InvalidAttrNumber)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" (%s) does not exist in %s", col, what,
-						get_rel_name(relid)),
-				 errhint("Name the column with %s => '...'.", what)));
-	type = get_atttype(relid, att);
-	switch (type)
-	{
-		case INT2OID:
-		case INT4OID:
-			return psprintf(order_id ? "%s::bigint" : "%s::integer", q);
-		case INT8OID:
-			return psprintf(order_id ? "%s" : "%s::integer", q);
-		default:
-			if (order_id)		/* any other order id: its hash identifies it */
-				return psprintf("pg_catalog.hashtextextended(%s::pg_catalog.text, 0::pg_catalog.int8)", q);
-			ereport(ERROR,
-					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" (%s) has type %s, expected an integer type",
-							col, what, format_type_be(type)),
-					 errhint("Item ids and positions are integers; map them with a view if needed.")));
-	}
-	pg_unreachable();
-}
-
-static void
-reject_named_key(Jsonb *params, const char *key)
-{
-	JsonbValue	k;
-
-	k.type = jbvString;
-	k.val.string.val = (char *) key;
-	k.val.string.len = strlen(key);
-	if (findJsonbValueFromContainer(&params->root, JB_FOBJECT, &k) != NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("hyperparameter \"%s\" is an argument of mtdpp_train", key),
-				 errhint("Pass it as %s => ... rather than inside params.", key)));
-}
-
-Datum
-mtdpp_train(PG_FUNCTION_ARGS)
-{
-	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
-	Oid			relid;
-	char	   *order_col,
-			   *item_col,
-			   *pos_expr;
-	Jsonb	   *params = PG_ARGISNULL(12) ? NULL : PG_GETARG_JSONB_P(12);
-	StringInfoData json;
-	StringInfoData query;
-	MtdppParams p;
-	Datum		pjson;
-	bytea	   *blob;
-	MtdppModel *m;
-	int			model_id;
-	bool		isnull;
-	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10] = {0};
-	const char *nsp;
-	const char *source;
-	MemoryContext caller = CurrentMemoryContext;
-
-	mtdpp_check_name("model name", name);
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("source must not be NULL"),
-				 errhint("Name a table or view of order lines, such as 'order_lines'.")));
-	relid = PG_GETARG_OID(1);
-	if (get_rel_name(relid) == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	order_col = text_to_cstring(mtdpp_text_arg(fcinfo, 2, "order_col"));
-	item_col = text_to_cstring(mtdpp_text_arg(fcinfo, 3, "item_col"));
-
-	/* named arguments go into the hyperparameters, checked there */
-	initStringInfo(&json);
-	appendStringInfoString(&json, "{\"kind\": ");
-	if (PG_ARGISNULL(7))
-		appendStringInfoString(&json, "null");
-	else
-		escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(7)));
-	appendStringInfoString(&json, ", \"target\": ");
-	if (PG_ARGISNULL(8))
-		appendStringInfoString(&json, "null");
-	else
-		escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(8)));
-	if (!PG_ARGISNULL(5))
-		appendStringInfo(&json, ", \"rank\": %d", PG_GETARG_INT32(5));
-	if (!PG_ARGISNULL(6))
-		appendStringInfo(&json, ", \"epochs\": %d", PG_GETARG_INT32(6));
-	if (!PG_ARGISNULL(9))
-		appendStringInfo(&json, ", \"seed\": " INT64_FORMAT, PG_GETARG_INT64(9));
-	appendStringInfo(&json, ", \"verbose\": %s}",
-					 (!PG_ARGISNULL(10) && PG_GETARG_BOOL(10)) ? "true" : "false");
-	if (params != NULL)
-	{
-		const char *named[] = {"kind", "target", "rank", "epochs", "seed", "verbose"};
-
-		if (!JB_ROOT_IS_OBJECT(params))
-			mtdpp_params_parse(&p, params);	/* raises the error */
-		for (int k = 0; k < lengthof(named); k++)
-			reject_named_key(params, named[k]);
-	}
-	pjson = DirectFunctionCall1(jsonb_in, CStringGetDatum(json.data));
-	if (params != NULL)
-		pjson = DirectFunctionCall2(jsonb_concat, pjson, JsonbPGetDatum(params));
-	mtdpp_params_resolve(&p, DatumGetJsonbP(pjson));
-	if (p.target == MTDPP_TARGET_LAST && PG_ARGISNULL(4))
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("target => 'last' needs a position column"),
-				 errhint("Name the column that orders the items of a basket with position_col => '...'.")));
-
-	pos_expr = PG_ARGISNULL(4) ? "NULL::integer" :
-		column_expression(relid, text_to_cstring(PG_GETARG_TEXT_PP(4)), "position_col", false);
-	nsp = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
-	source = DatumGetCString(DirectFunctionCall1(regclassout, ObjectIdGetDatum(relid)));
-	initStringInfo(&query);
-	appendStringInfo(&query, "SELECT %s.mtdpp_fit(%s, %s, %s, $1) FROM %s",
-					 quote_identifier(nsp),
-					 column_expression(relid, order_col, "order_col", true),
-					 column_expression(relid, item_col, "item_col", false),
-					 pos_expr, mtdpp_qualified_relation(relid));
-
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args(query.data, 1, (Oid[]) {JSONBOID}, (Datum[]) {pjson}, NULL,
-							  true, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not run %s", query.data);
-	/* copied out of SPI's memory, which SPI_finish frees */
-	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		MemoryContext spi = MemoryContextSwitchTo(caller);
-
-		blob = DatumGetByteaPCopy(d);
-		MemoryContextSwitchTo(spi);
-	}
-	SPI_finish();
-
-	m = mtdpp_model_deserialize(blob);
-	model_id = mtdpp_store_model(text_to_cstring(name), m,
-								 PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11), source);
-
-	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
-		elog(ERROR, "mtdpp_train must return a row");
-	tupdesc = BlessTupleDesc(tupdesc);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT version FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1", 1,
-							  (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
-							  NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not read back model %d", model_id);
-	values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	SPI_finish();
-	values[0] = Int32GetDatum(model_id);
-	values[1] = PointerGetDatum(name);
-	values[3] = CStringGetTextDatum(mtdpp_kind_name(m->kind));
-	values[4] = Int32GetDatum(m->n_items);
-	values[5] = Int32GetDatum(m->n_baskets);
-	values[6] = Int64GetDatum(m->n_examples);
-	values[7] = Float8GetDatum(m->final_loss);
-	values[8] = Int32GetDatum(m->best_epoch);
-	values[9] = Float8GetDatum(m->seconds);
-	if (m->epochs_run == 0)
-		nulls[7] = nulls[8] = true;
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
 }

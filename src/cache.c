@@ -276,6 +276,13 @@ load_model(MemoryContext context, int model_id, const char *kind, int rank, int 
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("model %d has log_w %g", model_id, log_w),
 				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
+	/* the DPP kinds have factors (rank 1 or more), the baselines none */
+	if (rank < 0 || rank > MTDPP_MAX_RANK ||
+		mtdpp_kind(mtdpp_kind_from_name(kind))->factors != (rank > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d of kind %s has rank %d", model_id, kind, rank),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
 	old = MemoryContextSwitchTo(context);
 	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
 	m->log_w = log_w;

@@ -662,6 +662,7 @@ static inline int64
 reader_read_order(RunReader *r, OrderLine *l)
 {
 	int64		n = r->count;
+	uint32		prev = 0;
 
 	if (!reader_has_items(r))
 		return 0;
@@ -670,8 +671,10 @@ reader_read_order(RunReader *r, OrderLine *l)
 		uint32		v = get_item(r->p, r->width);
 
 		r->p += r->width;
-		if (v > r->span)
+		/* an order's items come in order (the merge drops repeats next to each other) */
+		if (v > r->span || v < prev)
 			return reader_corrupt(r);
+		prev = v;
 		l[k] = (OrderLine) {r->order_id, (int32) ((uint32) r->lo + v), 0};
 	}
 	if (r->positions)
@@ -699,9 +702,9 @@ read_items_width(RunReader *r, int32 *items, int width)
 	{
 		uint32		v = get_item(p, width);
 
-		if (v > span)
-			return reader_corrupt(r);
 		/* an order's items come in order: a repeat follows its first */
+		if (v > span || v < prev)
+			return reader_corrupt(r);
 		if (k == 0 || v != prev)
 			items[n++] = (int32) (lo + v);
 		prev = v;

@@ -1,0 +1,119 @@
+/*
+ * mtdpp_stubs.c
+ *		The two parts of the extension that the harnesses replace, and the
+ *		checks of what the aggregate hands the trainer.
+ *
+ * - The hyperparameter parser (src/params.c) reads jsonb through the
+ *   server's jsonb code: it is fuzzed through a real server instead
+ *   (fuzz/server_fuzz.pl).  Here hyperparameters are the defaults; the
+ *   jsonb a state carries is only read through (every byte VARSIZE says it
+ *   has), so that a length that lies is caught.
+ * - The stochastic-gradient trainer (src/train.c, the fit of the DPP kinds)
+ *   is replaced by the exact baselines (src/kind_itemknn.c for small
+ *   inputs, src/kind_popularity.c otherwise), after the baskets it receives
+ *   have been checked (fuzz_check_baskets) and handed to fuzz_baskets_hook,
+ *   if set.  Hyperparameters name the multitask kind, so every fit comes
+ *   here.
+ */
+#include "postgres.h"
+
+#include "pg_runtime.h"
+#include "mtdpp_stubs.h"
+
+void		(*fuzz_baskets_hook) (const MtdppBaskets *data) = NULL;
+
+void
+mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
+{
+	memset(p, 0, sizeof(*p));
+	p->kind = kind;
+	p->rank = 0;
+	p->epochs = 1;
+}
+
+void
+mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
+{
+	mtdpp_params_defaults(p, MTDPP_MULTITASK);
+	if (json != NULL)
+	{
+		volatile uint8 sum = 0;
+
+		for (Size i = 0; i < VARSIZE(json); i++)
+			sum += ((const uint8 *) json)[i];
+		(void) sum;
+	}
+}
+
+void
+mtdpp_params_for_data(MtdppParams *p, int n_items)
+{
+}
+
+char *
+mtdpp_params_to_json(const MtdppParams *p)
+{
+	return pstrdup("{\"kind\": \"popularity\"}");
+}
+
+/*
+ * What lines.c promises of the baskets: CSR offsets from 0 to n_lines, no
+ * empty basket, dense indices in range, item ids ascending, no item twice in
+ * a basket, popularity = the number of baskets holding each item, and every
+ * item in some basket.
+ */
+void
+fuzz_check_baskets(const MtdppBaskets *d)
+{
+	int32	   *seen;
+	int32	   *count;
+
+	if (d->n_baskets < 0 || d->n_items < 0 || d->n_lines < 0)
+		fuzz_fail("baskets with negative sizes: %d baskets, %d items, " INT64_FORMAT " lines",
+				  d->n_baskets, d->n_items, d->n_lines);
+	if (d->start[0] != 0 || d->start[d->n_baskets] != d->n_lines)
+		fuzz_fail("basket offsets run from " INT64_FORMAT " to " INT64_FORMAT ", not 0 to " INT64_FORMAT,
+				  d->start[0], d->start[d->n_baskets], d->n_lines);
+	for (int i = 1; i < d->n_items; i++)
+		if (d->item_ids[i] <= d->item_ids[i - 1])
+			fuzz_fail("item ids not ascending at index %d", i);
+	seen = palloc(sizeof(int32) * Max(d->n_items, 1));
+	count = palloc0(sizeof(int32) * Max(d->n_items, 1));
+	for (int i = 0; i < d->n_items; i++)
+		seen[i] = -1;
+	for (int b = 0; b < d->n_baskets; b++)
+	{
+		if (d->start[b + 1] <= d->start[b])
+			fuzz_fail("basket %d is empty or its offsets decrease", b);
+		for (int64 k = d->start[b]; k < d->start[b + 1]; k++)
+		{
+			int32		x = d->items[k];
+
+			if (x < 0 || x >= d->n_items)
+				fuzz_fail("basket %d holds index %d of %d items", b, x, d->n_items);
+			if (seen[x] == b)
+				fuzz_fail("basket %d holds item %d twice", b, d->item_ids[x]);
+			seen[x] = b;
+			count[x]++;
+		}
+	}
+	for (int i = 0; i < d->n_items; i++)
+		if (count[i] != d->popularity[i] || count[i] == 0)
+			fuzz_fail("item %d is in %d baskets, its popularity says %d",
+					  d->item_ids[i], count[i], d->popularity[i]);
+	pfree(seen);
+	pfree(count);
+}
+
+MtdppModel *
+mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
+{
+	MtdppParams q = *p;
+
+	fuzz_check_baskets(data);
+	if (fuzz_baskets_hook)
+		fuzz_baskets_hook(data);
+	q.kind = data->n_lines <= 4096 ? MTDPP_ITEMKNN : MTDPP_POPULARITY;
+	q.rank = 0;
+	return mtdpp_kind(q.kind)->fit(data, &q);
+}
