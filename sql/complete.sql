@@ -112,3 +112,19 @@ FROM (SELECT item_id, score, rank FROM mtdpp_complete(ARRAY[3, 5, 7], 12)) c
 JOIN (SELECT item_id, score, row_number() OVER (ORDER BY score DESC, item_id) AS rank
       FROM mtdpp_score(ARRAY[3, 5, 7], (SELECT array_agg(i) FROM generate_series(1, 60) i WHERE i NOT IN (3, 5, 7)))) s
   USING (rank);
+-- mtdpp_explain: for a completion from basket {1, 2, 25} (items 1 and 2 of
+-- group 0, item 25 of group 2), the group-0 items drive a group-0 item
+SELECT item_id, basket_item, rank FROM mtdpp_explain(ARRAY[1, 2, 25], ARRAY[3], 'planted') ORDER BY rank;
+-- contributions are score(t | B) - score(t | B without i), exactly
+SELECT bool_and(abs(e.contribution - (f.score - w.score)) < 1e-12) AS loo
+FROM mtdpp_explain(ARRAY[1, 2, 25], ARRAY[3, 4, 26], 'planted') e
+JOIN mtdpp_score(ARRAY[1, 2, 25], ARRAY[3, 4, 26], 'planted') f USING (item_id)
+JOIN LATERAL mtdpp_score(array_remove(ARRAY[1, 2, 25], e.basket_item), ARRAY[e.item_id], 'planted') w USING (item_id);
+-- items unknown to the model or of the basket have no rows; unknown basket items neither
+SELECT count(*) AS n FROM mtdpp_explain(ARRAY[1, 2, 9999], ARRAY[1, 8888, 3], 'planted');
+SELECT count(DISTINCT item_id) AS items, count(*) AS n FROM mtdpp_explain(ARRAY[1, 2, 25], ARRAY[3, 4, 5, 26], 'planted');
+-- a one-item basket: leaving its item out leaves the empty basket
+SELECT abs(e.contribution - (f.score - z.score)) < 1e-12 AS to_empty
+FROM mtdpp_explain(ARRAY[1], ARRAY[3], 'planted') e, mtdpp_score(ARRAY[1], ARRAY[3], 'planted') f,
+     mtdpp_score('{}', ARRAY[3], 'planted') z;
+SELECT * FROM mtdpp_explain(ARRAY[1], NULL);

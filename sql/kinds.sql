@@ -43,4 +43,13 @@ GROUP BY m.kind ORDER BY m.kind;
 -- the low-rank DPP conditions on at most rank - 1 basket items
 SELECT count(*) AS n, bool_and(score > '-infinity') AS positive
 FROM mtdpp_complete((SELECT array_agg(i) FROM generate_series(1, 40) i), 5, 'kind_lowrank');
+-- item-kNN: a contribution is the cosine weight of the basket item and the completion
+SELECT count(*) AS compared, bool_and(abs(e.contribution - w.weight) < 1e-6) AS cosine_weights
+FROM mtdpp_explain(ARRAY[11, 14, 25], ARRAY[12, 13, 15], 'kind_itemknn') e
+JOIN (SELECT i.item_id AS basket_item, u.nbr AS item_id, u.w AS weight
+      FROM mtdpp.items i JOIN mtdpp.models m USING (model_id),
+           unnest(i.neighbors, i.neighbor_weights) AS u(nbr, w)
+      WHERE m.name = 'kind_itemknn' AND m.active) w USING (basket_item, item_id);
+SELECT count(*) AS n, bool_and(contribution = 0) AS no_cooccurrence_no_weight
+FROM mtdpp_explain(ARRAY[11, 14, 25], ARRAY[12, 13, 15], 'kind_itemknn') WHERE basket_item = 25;
 SELECT mtdpp_drop(name) FROM mtdpp.models WHERE name LIKE 'kind\_%' ORDER BY name;

@@ -46,3 +46,10 @@ ALTER TABLE mtdpp.models ENABLE REPLICA TRIGGER models_applied;
 ALTER TABLE mtdpp.items ENABLE REPLICA TRIGGER items_applied;
 ALTER TABLE mtdpp.models ENABLE REPLICA TRIGGER models_truncate_applied;
 ALTER TABLE mtdpp.items ENABLE REPLICA TRIGGER items_truncate_applied;
+
+-- Which basket items drive a completion, and by how much.
+CREATE FUNCTION mtdpp_explain(basket integer[], items integer[], model text DEFAULT NULL)
+RETURNS TABLE (item_id integer, basket_item integer, contribution float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_explain(integer[], integer[], text) IS
+    'for each of ITEMS as a completion of BASKET, each basket item with how much the item''s score falls when that basket item is left out, largest first';

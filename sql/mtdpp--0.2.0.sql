@@ -176,6 +176,13 @@ AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NU
 COMMENT ON FUNCTION mtdpp_score(integer[], integer[], text) IS
     'score of each of ITEMS as the completion of BASKET, in the order given; NULL for items the model does not know and for items of BASKET';
 
+-- Which basket items drive a completion, and by how much.
+CREATE FUNCTION mtdpp_explain(basket integer[], items integer[], model text DEFAULT NULL)
+RETURNS TABLE (item_id integer, basket_item integer, contribution float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_explain(integer[], integer[], text) IS
+    'for each of ITEMS as a completion of BASKET, each basket item with how much the item''s score falls when that basket item is left out, largest first';
+
 CREATE FUNCTION mtdpp_evaluate(
     model text,
     source regclass,

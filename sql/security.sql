@@ -60,6 +60,7 @@ SELECT mtdpp_save('sec_fit', mtdpp_fit(order_id, item_id, pos, '{"kind": "popula
 SELECT pg_catalog.count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
 SELECT pg_catalog.count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5);
 SELECT pg_catalog.count(score) AS n FROM mtdpp_score(ARRAY[1, 2], ARRAY[3, 4, 5], 'sec');
+SELECT pg_catalog.count(*) AS n FROM mtdpp_explain(ARRAY[1, 2], ARRAY[3, 4], 'sec');
 SELECT baskets FROM mtdpp_evaluate('sec', 'test_baskets');
 -- model management
 SELECT mtdpp_activate('sec', 1) IS NOT NULL AS activated;

@@ -1,6 +1,6 @@
 /*
  * complete.c
- *		Query time: mtdpp_complete and mtdpp_score.
+ *		Query time: mtdpp_complete, mtdpp_score and mtdpp_explain.
  *
  * A basket arrives as int[]; items the model has never seen are ignored and
  * repeated items count once (a model cannot say anything about an item it
@@ -15,6 +15,7 @@
 #include "catalog/pg_type.h"
 #include "fmgr.h"
 #include "funcapi.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -24,6 +25,7 @@
 
 PG_FUNCTION_INFO_V1(mtdpp_complete);
 PG_FUNCTION_INFO_V1(mtdpp_score);
+PG_FUNCTION_INFO_V1(mtdpp_explain);
 
 /* A one-dimensional int[] without NULLs, or an error saying what is wrong. */
 static ArrayType *
@@ -208,6 +210,109 @@ mtdpp_score(PG_FUNCTION_ARGS)
 		else
 			nulls[1] = true;
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_NULL();
+}
+
+/*
+ * mtdpp_explain(basket, items): which items of the basket drive each
+ * completion, and by how much.  The contribution of basket item i to the
+ * completion t is how much t's score falls when i is left out:
+ *
+ *		contribution(i, t) = score(t | B) - score(t | B without i)
+ *
+ * For item-kNN that is the cosine weight of i and t, so contributions sum
+ * to the score.  For the multi-task DPP it is ln of what is left of i's
+ * row of K_t once the other basket items are projected out (the Schur
+ * complement of i in K_t[B], t's task factors weighting the directions):
+ * an item counts the more as t's task sees it strongly and the rest of the
+ * basket does not already cover it.  Leaving out a one-item basket's only
+ * item leaves the empty basket, which every kind completes by popularity.
+ * One batch of scores per basket item: (b + 1) batches for b basket items.
+ */
+Datum
+mtdpp_explain(PG_FUNCTION_ARGS)
+{
+	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
+	ArrayType  *items = checked_int_array(fcinfo, 1, "items");
+	MtdppModel *m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
+	int			n = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
+	int32	   *ids = (int32 *) ARR_DATA_PTR(items);
+	bool	   *in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));
+	int32	   *cands = palloc(sizeof(int32) * Max(n, 1));
+	int32	   *rest;
+	double	   *full,
+			   *without;
+	int32	   *ctx;
+	int			b,
+				nc = 0;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
+	ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
+							   ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
+							   NULL, in_basket, &b, NULL);
+	/* the completions to explain: items the model knows, not of the basket */
+	for (int i = 0; i < n; i++)
+	{
+		int			idx = mtdpp_model_index(m, ids[i]);
+
+		if (idx >= 0 && !in_basket[idx])
+			cands[nc++] = idx;
+	}
+	full = palloc(sizeof(double) * Max(nc, 1));
+	without = palloc(sizeof(double) * (size_t) Max(nc, 1) * Max(b, 1));
+	rest = palloc(sizeof(int32) * Max(b, 1));
+	if (nc > 0)
+	{
+		mtdpp_score_some(m, ctx, b, cands, nc, full);
+		for (int s = 0; s < b; s++)
+		{
+			int			r = 0;
+
+			CHECK_FOR_INTERRUPTS();
+			for (int u = 0; u < b; u++)
+				if (u != s)
+					rest[r++] = ctx[u];
+			mtdpp_score_some(m, rest, r, cands, nc, without + (size_t) s * nc);
+		}
+	}
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int c = 0; c < nc; c++)
+	{
+		/* the basket items by decreasing contribution, ties by item id */
+		int		   *order = palloc(sizeof(int) * Max(b, 1));
+
+		for (int s = 0; s < b; s++)
+		{
+			int			at = s;
+
+			while (at > 0)
+			{
+				int			o = order[at - 1];
+				double		co = full[c] - without[(size_t) o * nc + c],
+							cs = full[c] - without[(size_t) s * nc + c];
+
+				if (co > cs || (co == cs && m->item_ids[ctx[o]] < m->item_ids[ctx[s]]))
+					break;
+				order[at] = o;
+				at--;
+			}
+			order[at] = s;
+		}
+		for (int k = 0; k < b; k++)
+		{
+			int			s = order[k];
+			Datum		values[4];
+			bool		nulls[4] = {false, false, false, false};
+
+			values[0] = Int32GetDatum(m->item_ids[cands[c]]);
+			values[1] = Int32GetDatum(m->item_ids[ctx[s]]);
+			values[2] = Float8GetDatum(full[c] - without[(size_t) s * nc + c]);
+			values[3] = Int32GetDatum(k + 1);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+		pfree(order);
 	}
 	PG_RETURN_NULL();
 }
