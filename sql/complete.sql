@@ -128,3 +128,23 @@ SELECT abs(e.contribution - (f.score - z.score)) < 1e-12 AS to_empty
 FROM mtdpp_explain(ARRAY[1], ARRAY[3], 'planted') e, mtdpp_score(ARRAY[1], ARRAY[3], 'planted') f,
      mtdpp_score('{}', ARRAY[3], 'planted') z;
 SELECT * FROM mtdpp_explain(ARRAY[1], NULL);
+-- candidate filters inside the top k: k rows whenever k candidates pass
+SELECT array_agg(item_id ORDER BY rank) AS allowed_only
+FROM mtdpp_complete(ARRAY[1, 2], 3, 'planted', allowed => ARRAY[5, 55, 9999, 1, 6, 7, 5]);
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 10, 'planted', allowed => ARRAY[1, 2, 3]);
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 10, 'planted', allowed => '{}');
+SELECT count(*) AS n, bool_and(item_id NOT IN (3, 4, 5)) AS none_excluded
+FROM mtdpp_complete(ARRAY[1, 2], 10, 'planted', excluded => ARRAY[3, 4, 5]);
+-- the same as the unfiltered ranking with the others removed, for small and
+-- large allowed lists and every kind of path (k below and above the list)
+SELECT a.n_allowed, k, bool_and(f.item_id = u.item_id AND abs(f.score - u.score) < 1e-9) AS same_as_filtering_after,
+       count(*) AS compared
+FROM (VALUES (3), (12), (40)) a(n_allowed) CROSS JOIN (VALUES (2), (10)) kk(k)
+CROSS JOIN LATERAL (SELECT item_id, score, rank FROM mtdpp_complete(ARRAY[1, 2, 33], k, 'planted',
+        allowed => (SELECT array_agg(i) FROM generate_series(60, 61 - a.n_allowed, -1) i),
+        excluded => ARRAY[60])) f
+JOIN LATERAL (SELECT item_id, score, row_number() OVER (ORDER BY score DESC, item_id) AS rank
+              FROM mtdpp_complete(ARRAY[1, 2, 33], 60, 'planted')
+              WHERE item_id BETWEEN 61 - a.n_allowed AND 59) u ON u.rank = f.rank
+GROUP BY a.n_allowed, k ORDER BY 1, 2;
+SELECT * FROM mtdpp_complete(ARRAY[1], 3, allowed => ARRAY[2, NULL]);

@@ -53,3 +53,13 @@ RETURNS TABLE (item_id integer, basket_item integer, contribution float8, rank i
 AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
 COMMENT ON FUNCTION mtdpp_explain(integer[], integer[], text) IS
     'for each of ITEMS as a completion of BASKET, each basket item with how much the item''s score falls when that basket item is left out, largest first';
+
+-- mtdpp_complete takes candidate filters (a query or view that calls it
+-- must be dropped before the update and created again after it).
+DROP FUNCTION mtdpp_complete(integer[], integer, text);
+CREATE FUNCTION mtdpp_complete(basket integer[], k integer, model text DEFAULT NULL,
+                               allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
+RETURNS TABLE (item_id integer, score float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]) IS
+    'the K items that best complete BASKET, best first, never one of its items, only ALLOWED ones (NULL: any) and never EXCLUDED ones; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score))';

@@ -164,11 +164,12 @@ COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
     'every hyperparameter key, with its type, its default for KIND (as JSON), its valid values and what it does';
 
 -- Query time.  STABLE: answers depend on the model tables.
-CREATE FUNCTION mtdpp_complete(basket integer[], k integer, model text DEFAULT NULL)
+CREATE FUNCTION mtdpp_complete(basket integer[], k integer, model text DEFAULT NULL,
+                               allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
 RETURNS TABLE (item_id integer, score float8, rank integer)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete(integer[], integer, text) IS
-    'the K items that best complete BASKET, best first, never one of its items; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score))';
+COMMENT ON FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]) IS
+    'the K items that best complete BASKET, best first, never one of its items, only ALLOWED ones (NULL: any) and never EXCLUDED ones; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score))';
 
 CREATE FUNCTION mtdpp_score(basket integer[], items integer[], model text DEFAULT NULL)
 RETURNS TABLE (item_id integer, score float8)

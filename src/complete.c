@@ -6,7 +6,10 @@
  * repeated items count once (a model cannot say anything about an item it
  * never saw).  The remaining context is scored against the whole catalog in
  * one batch and the k best items not in the basket are kept (see topk.c),
- * ties broken by item id so answers are repeatable.
+ * ties broken by item id so answers are repeatable.  Candidate filters
+ * (allowed, excluded) act inside the top k: k rows come back whenever k
+ * candidates pass them, and an allowed list is the only one bounded and
+ * scored, so a short list costs little.
  */
 #include "postgres.h"
 
@@ -128,6 +131,8 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 	int32	   *ctx;
 	int			b;
 	bool	   *in_ctx;
+	int32	   *allowed = NULL;
+	int			n_allowed = 0;
 	MtdppRanked *best;
 	int			nb;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
@@ -149,10 +154,50 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 	ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
 							   ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
 							   NULL, in_ctx, &b, NULL);
+	/*
+	 * The candidate filters: excluded items, and outside the allowed ones
+	 * (arguments since 0.2.0: a database not yet updated passes three).
+	 */
+	if (PG_NARGS() > 4 && !PG_ARGISNULL(4))
+	{
+		ArrayType  *excluded = checked_int_array(fcinfo, 4, "excluded");
+		int32	   *ids = (int32 *) ARR_DATA_PTR(excluded);
+
+		for (int i = ArrayGetNItems(ARR_NDIM(excluded), ARR_DIMS(excluded)) - 1; i >= 0; i--)
+		{
+			int			idx = mtdpp_model_index(m, ids[i]);
+
+			if (idx >= 0)
+				in_ctx[idx] = true;
+		}
+	}
+	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
+	{
+		ArrayType  *allowed_ids = checked_int_array(fcinfo, 3, "allowed");
+		int			n = ArrayGetNItems(ARR_NDIM(allowed_ids), ARR_DIMS(allowed_ids));
+		int32	   *ids = (int32 *) ARR_DATA_PTR(allowed_ids);
+		bool	   *listed = palloc0(sizeof(bool) * Max(m->n_items, 1));
+
+		allowed = palloc(sizeof(int32) * Max(n, 1));
+		for (int i = 0; i < n; i++)
+		{
+			int			idx = mtdpp_model_index(m, ids[i]);
+
+			if (idx >= 0 && !in_ctx[idx] && !listed[idx])
+			{
+				listed[idx] = true;
+				allowed[n_allowed++] = idx;
+			}
+		}
+		/* every other item is no candidate */
+		for (int i = 0; i < m->n_items; i++)
+			in_ctx[i] |= !listed[i];
+		pfree(listed);
+	}
 
 	k = Min(k, m->n_items);
 	best = palloc(sizeof(MtdppRanked) * Max(k, 1));
-	nb = mtdpp_top_k(m, ctx, b, in_ctx, k, best);
+	nb = mtdpp_top_k(m, ctx, b, in_ctx, allowed, n_allowed, k, best);
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < nb; i++)

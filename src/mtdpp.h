@@ -373,7 +373,8 @@ typedef struct MtdppRanked
 } MtdppRanked;
 
 extern int	mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b,
-						const bool *exclude, int k, MtdppRanked *out);
+						const bool *exclude, const int32 *allowed, int n_allowed,
+						int k, MtdppRanked *out);
 extern void mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b,
 						  const bool *exclude, int held, double held_score_if_unknown,
 						  int *above, int *ties, int *candidates);

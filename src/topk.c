@@ -335,17 +335,27 @@ cmp_by_bound(const void *a, const void *b, void *arg)
 /*
  * The K best items (dense indices) as completions of the context CTX, best
  * first, skipping the items EXCLUDE flags; returns how many (at most K).
+ * ALLOWED, if not NULL, lists the only candidates (N_ALLOWED distinct items,
+ * none of them flagged, every other item flagged): only they are bounded or
+ * scored, so that a short list costs little.
  */
 int
 mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
-			int k, MtdppRanked *out)
+			const int32 *allowed, int n_allowed, int k, MtdppRanked *out)
 {
 	TopK		top = {out, 0, k};
 	double	   *scores;
 
 	if (k <= 0)
 		return 0;
-	if (!mtdpp_kind(m->kind)->bounded || b == 0)
+	if (allowed != NULL && (!mtdpp_kind(m->kind)->bounded || b == 0 || n_allowed <= k))
+	{
+		scores = palloc(sizeof(double) * Max(n_allowed, 1));
+		mtdpp_score_some(m, ctx, b, allowed, n_allowed, scores);
+		for (int j = 0; j < n_allowed; j++)
+			offer(&top, scores[j], allowed[j]);
+	}
+	else if (!mtdpp_kind(m->kind)->bounded || b == 0)
 	{
 		scores = palloc(sizeof(double) * Max(m->n_items, 1));
 		mtdpp_score_all(m, ctx, b, scores);
@@ -368,7 +378,18 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 
 		scores = palloc(sizeof(double) * Max(m->n_items, 1));
 		mtdpp_basket_pairs(m, ctx, b, P);
-		offset = determinant_bounds(m, ctx, b, NULL, 0, bound);
+		if (allowed != NULL)
+		{
+			/* the allowed items' bounds, at their places (the others are flagged) */
+			double	   *listed = palloc(sizeof(double) * Max(n_allowed, 1));
+
+			offset = determinant_bounds(m, ctx, b, allowed, n_allowed, listed);
+			for (int j = 0; j < n_allowed; j++)
+				bound[allowed[j]] = listed[j];
+			pfree(listed);
+		}
+		else
+			offset = determinant_bounds(m, ctx, b, NULL, 0, bound);
 
 		/* 1. the k largest bounds, scored exactly */
 		for (int i = 0; i < m->n_items; i++)
