@@ -63,3 +63,26 @@ RETURNS TABLE (item_id integer, score float8, rank integer)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]) IS
     'the K items that best complete BASKET, best first, never one of its items, only ALLOWED ones (NULL: any) and never EXCLUDED ones; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score))';
+
+-- mtdpp_train can start from the active version of its model.
+DROP FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb);
+CREATE FUNCTION mtdpp_train(
+    name text,
+    source regclass,
+    order_col text DEFAULT 'order_id',
+    item_col text DEFAULT 'item_id',
+    position_col text DEFAULT NULL,
+    rank integer DEFAULT NULL,
+    epochs integer DEFAULT NULL,
+    kind text DEFAULT 'multitask',
+    target text DEFAULT 'random',
+    seed bigint DEFAULT 0,
+    verbose boolean DEFAULT false,
+    activate boolean DEFAULT true,
+    params jsonb DEFAULT '{}',
+    warm_start boolean DEFAULT false)
+RETURNS TABLE (model_id integer, name text, version integer, kind text, items integer,
+               baskets integer, examples bigint, final_loss float8, best_epoch integer, seconds float8)
+AS 'MODULE_PATHNAME', 'mtdpp_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean) IS
+    'trains a model of NAME from the order lines of SOURCE and stores it as its next version; WARM_START starts from its active version';

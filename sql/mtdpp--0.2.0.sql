@@ -149,12 +149,13 @@ CREATE FUNCTION mtdpp_train(
     seed bigint DEFAULT 0,
     verbose boolean DEFAULT false,
     activate boolean DEFAULT true,
-    params jsonb DEFAULT '{}')
+    params jsonb DEFAULT '{}',
+    warm_start boolean DEFAULT false)
 RETURNS TABLE (model_id integer, name text, version integer, kind text, items integer,
                baskets integer, examples bigint, final_loss float8, best_epoch integer, seconds float8)
 AS 'MODULE_PATHNAME', 'mtdpp_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb) IS
-    'trains a model of NAME from the order lines of SOURCE and stores it as its next version';
+COMMENT ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean) IS
+    'trains a model of NAME from the order lines of SOURCE and stores it as its next version; WARM_START starts from its active version';
 
 -- The hyperparameter keys of mtdpp_train's params and of mtdpp_fit.
 CREATE FUNCTION mtdpp_hyperparameters(kind text DEFAULT 'multitask')

@@ -61,3 +61,27 @@ SELECT (SELECT array_agg(k ORDER BY k) FROM mtdpp.models m, jsonb_object_keys(m.
         WHERE m.model_id = (SELECT min(model_id) FROM mtdpp.models)) =
        (SELECT array_agg(key ORDER BY key) FROM mtdpp_hyperparameters() WHERE key <> 'verbose') AS stored_keys;
 SELECT * FROM mtdpp_hyperparameters('nope');
+-- warm start: from the active version of the model, the items it knows keep
+-- their parameters (so a step too small to move them returns them)
+SELECT version, best_epoch FROM mtdpp_train('warm', 'train_lines', rank => 4, epochs => 3, seed => 1);
+SELECT version, best_epoch, items FROM mtdpp_train('warm', 'train_lines', rank => 4, epochs => 1, seed => 2,
+    warm_start => true, params => '{"learning_rate": 1e-9}');
+SELECT hyperparams ->> 'warm_start' AS warm_start FROM mtdpp.models WHERE name = 'warm' ORDER BY version;
+SELECT count(*) AS items,
+       bool_and((SELECT max(abs(a - b)) FROM unnest(i1.factors, i2.factors) u(a, b)) < 1e-5) AS same_factors,
+       bool_and((SELECT max(abs(abs(a) - abs(b))) FROM unnest(i1.task_factors, i2.task_factors) u(a, b)) < 1e-5) AS same_task_factors,
+       bool_and(abs(i1.bias - i2.bias) < 1e-5) AS same_bias
+FROM mtdpp.items i1 JOIN mtdpp.models m1 USING (model_id)
+JOIN mtdpp.items i2 USING (item_id) JOIN mtdpp.models m2 ON m2.model_id = i2.model_id
+WHERE m1.name = 'warm' AND m1.version = 1 AND m2.name = 'warm' AND m2.version = 2;
+-- new items start fresh, items gone are dropped
+CREATE TABLE more_lines AS SELECT * FROM lines WHERE order_id <= 500 AND item_id <> 7
+UNION ALL SELECT 10000 + o, 100 + o % 3, 1 FROM generate_series(1, 30) o
+UNION ALL SELECT 10000 + o, 1 + o % 5, 2 FROM generate_series(1, 30) o;
+SELECT version, items FROM mtdpp_train('warm', 'more_lines', position_col => 'pos', rank => 4, epochs => 2, warm_start => true);
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[100, 1], 5, 'warm');
+-- a warm start needs a model of the same kind and rank
+SELECT * FROM mtdpp_train('warm', 'train_lines', rank => 8, warm_start => true);
+SELECT * FROM mtdpp_train('no_such_model', 'train_lines', warm_start => true);
+SELECT * FROM mtdpp_train('warm', 'train_lines', params => '{"warm_start": 3}');
+SELECT mtdpp_drop('warm');

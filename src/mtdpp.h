@@ -33,6 +33,8 @@
 #define MTDPP_MODEL_MAGIC		0x4d444450	/* "MDDP" */
 
 #define MTDPP_MAX_RANK			1024
+/* model names: at most this many bytes */
+#define MTDPP_NAME_MAX			200
 /* contexts beyond this many items keep their last (or a random) 100 */
 #define MTDPP_MAX_CONTEXT		100
 /* range of the hyperparameter w (and of exp(log_w) in a stored model) */
@@ -96,6 +98,8 @@ typedef struct MtdppParams
 	int			validation_candidates;	/* candidates ranked per validation basket */
 	int64		seed;
 	bool		verbose;
+	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */
+	const struct MtdppModel *warm;	/* its active version, looked up for the fit */
 } MtdppParams;
 
 /* Baskets gathered by the training aggregate: CSR over dense item indices. */

@@ -33,7 +33,8 @@ typedef enum ParamType
 	PARAM_REAL,					/* double field */
 	PARAM_LOG,					/* double field holding the log of the value */
 	PARAM_BOOL,					/* bool field */
-	PARAM_CHOICE				/* enum field: the index of one of CHOICES */
+	PARAM_CHOICE,				/* enum field: the index of one of CHOICES */
+	PARAM_TEXT					/* char[] field of MTDPP_NAME_MAX + 1 bytes, "" by default */
 } ParamType;
 
 typedef struct ParamKey
@@ -113,6 +114,8 @@ static const ParamKey param_keys[] = {
 	"'softmax' (each positive against its negatives) or 'logistic' (the paper's)"},
 	{"negative_power", PARAM_REAL, F(negative_power), 0.0, 0.0, 2.0, NULL, "a number in [0, 2]", true,
 	"negatives drawn with probability proportional to popularity^negative_power (0: uniform)"},
+	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
+	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 };
 
 static const ParamKey *
@@ -172,6 +175,9 @@ set_field(MtdppParams *p, const ParamKey *key, double value)
 			/* every enum of MtdppParams is int-sized */
 			*(int *) field = (int) value;
 			break;
+		case PARAM_TEXT:
+			field[0] = '\0';	/* the default; text is set by parsing */
+			break;
 	}
 }
 
@@ -194,6 +200,8 @@ get_field(const MtdppParams *p, const ParamKey *key)
 			return exp(*(const double *) field);
 		case PARAM_BOOL:
 			return *(const bool *) field;
+		case PARAM_TEXT:
+			return 0;
 	}
 	pg_unreachable();
 }
@@ -227,11 +235,17 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 }
 
 static void
-bad_value(const ParamKey *key, const char *value)
+bad_value_expecting(const ParamKey *key, const char *value, const char *expect)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("hyperparameter \"%s\" is %s, expected %s", key->name, value, key->expect)));
+			 errmsg("hyperparameter \"%s\" is %s, expected %s", key->name, value, expect)));
+}
+
+static void
+bad_value(const ParamKey *key, const char *value)
+{
+	bad_value_expecting(key, value, key->expect);
 }
 
 /* The value V given for KEY, checked, as set_field takes it. */
@@ -312,6 +326,19 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 		}
 		if (tok != WJB_VALUE || v.type == jbvNull)
 			continue;			/* null means "the default" */
+		if (key->type == PARAM_TEXT)
+		{
+			char	   *field = (char *) p + key->offset;
+
+			if (v.type != jbvString)
+				bad_value(key, "not a string");
+			if (v.val.string.len == 0 || v.val.string.len > MTDPP_NAME_MAX)
+				bad_value_expecting(key, psprintf("a string of %d bytes", v.val.string.len),
+									psprintf("%s of 1 to %d bytes", key->expect, MTDPP_NAME_MAX));
+			memcpy(field, v.val.string.val, v.val.string.len);
+			field[v.val.string.len] = '\0';
+			continue;
+		}
 		set_field(p, key, checked_value(key, &v));
 	}
 	/* the baselines have no factors, whatever rank was asked */
@@ -357,6 +384,16 @@ append_json_value(StringInfo s, const MtdppParams *p, const ParamKey *key)
 			break;
 		case PARAM_CHOICE:
 			escape_json(s, key->choices ? key->choices[(int) d] : mtdpp_kind_name((MtdppKind) d));
+			break;
+		case PARAM_TEXT:
+			{
+				const char *text = (const char *) p + key->offset;
+
+				if (text[0] == '\0')
+					appendStringInfoString(s, "null");
+				else
+					escape_json(s, text);
+			}
 			break;
 	}
 }
@@ -410,7 +447,8 @@ mtdpp_hyperparameters(PG_FUNCTION_ARGS)
 	MtdppParams p;
 	static const char *const type_names[] = {
 		[PARAM_INT] = "integer",[PARAM_INT64] = "integer",[PARAM_REAL] = "number",
-		[PARAM_LOG] = "number",[PARAM_BOOL] = "boolean",[PARAM_CHOICE] = "string"
+		[PARAM_LOG] = "number",[PARAM_BOOL] = "boolean",[PARAM_CHOICE] = "string",
+		[PARAM_TEXT] = "string"
 	};
 
 	mtdpp_params_defaults(&p, PG_ARGISNULL(0) ? MTDPP_MULTITASK :

@@ -133,6 +133,7 @@ typedef struct Trainer
 	bool		task_factors;	/* R is trained (multi-task kinds) */
 	bool		likelihood;		/* loss is -ln det (low-rank DPP), not logistic */
 	double		mean_pop;
+	int			warm_items;		/* items that took a warm start's parameters */
 
 	Shard	   *shards[TRAIN_SHARDS];	/* each in memory of its own */
 	MtdppHelper *helper;		/* a second thread, or NULL */
@@ -952,12 +953,19 @@ set_aside_validation(Trainer *tr, bool *is_val)
 	memcpy(tr->val_exclude, tr->val_outside, sizeof(bool) * d->n_items);
 }
 
-static void
+/*
+ * Random initial factors; with a warm start, the items the earlier model
+ * knows then take its parameters (R from its R squared: R enters every
+ * kernel squared, so its sign is immaterial).  Returns how many did.
+ */
+static int
 initialise(Trainer *tr)
 {
 	MtdppModel *m = tr->m;
 	const MtdppParams *p = tr->p;
+	const MtdppModel *warm = p->warm;
 	Size		cells = (Size) m->n_items * m->rank;
+	int			kept = 0;
 
 	for (Size c = 0; c < cells; c++)
 		m->V[c] = p->init_scale * gaussian(&tr->rng);
@@ -965,7 +973,27 @@ initialise(Trainer *tr)
 		m->R[c] = tr->task_factors ? 1.0 + p->init_scale * gaussian(&tr->rng) : 1.0;
 	for (int i = 0; i < m->n_items; i++)
 		m->D[i] = tr->bias ? 1.0 + p->init_scale * gaussian(&tr->rng) : 0.0;
+	for (int i = 0; warm != NULL && i < m->n_items; i++)
+	{
+		int32		j = mtdpp_model_index(warm, m->item_ids[i]);
+		double	   *V = m->V + (size_t) i * m->rank,
+				   *R = m->R + (size_t) i * m->rank;
+
+		if (j < 0)
+			continue;
+		mtdpp_gather_V(warm, &j, 1, V);
+		if (tr->task_factors)
+		{
+			mtdpp_gather_R2(warm, &j, 1, R);
+			for (int c = 0; c < m->rank; c++)
+				R[c] = sqrt(R[c]);
+		}
+		if (tr->bias)
+			m->D[i] = warm->D[j];
+		kept++;
+	}
 	mtdpp_model_prepare(m);
+	return kept;
 }
 
 static void
@@ -1200,7 +1228,7 @@ trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p)
 		for (int i = 0; i < data->n_items; i++)
 			tr->neg_logq[i] = log(data->n_items * pow(Max(data->popularity[i], 1), p->negative_power) / total);
 	}
-	initialise(tr);
+	tr->warm_items = initialise(tr);
 	tr->is_val = palloc0(sizeof(bool) * Max(data->n_baskets, 1));
 	set_aside_validation(tr, tr->is_val);
 
@@ -1350,6 +1378,19 @@ train_epochs(Trainer *tr, instr_time start)
 
 	m->loss_history = palloc0(sizeof(double) * p->epochs);
 	m->val_history = palloc0(sizeof(double) * p->epochs);
+	if (p->warm != NULL)
+	{
+		/* a warm start is the best so far until an epoch beats it (epoch 0) */
+		double		val = validation_mpr(tr);
+
+		if (!isnan(val))
+			best = val;
+		snapshot(tr, true);
+		if (p->verbose)
+			ereport(NOTICE,
+					(errmsg("warm start from model \"%s\": %d of %d items kept their parameters, validation MPR %.2f",
+							p->warm_start, tr->warm_items, m->n_items, val)));
+	}
 	for (int epoch = 0; epoch < p->epochs; epoch++)
 	{
 		int64		n_pos = epoch_positives(tr);

@@ -131,6 +131,12 @@ mtdpp_train(PG_FUNCTION_ARGS)
 		appendStringInfo(&json, ", \"epochs\": %d", PG_GETARG_INT32(6));
 	if (!PG_ARGISNULL(9))
 		appendStringInfo(&json, ", \"seed\": " INT64_FORMAT, PG_GETARG_INT64(9));
+	/* warm_start (since 0.2.0: a database not yet updated passes 13 arguments) */
+	if (PG_NARGS() > 13 && !PG_ARGISNULL(13) && PG_GETARG_BOOL(13))
+	{
+		appendStringInfoString(&json, ", \"warm_start\": ");
+		escape_json(&json, text_to_cstring(name));
+	}
 	appendStringInfo(&json, ", \"verbose\": %s}",
 					 (!PG_ARGISNULL(10) && PG_GETARG_BOOL(10)) ? "true" : "false");
 	if (params != NULL)
