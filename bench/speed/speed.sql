@@ -136,8 +136,15 @@ END $$;
 CREATE TABLE speed.blas (
     id serial, coretype text, name text, m int, n int, k int, best float8, mean float8
 );
+-- the latency models: dataset, seed of its split (loaded as schema
+-- <dataset>_s<seed>), how training went, and how many of its task factors
+-- are zero
+CREATE TABLE speed.lat_model (
+    ord int, model text PRIMARY KEY, ds text, seed int, schema text, rank int, n_items int,
+    epochs int, best_epoch int, train_seconds float8, zero_task_factors bigint
+);
 CREATE TABLE speed.lat (
-    id serial PRIMARY KEY, what text, env text, model text, ds text, rank int, n_items int,
+    id serial PRIMARY KEY, what text, env text, model text, ds text, seed int, rank int, n_items int,
     n int, baskets int, calls int, p50 float8, p99 float8, mean float8, flops float8,
     others float8, load1 float8, p99_rounds float8[]
 );
