@@ -120,8 +120,8 @@ mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 
 /* a warm start reads the model tables: not in the harness, whose
  * hyperparameters are the defaults */
-MtdppModel *
-mtdpp_lookup_model(const char *name, int *model_id)
+const MtdppModel *
+mtdpp_warm_start(MtdppParams *p)
 {
 	elog(ERROR, "no model tables in the fuzzing harness");
 	return NULL;

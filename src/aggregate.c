@@ -22,7 +22,6 @@
 #include "access/parallel.h"
 #include "catalog/pg_type.h"
 #include "executor/execParallel.h"
-#include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
@@ -550,26 +549,6 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
-/*
- * The active version of the model P names as a warm start, as the current
- * role may read it; it must be of the kind and rank being trained.
- */
-static const MtdppModel *
-warm_start_model(const MtdppParams *p)
-{
-	const MtdppModel *warm = mtdpp_lookup_model(p->warm_start, NULL);
-
-	if (warm->kind != p->kind || warm->rank != p->rank)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("cannot warm-start a %s model of rank %d from model \"%s\", a %s model of rank %d",
-						mtdpp_kind_name(p->kind), p->rank, p->warm_start,
-						mtdpp_kind_name(warm->kind), warm->rank),
-				 errhint("Train with kind => '%s' and rank => %d, or without warm_start.",
-						 mtdpp_kind_name(warm->kind), warm->rank)));
-	return warm;
-}
-
 Datum
 mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 {
@@ -598,7 +577,7 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 
 	mtdpp_params_resolve(&p, st->params);
 	if (p.warm_start[0] != '\0')
-		p.warm = warm_start_model(&p);
+		p.warm = mtdpp_warm_start(&p);
 	lines = st->lines.n;
 	if (st->n_runs == 0)
 		data = lines_to_baskets(&st->lines);

@@ -368,6 +368,7 @@ extern void mtdpp_store_metrics(int model_id, const char *json);
 /* cache.c */
 extern void mtdpp_cache_init(void);
 extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id);
+extern const MtdppModel *mtdpp_warm_start(MtdppParams *p);
 
 /* topk.c */
 typedef struct MtdppRanked

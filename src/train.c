@@ -917,7 +917,13 @@ set_aside_validation(Trainer *tr, bool *is_val)
 	tr->val_held = palloc(sizeof(int32) * Max(want, 1));
 	for (int k = 0; k < want; k++)
 	{
-		int			j = k + (int) pg_prng_uint64_range(&tr->rng, 0, eligible - 1 - k);
+		/*
+		 * A random slice; for a warm start the newest baskets (the last order
+		 * ids), which the earlier model is the least likely to have learnt
+		 * from: on baskets it had seen it would look better than it is.
+		 */
+		int			j = p->warm ? eligible - 1 - k :
+			k + (int) pg_prng_uint64_range(&tr->rng, 0, eligible - 1 - k);
 		int32		tmp = order[k];
 		int			len;
 
@@ -954,9 +960,13 @@ set_aside_validation(Trainer *tr, bool *is_val)
 }
 
 /*
- * Random initial factors; with a warm start, the items the earlier model
- * knows then take its parameters (R from its R squared: R enters every
- * kernel squared, so its sign is immaterial).  Returns how many did.
+ * Random initial factors.  With a warm start, the items the earlier model
+ * knows take its parameters (R from its R squared: R enters every kernel
+ * squared, so its sign is immaterial), and the new items start as that
+ * model's typical item: task factors and bias at its root mean squares,
+ * random item factors.  (Started as a cold start's, at R = D = 1, they would
+ * outscore every trained item, whose task factors the L2 decay has shrunk.)
+ * Returns how many items kept their parameters.
  */
 static int
 initialise(Trainer *tr)
@@ -966,13 +976,34 @@ initialise(Trainer *tr)
 	const MtdppModel *warm = p->warm;
 	Size		cells = (Size) m->n_items * m->rank;
 	int			kept = 0;
+	double	   *typical_R = NULL;
+	double		typical_D = 1.0;
 
+	if (warm != NULL && warm->n_items > 0)
+	{
+		double	   *row = palloc(sizeof(double) * m->rank);
+		double		d2 = 0.0;
+
+		typical_R = palloc0(sizeof(double) * m->rank);
+		for (int32 j = 0; j < warm->n_items; j++)
+		{
+			mtdpp_gather_R2(warm, &j, 1, row);
+			for (int c = 0; c < m->rank; c++)
+				typical_R[c] += row[c] / warm->n_items;
+			d2 += warm->D[j] * warm->D[j] / warm->n_items;
+		}
+		for (int c = 0; c < m->rank; c++)
+			typical_R[c] = sqrt(typical_R[c]);
+		typical_D = sqrt(d2);
+		pfree(row);
+	}
 	for (Size c = 0; c < cells; c++)
 		m->V[c] = p->init_scale * gaussian(&tr->rng);
 	for (Size c = 0; c < cells; c++)
-		m->R[c] = tr->task_factors ? 1.0 + p->init_scale * gaussian(&tr->rng) : 1.0;
+		m->R[c] = !tr->task_factors ? 1.0 :
+			(typical_R ? typical_R[c % m->rank] : 1.0) * (1.0 + p->init_scale * gaussian(&tr->rng));
 	for (int i = 0; i < m->n_items; i++)
-		m->D[i] = tr->bias ? 1.0 + p->init_scale * gaussian(&tr->rng) : 0.0;
+		m->D[i] = tr->bias ? typical_D * (1.0 + p->init_scale * gaussian(&tr->rng)) : 0.0;
 	for (int i = 0; warm != NULL && i < m->n_items; i++)
 	{
 		int32		j = mtdpp_model_index(warm, m->item_ids[i]);
