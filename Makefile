@@ -9,6 +9,7 @@ OBJS = \
 	src/aggregate.o \
 	src/cache.o \
 	src/complete.o \
+	src/diverse.o \
 	src/evaluate.o \
 	src/helper.o \
 	src/kernel.o \
@@ -31,7 +32,7 @@ OBJS = \
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.1.0.sql \
 	sql/$(EXTENSION)--0.1.0--0.2.0.sql
-REGRESS = mtdpp_setup train complete evaluate kinds bad_input models security validate limits negligible
+REGRESS = mtdpp_setup train complete diverse evaluate kinds bad_input models security validate limits negligible
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

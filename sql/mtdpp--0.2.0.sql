@@ -172,6 +172,15 @@ AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON
 COMMENT ON FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]) IS
     'the K items that best complete BASKET, best first, never one of its items, only ALLOWED ones (NULL: any) and never EXCLUDED ones; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score))';
 
+-- A diverse set of completions, by greedy MAP in a DPP over the best ones.
+CREATE FUNCTION mtdpp_complete_set(basket integer[], k integer, model text DEFAULT NULL,
+                                   diversity float8 DEFAULT 0.5,
+                                   allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
+RETURNS TABLE (item_id integer, score float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete_set(integer[], integer, text, float8, integer[], integer[]) IS
+    'K items that complete BASKET together, in the order chosen: greedy MAP in a DPP whose qualities are the model''s scores and whose similarities the cosines of its item factors; DIVERSITY 0 is mtdpp_complete''s ranking, 1 as diverse as its best max(10K, 100) candidates allow; ALLOWED and EXCLUDED as for mtdpp_complete';
+
 CREATE FUNCTION mtdpp_score(basket integer[], items integer[], model text DEFAULT NULL)
 RETURNS TABLE (item_id integer, score float8)
 AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;

@@ -59,6 +59,7 @@ SELECT mtdpp_save('sec_fit', mtdpp_fit(order_id, item_id, pos, '{"kind": "popula
 -- completion, scoring, evaluation
 SELECT pg_catalog.count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
 SELECT pg_catalog.count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5);
+SELECT pg_catalog.count(*) AS n FROM mtdpp_complete_set(ARRAY[1, 2], 5, 'sec', 0.5);
 SELECT pg_catalog.count(score) AS n FROM mtdpp_score(ARRAY[1, 2], ARRAY[3, 4, 5], 'sec');
 SELECT pg_catalog.count(*) AS n FROM mtdpp_explain(ARRAY[1, 2], ARRAY[3, 4], 'sec');
 SELECT baskets FROM mtdpp_evaluate('sec', 'test_baskets');

@@ -1,6 +1,7 @@
 /*
  * complete.c
- *		Query time: mtdpp_complete, mtdpp_score and mtdpp_explain.
+ *		Query time: mtdpp_complete, mtdpp_complete_set, mtdpp_score and
+ *		mtdpp_explain.
  *
  * A basket arrives as int[]; items the model has never seen are ignored and
  * repeated items count once (a model cannot say anything about an item it
@@ -9,7 +10,8 @@
  * ties broken by item id so answers are repeatable.  Candidate filters
  * (allowed, excluded) act inside the top k: k rows come back whenever k
  * candidates pass them, and an allowed list is the only one bounded and
- * scored, so a short list costs little.
+ * scored, so a short list costs little.  mtdpp_complete_set chooses a
+ * diverse set among the best candidates (diverse.c).
  */
 #include "postgres.h"
 
@@ -27,6 +29,7 @@
 #include "mtdpp.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_complete);
+PG_FUNCTION_INFO_V1(mtdpp_complete_set);
 PG_FUNCTION_INFO_V1(mtdpp_score);
 PG_FUNCTION_INFO_V1(mtdpp_explain);
 
@@ -122,45 +125,50 @@ mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n, const int32 *
 	return ctx;
 }
 
-Datum
-mtdpp_complete(PG_FUNCTION_ARGS)
+/* k, the number of completions wanted: at least 1 */
+static int
+k_arg(FunctionCallInfo fcinfo, int arg)
 {
-	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
 	int			k;
-	MtdppModel *m;
-	int32	   *ctx;
-	int			b;
-	bool	   *in_ctx;
-	int32	   *allowed = NULL;
-	int			n_allowed = 0;
-	MtdppRanked *best;
-	int			nb;
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
-	if (PG_ARGISNULL(1))
+	if (PG_ARGISNULL(arg))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("k must not be NULL"),
 				 errhint("Ask for the number of completions wanted, such as 10.")));
-	k = PG_GETARG_INT32(1);
+	k = PG_GETARG_INT32(arg);
 	if (k < 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("k must be at least 1, not %d", k),
 				 errhint("Ask for the number of completions wanted, such as 10.")));
+	return k;
+}
 
-	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
-	in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
-	ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
-							   ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
-							   NULL, in_ctx, &b, NULL);
-	/*
-	 * The candidate filters: excluded items, and outside the allowed ones
-	 * (arguments since 0.2.0: a database not yet updated passes three).
-	 */
-	if (PG_NARGS() > 4 && !PG_ARGISNULL(4))
+/*
+ * The candidates of a completion of the basket in argument 0 by model M: the
+ * context (*CTX, *B), every item that is no candidate flagged in the
+ * returned array (the basket's, the EXCLUDED_ARG ones, and all but the
+ * ALLOWED_ARG ones if that argument is not NULL, listed then in *ALLOWED,
+ * *N_ALLOWED).  A filter argument beyond PG_NARGS() is absent: a database
+ * not yet updated calls with fewer arguments.
+ */
+static bool *
+completion_candidates(FunctionCallInfo fcinfo, const MtdppModel *m,
+					  int allowed_arg, int excluded_arg, int32 **ctx, int *b,
+					  int32 **allowed, int *n_allowed)
+{
+	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
+	bool	   *in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
+
+	*ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
+								ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
+								NULL, in_ctx, b, NULL);
+	*allowed = NULL;
+	*n_allowed = 0;
+	if (PG_NARGS() > excluded_arg && !PG_ARGISNULL(excluded_arg))
 	{
-		ArrayType  *excluded = checked_int_array(fcinfo, 4, "excluded");
+		ArrayType  *excluded = checked_int_array(fcinfo, excluded_arg, "excluded");
 		int32	   *ids = (int32 *) ARR_DATA_PTR(excluded);
 
 		for (int i = ArrayGetNItems(ARR_NDIM(excluded), ARR_DIMS(excluded)) - 1; i >= 0; i--)
@@ -171,14 +179,14 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 				in_ctx[idx] = true;
 		}
 	}
-	if (PG_NARGS() > 3 && !PG_ARGISNULL(3))
+	if (PG_NARGS() > allowed_arg && !PG_ARGISNULL(allowed_arg))
 	{
-		ArrayType  *allowed_ids = checked_int_array(fcinfo, 3, "allowed");
+		ArrayType  *allowed_ids = checked_int_array(fcinfo, allowed_arg, "allowed");
 		int			n = ArrayGetNItems(ARR_NDIM(allowed_ids), ARR_DIMS(allowed_ids));
 		int32	   *ids = (int32 *) ARR_DATA_PTR(allowed_ids);
 		bool	   *listed = palloc0(sizeof(bool) * Max(m->n_items, 1));
 
-		allowed = palloc(sizeof(int32) * Max(n, 1));
+		*allowed = palloc(sizeof(int32) * Max(n, 1));
 		for (int i = 0; i < n; i++)
 		{
 			int			idx = mtdpp_model_index(m, ids[i]);
@@ -186,7 +194,7 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 			if (idx >= 0 && !in_ctx[idx] && !listed[idx])
 			{
 				listed[idx] = true;
-				allowed[n_allowed++] = idx;
+				(*allowed)[(*n_allowed)++] = idx;
 			}
 		}
 		/* every other item is no candidate */
@@ -194,6 +202,41 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 			in_ctx[i] |= !listed[i];
 		pfree(listed);
 	}
+	return in_ctx;
+}
+
+/* one row (item_id, score, rank) of a completion */
+static void
+put_completion(FunctionCallInfo fcinfo, const MtdppModel *m, const MtdppRanked *r, int rank)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	Datum		values[3];
+	bool		nulls[3] = {false, false, false};
+
+	values[0] = Int32GetDatum(m->item_ids[r->index]);
+	values[1] = Float8GetDatum(r->score);
+	values[2] = Int32GetDatum(rank);
+	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+}
+
+Datum
+mtdpp_complete(PG_FUNCTION_ARGS)
+{
+	int			k;
+	MtdppModel *m;
+	int32	   *ctx;
+	int			b;
+	bool	   *in_ctx;
+	int32	   *allowed;
+	int			n_allowed;
+	MtdppRanked *best;
+	int			nb;
+
+	(void) checked_int_array(fcinfo, 0, "basket");
+	k = k_arg(fcinfo, 1);
+	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
+	/* the candidate filters are arguments since 0.2.0 */
+	in_ctx = completion_candidates(fcinfo, m, 3, 4, &ctx, &b, &allowed, &n_allowed);
 
 	k = Min(k, m->n_items);
 	best = palloc(sizeof(MtdppRanked) * Max(k, 1));
@@ -201,14 +244,74 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < nb; i++)
-	{
-		Datum		values[3];
-		bool		nulls[3] = {false, false, false};
+		put_completion(fcinfo, m, &best[i], i + 1);
+	PG_RETURN_NULL();
+}
 
-		values[0] = Int32GetDatum(m->item_ids[best[i].index]);
-		values[1] = Float8GetDatum(best[i].score);
-		values[2] = Int32GetDatum(i + 1);
-		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+/*
+ * mtdpp_complete_set(basket, k, model, diversity, allowed, excluded): k items
+ * that complete the basket together, by greedy MAP in a DPP whose qualities
+ * are the model's scores and whose similarities its item factors (diverse.c),
+ * in the order chosen.  Diversity 0 is mtdpp_complete's ranking.
+ */
+Datum
+mtdpp_complete_set(PG_FUNCTION_ARGS)
+{
+	int			k;
+	double		diversity;
+	MtdppModel *m;
+	int32	   *ctx;
+	int			b;
+	bool	   *in_ctx;
+	int32	   *allowed;
+	int			n_allowed;
+	MtdppRanked *best;
+	int			nb;
+
+	(void) checked_int_array(fcinfo, 0, "basket");
+	k = k_arg(fcinfo, 1);
+	if (PG_ARGISNULL(3))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("diversity must not be NULL"),
+				 errhint("Pass a value from 0 (the ranking of mtdpp_complete) to 1 (as diverse as the candidates allow), such as 0.5.")));
+	diversity = PG_GETARG_FLOAT8(3);
+	if (!(diversity >= 0.0 && diversity <= 1.0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("diversity must be between 0 and 1, not %g", diversity),
+				 errhint("Pass a value from 0 (the ranking of mtdpp_complete) to 1 (as diverse as the candidates allow), such as 0.5.")));
+	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
+	if (diversity > 0.0 && (!mtdpp_kind(m->kind)->factors || m->rank == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a model of kind %s has no item factors to tell similar items apart",
+						mtdpp_kind_name(m->kind)),
+				 errdetail("Diverse completion measures the similarity of two items by their factors."),
+				 errhint("Use a model of kind multitask, multitask_nobias, logistic or lowrank, or diversity => 0.")));
+	in_ctx = completion_candidates(fcinfo, m, 4, 5, &ctx, &b, &allowed, &n_allowed);
+
+	k = Min(k, m->n_items);
+	InitMaterializedSRF(fcinfo, 0);
+	if (diversity == 0.0)
+	{
+		/* the ranking itself */
+		best = palloc(sizeof(MtdppRanked) * Max(k, 1));
+		nb = mtdpp_top_k(m, ctx, b, in_ctx, allowed, n_allowed, k, best);
+		for (int i = 0; i < nb; i++)
+			put_completion(fcinfo, m, &best[i], i + 1);
+	}
+	else
+	{
+		int			pool = Min(mtdpp_diverse_pool(k), m->n_items);
+		int		   *chosen = palloc(sizeof(int) * Max(k, 1));
+		int			nc;
+
+		best = palloc(sizeof(MtdppRanked) * Max(pool, 1));
+		nb = mtdpp_top_k(m, ctx, b, in_ctx, allowed, n_allowed, pool, best);
+		nc = mtdpp_diverse_select(m, best, nb, k, diversity, chosen);
+		for (int i = 0; i < nc; i++)
+			put_completion(fcinfo, m, &best[chosen[i]], i + 1);
 	}
 	PG_RETURN_NULL();
 }

@@ -384,6 +384,11 @@ extern void mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b,
 						  const bool *exclude, int held, double held_score_if_unknown,
 						  int *above, int *ties, int *candidates);
 
+/* diverse.c */
+extern int	mtdpp_diverse_pool(int k);
+extern int	mtdpp_diverse_select(const MtdppModel *m, const MtdppRanked *cands, int n,
+								 int k, double diversity, int *chosen);
+
 /* complete.c */
 extern int32 *mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n,
 								   const int32 *skip, bool *exclude, int *b_out,
