@@ -6,7 +6,7 @@
 # Connects with the usual PG* variables to a server where mtdpp is installed
 # (a throwaway one: MTDPP_PGBIN=... scripts/cluster.sh start DIR, then
 # eval "$(scripts/cluster.sh env DIR)").  Loads amazon_daf (schema daf) and
-# belgian_retail (schema br) from BENCH_DATA (default /work/shared/data)
+# belgian_retail (schema br) from BENCH_DATA (default ../shared/data beside the repository)
 # unless loaded, trains the models it needs unless trained (daf: multitask
 # with defaults; daf_knn: itemknn; br64: multitask at rank 64, about 3
 # minutes on 2 cores), then runs bench/diversity.sql and
@@ -14,7 +14,7 @@
 # bench/plots/diversity.png (gnuplot).
 set -euo pipefail
 cd "$(dirname "$0")/.."
-BENCH_DATA=${BENCH_DATA:-/work/shared/data}
+BENCH_DATA=${BENCH_DATA:-$(cd "$(dirname "$0")/.." && pwd)/../shared/data}
 LAT_N=${LAT_N:-500}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

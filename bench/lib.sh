@@ -16,7 +16,7 @@
 # Unix socket only, fsync off.
 
 BENCH_REPO=${BENCH_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-BENCH_DATA=${BENCH_DATA:-/work/shared/data}
+BENCH_DATA=${BENCH_DATA:-$BENCH_REPO/../shared/data}
 BENCH_DIR=${BENCH_DIR:-/tmp/pgbench_c}
 BENCH_PORT=${BENCH_PORT:-5498}
 BENCH_EXT=${BENCH_EXT:-mtdpp_bench}

@@ -245,7 +245,7 @@ def main():
     ]))
     out.append("")
     out.append("## Protocol\n")
-    out.append("The protocol of `/work/shared/data/README.md`: train on the `train` baskets only; for each test "
+    out.append("The protocol of the data README (`shared/data/README.md`): train on the `train` baskets only; for each test "
                "basket, context = basket minus the held-out item, candidates = every item of the dataset's "
                "`orders.csv` not in the context (`mtdpp_evaluate(..., catalog_size => N)`); rank = 1 + #higher "
                "+ half the ties; MPR = mean of 100 (n - rank)/(n - 1); P@K = % of baskets with rank <= K. "
