@@ -548,16 +548,12 @@ mtdpp_lookup_model(const char *name, int *model_id)
 
 /*
  * The active version of the model P names as a warm start, as the current
- * role may read it; it must be of the kind and rank being trained.  The
- * training goes on with that model's learning rate where its best epoch
- * left it: a full step would first undo what it had learnt.
+ * role may read it; it must be of the kind and rank being trained.
  */
 const MtdppModel *
 mtdpp_warm_start(MtdppParams *p)
 {
-	int			model_id;
-	const MtdppModel *warm = mtdpp_lookup_model(p->warm_start, &model_id);
-	bool		isnull;
+	const MtdppModel *warm = mtdpp_lookup_model(p->warm_start, NULL);
 
 	if (warm->kind != p->kind || warm->rank != p->rank)
 		ereport(ERROR,
@@ -567,23 +563,5 @@ mtdpp_warm_start(MtdppParams *p)
 						mtdpp_kind_name(warm->kind), warm->rank),
 				 errhint("Train with kind => '%s' and rank => %d, or without warm_start.",
 						 mtdpp_kind_name(warm->kind), warm->rank)));
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute_with_args("SELECT (hyperparams OPERATOR(pg_catalog.->>) 'learning_rate'::pg_catalog.text)::pg_catalog.float8 "
-							  "  OPERATOR(pg_catalog.*) pg_catalog.power("
-							  "    (hyperparams OPERATOR(pg_catalog.->>) 'lr_decay'::pg_catalog.text)::pg_catalog.float8, "
-							  "    best_epoch::pg_catalog.float8) "
-							  "FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1",
-							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
-							  NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read model %d", model_id);
-	if (SPI_processed == 1)
-	{
-		Datum		lr = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-
-		if (!isnull && DatumGetFloat8(lr) > 0 && DatumGetFloat8(lr) < p->learning_rate)
-			p->learning_rate = DatumGetFloat8(lr);
-	}
-	SPI_finish();
 	return warm;
 }

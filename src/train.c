@@ -1027,6 +1027,9 @@ initialise(Trainer *tr)
 	return kept;
 }
 
+/* validation MPR points an epoch of a warm start must gain to count as a gain */
+#define WARM_MIN_GAIN 0.05
+
 static void
 snapshot(Trainer *tr, bool save)
 {
@@ -1400,7 +1403,8 @@ train_epochs(Trainer *tr, instr_time start)
 {
 	const MtdppParams *p = tr->p;
 	MtdppModel *m = tr->m;
-	double		best = -1.0;
+	double		best = -1.0,
+				mark = -1.0;	/* the validation MPR of the last gain */
 	int			since_best = 0;
 	double		lr = p->learning_rate;
 	instr_time	val_start;
@@ -1415,7 +1419,7 @@ train_epochs(Trainer *tr, instr_time start)
 		double		val = validation_mpr(tr);
 
 		if (!isnan(val))
-			best = val;
+			best = mark = val;
 		snapshot(tr, true);
 		if (p->verbose)
 			ereport(NOTICE,
@@ -1444,8 +1448,17 @@ train_epochs(Trainer *tr, instr_time start)
 		{
 			best = isnan(val) ? best : val;
 			m->best_epoch = epoch + 1;
-			since_best = 0;
 			snapshot(tr, true);
+		}
+		/*
+		 * Patience runs out after epochs without gain; for a warm start,
+		 * without a gain of WARM_MIN_GAIN, since it starts near the optimum
+		 * and then creeps up by hundredths an epoch.
+		 */
+		if (isnan(val) || val > mark + (p->warm ? WARM_MIN_GAIN : 0.0))
+		{
+			mark = isnan(val) ? mark : val;
+			since_best = 0;
 		}
 		else if (++since_best >= p->patience)
 			break;
