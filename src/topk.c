@@ -337,7 +337,8 @@ cmp_by_bound(const void *a, const void *b, void *arg)
  * first, skipping the items EXCLUDE flags; returns how many (at most K).
  * ALLOWED, if not NULL, lists the only candidates (N_ALLOWED distinct items,
  * none of them flagged, every other item flagged): only they are bounded or
- * scored, so that a short list costs little.
+ * scored when they are a short list (under a quarter of the catalog), so
+ * that a short list costs little.
  */
 int
 mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
@@ -378,9 +379,13 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 
 		scores = palloc(sizeof(double) * Max(m->n_items, 1));
 		mtdpp_basket_pairs(m, ctx, b, P);
-		if (allowed != NULL)
+		if (allowed != NULL && n_allowed < m->n_items / 4)
 		{
-			/* the allowed items' bounds, at their places (the others are flagged) */
+			/*
+			 * The allowed items' bounds, at their places (the others are
+			 * flagged): gathering a list into panels costs more per item than
+			 * the pass over the whole catalog, so a long list takes the pass.
+			 */
 			double	   *listed = palloc(sizeof(double) * Max(n_allowed, 1));
 
 			offset = determinant_bounds(m, ctx, b, allowed, n_allowed, listed);
