@@ -316,6 +316,26 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 	PG_RETURN_NULL();
 }
 
+/*
+ * The dense indices of the N item ids IDS that the model knows and that are
+ * not of the basket (IN_BASKET), in the order given, into CANDS; how many.
+ */
+static int
+known_outside_basket(const MtdppModel *m, const int32 *ids, int n, const bool *in_basket,
+					  int32 *cands)
+{
+	int			nc = 0;
+
+	for (int i = 0; i < n; i++)
+	{
+		int			idx = mtdpp_model_index(m, ids[i]);
+
+		if (idx >= 0 && !in_basket[idx])
+			cands[nc++] = idx;
+	}
+	return nc;
+}
+
 Datum
 mtdpp_score(PG_FUNCTION_ARGS)
 {
@@ -336,13 +356,7 @@ mtdpp_score(PG_FUNCTION_ARGS)
 							   ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
 							   NULL, in_basket, &b, NULL);
 	/* an item of the basket is no completion of it: its score is NULL */
-	for (int i = 0; i < n; i++)
-	{
-		int			idx = mtdpp_model_index(m, ids[i]);
-
-		if (idx >= 0 && !in_basket[idx])
-			cands[nc++] = idx;
-	}
+	nc = known_outside_basket(m, ids, n, in_basket, cands);
 	mtdpp_score_some(m, ctx, b, cands, nc, scores);
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -400,13 +414,7 @@ mtdpp_explain(PG_FUNCTION_ARGS)
 							   ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
 							   NULL, in_basket, &b, NULL);
 	/* the completions to explain: items the model knows, not of the basket */
-	for (int i = 0; i < n; i++)
-	{
-		int			idx = mtdpp_model_index(m, ids[i]);
-
-		if (idx >= 0 && !in_basket[idx])
-			cands[nc++] = idx;
-	}
+	nc = known_outside_basket(m, ids, n, in_basket, cands);
 	full = palloc(sizeof(double) * Max(nc, 1));
 	without = palloc(sizeof(double) * (size_t) Max(nc, 1) * Max(b, 1));
 	rest = palloc(sizeof(int32) * Max(b, 1));
