@@ -75,45 +75,18 @@ reject_named_key(Jsonb *params, const char *key)
 				 errhint("Pass it as %s => ... rather than inside params.", key)));
 }
 
-Datum
-mtdpp_train(PG_FUNCTION_ARGS)
+/*
+ * The hyperparameters of the call: its named arguments, then its params
+ * jsonb (which may not repeat them); resolved into P, returned as jsonb for
+ * the aggregate.
+ */
+static Datum
+training_params(FunctionCallInfo fcinfo, text *name, MtdppParams *p)
 {
-	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
-	Oid			relid;
-	char	   *order_col,
-			   *item_col,
-			   *pos_expr;
 	Jsonb	   *params = PG_ARGISNULL(12) ? NULL : PG_GETARG_JSONB_P(12);
 	StringInfoData json;
-	StringInfoData query;
-	MtdppParams p;
 	Datum		pjson;
-	bytea	   *blob;
-	MtdppModel *m;
-	int			model_id;
-	bool		isnull;
-	TupleDesc	tupdesc;
-	Datum		values[10];
-	bool		nulls[10] = {0};
-	const char *nsp;
-	const char *source;
-	MemoryContext caller = CurrentMemoryContext;
 
-	mtdpp_check_name("model name", name);
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("source must not be NULL"),
-				 errhint("Name a table or view of order lines, such as 'order_lines'.")));
-	relid = PG_GETARG_OID(1);
-	if (get_rel_name(relid) == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
-	order_col = text_to_cstring(mtdpp_text_arg(fcinfo, 2, "order_col"));
-	item_col = text_to_cstring(mtdpp_text_arg(fcinfo, 3, "item_col"));
-
-	/* named arguments go into the hyperparameters, checked there */
 	initStringInfo(&json);
 	appendStringInfoString(&json, "{\"kind\": ");
 	if (PG_ARGISNULL(7))
@@ -144,24 +117,41 @@ mtdpp_train(PG_FUNCTION_ARGS)
 		const char *named[] = {"kind", "target", "rank", "epochs", "seed", "verbose"};
 
 		if (!JB_ROOT_IS_OBJECT(params))
-			mtdpp_params_parse(&p, params);	/* raises the error */
+			mtdpp_params_parse(p, params);	/* raises the error */
 		for (int k = 0; k < lengthof(named); k++)
 			reject_named_key(params, named[k]);
 	}
 	pjson = DirectFunctionCall1(jsonb_in, CStringGetDatum(json.data));
 	if (params != NULL)
 		pjson = DirectFunctionCall2(jsonb_concat, pjson, JsonbPGetDatum(params));
-	mtdpp_params_resolve(&p, DatumGetJsonbP(pjson));
-	if (p.target == MTDPP_TARGET_LAST && PG_ARGISNULL(4))
+	mtdpp_params_resolve(p, DatumGetJsonbP(pjson));
+	if (p->target == MTDPP_TARGET_LAST && PG_ARGISNULL(4))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("target => 'last' needs a position column"),
 				 errhint("Name the column that orders the items of a basket with position_col => '...'.")));
+	return pjson;
+}
+
+/*
+ * Runs mtdpp_fit over the columns the call names of RELID, with the
+ * hyperparameters PJSON; returns the model value, in the caller's memory.
+ */
+static bytea *
+run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson)
+{
+	char	   *order_col = text_to_cstring(mtdpp_text_arg(fcinfo, 2, "order_col"));
+	char	   *item_col = text_to_cstring(mtdpp_text_arg(fcinfo, 3, "item_col"));
+	char	   *pos_expr;
+	const char *nsp;
+	StringInfoData query;
+	MemoryContext caller = CurrentMemoryContext;
+	bytea	   *blob;
+	bool		isnull;
 
 	pos_expr = PG_ARGISNULL(4) ? "NULL::integer" :
 		column_expression(relid, text_to_cstring(PG_GETARG_TEXT_PP(4)), "position_col", false);
 	nsp = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
-	source = DatumGetCString(DirectFunctionCall1(regclassout, ObjectIdGetDatum(relid)));
 	initStringInfo(&query);
 	appendStringInfo(&query, "SELECT %s.mtdpp_fit(%s, %s, %s, $1) FROM %s",
 					 quote_identifier(nsp),
@@ -183,10 +173,17 @@ mtdpp_train(PG_FUNCTION_ARGS)
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
+	return blob;
+}
 
-	m = mtdpp_model_deserialize(blob);
-	model_id = mtdpp_store_model(text_to_cstring(name), m,
-								 PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11), source);
+/* The row mtdpp_train returns for model M, stored as MODEL_ID. */
+static Datum
+result_row(FunctionCallInfo fcinfo, int model_id, text *name, const MtdppModel *m)
+{
+	TupleDesc	tupdesc;
+	Datum		values[10];
+	bool		nulls[10] = {0};
+	bool		isnull;
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "mtdpp_train must return a row");
@@ -210,5 +207,38 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	values[9] = Float8GetDatum(m->seconds);
 	if (m->epochs_run == 0)
 		nulls[7] = nulls[8] = true;
-	PG_RETURN_DATUM(HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls)));
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
+Datum
+mtdpp_train(PG_FUNCTION_ARGS)
+{
+	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
+	Oid			relid;
+	MtdppParams p;
+	Datum		pjson;
+	MtdppModel *m;
+	int			model_id;
+
+	mtdpp_check_name("model name", name);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("source must not be NULL"),
+				 errhint("Name a table or view of order lines, such as 'order_lines'.")));
+	relid = PG_GETARG_OID(1);
+	if (get_rel_name(relid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	/* the columns are read before the hyperparameters are checked, as before */
+	(void) mtdpp_text_arg(fcinfo, 2, "order_col");
+	(void) mtdpp_text_arg(fcinfo, 3, "item_col");
+	pjson = training_params(fcinfo, name, &p);
+	m = mtdpp_model_deserialize(run_fit(fcinfo, relid, pjson));
+	model_id = mtdpp_store_model(text_to_cstring(name), m,
+								 PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11),
+								 DatumGetCString(DirectFunctionCall1(regclassout,
+																	 ObjectIdGetDatum(relid))));
+	PG_RETURN_DATUM(result_row(fcinfo, model_id, name, m));
 }
