@@ -27,7 +27,8 @@ OBJS = \
 	src/topk.o \
 	src/train.o \
 	src/train_sql.o \
-	src/validate.o
+	src/validate.o \
+	src/validation.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.1.0.sql \

@@ -149,6 +149,35 @@ typedef struct MtdppModel
 	char	   *hyperparams;	/* resolved hyperparameters, JSON text */
 } MtdppModel;
 
+/*
+ * A validation slice of the training baskets (validation.c): the baskets,
+ * the item each hides, and the candidates its held-out items rank among.
+ */
+typedef struct MtdppValidation
+{
+	const MtdppBaskets *data;
+	int			n;				/* validation baskets (0: none) */
+	int32	   *baskets;		/* their indices in data */
+	int32	   *held;			/* the item each hides */
+	bool	   *is_val;			/* per basket of data: in the slice */
+	bool	   *outside;		/* per item: not a candidate */
+	int			n_candidates;
+	bool		target_last;	/* the last item is the one hidden */
+	int			max_context;
+	bool	   *exclude;		/* scratch: outside, plus a context */
+	int32	   *ctx;			/* scratch: a context */
+} MtdppValidation;
+
+/* How well a model completes a validation slice. */
+typedef struct MtdppMetrics
+{
+	int			n;				/* baskets measured */
+	double		mpr;
+	double		p5;
+	double		p10;
+	double		p20;
+} MtdppMetrics;
+
 /* A hyperparameter whose default differs for a kind (params.c's keys). */
 typedef struct MtdppKindDefault
 {
@@ -352,6 +381,14 @@ typedef enum MtdppModelOrigin
 } MtdppModelOrigin;
 
 extern void mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin);
+
+/* validation.c: a validation slice of the training baskets */
+extern void mtdpp_validation_carve(MtdppValidation *v, const MtdppBaskets *d,
+								   const MtdppParams *p, pg_prng_state *rng);
+extern void mtdpp_validation_measure(MtdppValidation *v, const MtdppModel *m,
+									 MtdppMetrics *out);
+extern double mtdpp_validation_mpr(MtdppValidation *v, const MtdppModel *m);
+extern MtdppBaskets *mtdpp_baskets_without(const MtdppBaskets *d, const bool *drop);
 
 /* train.c: the fit of the DPP kinds */
 extern MtdppModel *mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p);

@@ -47,7 +47,7 @@
  * its moments, so that it stays zero.
  *
  * Early stopping.  A validation slice of the training baskets (never the
- * user's test baskets) is held out; after each epoch its mean percentile rank
+ * user's test baskets, validation.c) is held out; after each epoch its mean percentile rank
  * is measured with the scorer that serves queries, and the best epoch's
  * parameters are kept.  Training stops after `patience` epochs without gain.
  *
@@ -163,13 +163,7 @@ typedef struct Trainer
 	double	   *G,
 			   *VG;
 
-	/* validation */
-	bool	   *is_val;			/* per basket: set aside for validation */
-	int32	   *val_baskets;
-	int32	   *val_held;
-	int			n_val;
-	bool	   *val_exclude;
-	bool	   *val_outside;	/* items outside the validation candidates */
+	MtdppValidation val;		/* the slice early stopping measures */
 } Trainer;
 
 static double
@@ -835,131 +829,6 @@ lowrank_normaliser(Trainer *tr, double weight)
 }
 
 /*
- * Mean percentile rank (0-100) on the validation slice, current parameters.
- * Each held-out item is ranked among the validation candidates (a fixed
- * random sample of the catalog, validation_candidates items), which
- * estimates its rank in the whole catalog without bias; the same sample every
- * epoch, so epochs compare on equal terms.
- */
-static double
-validation_mpr(Trainer *tr)
-{
-	const MtdppBaskets *d = tr->data;
-	MtdppModel *m = tr->m;
-	int32	   *ctx = tr->shards[0]->ctx;
-	double		sum = 0.0;
-	int			counted = 0;
-
-	if (tr->n_val == 0)
-		return NAN;
-	for (int v = 0; v < tr->n_val; v++)
-	{
-		int			bk = tr->val_baskets[v];
-		int			held = tr->val_held[v];
-		int			b = 0,
-					limit = Min(mtdpp_context_limit(m), tr->p->max_context);
-		int			above,
-					ties,
-					n;
-		int64		s = d->start[bk],
-					e = d->start[bk + 1];
-
-		CHECK_FOR_INTERRUPTS();
-		/*
-		 * As at query time, the basket's last items in order; at most
-		 * max_context of them, as in training (and far cheaper to rank for
-		 * very large baskets).
-		 */
-		for (int64 k = s; k < e; k++)
-			if (d->items[k] != held)
-			{
-				ctx[b++] = d->items[k];
-				tr->val_exclude[d->items[k]] = true;
-			}
-		tr->val_exclude[held] = false;
-		if (b > limit)
-		{
-			memmove(ctx, ctx + (b - limit), sizeof(int32) * limit);
-			b = limit;
-		}
-		mtdpp_rank_of(m, ctx, b, tr->val_exclude, held, 0.0, &above, &ties, &n);
-		for (int64 k = s; k < e; k++)
-			tr->val_exclude[d->items[k]] = tr->val_outside[d->items[k]];
-		if (n > 1)
-		{
-			double		rank = 1.0 + above + 0.5 * ties;
-
-			sum += 100.0 * (n - rank) / (n - 1);
-			counted++;
-		}
-	}
-	return counted > 0 ? sum / counted : NAN;
-}
-
-static void
-set_aside_validation(Trainer *tr, bool *is_val)
-{
-	const MtdppBaskets *d = tr->data;
-	const MtdppParams *p = tr->p;
-	int32	   *order = palloc(sizeof(int32) * Max(d->n_baskets, 1));
-	int			eligible = 0,
-				want;
-
-	for (int b = 0; b < d->n_baskets; b++)
-		if (d->start[b + 1] - d->start[b] >= 2)
-			order[eligible++] = b;
-	want = (int) floor(eligible * p->validation_fraction);
-	want = Min(want, p->validation_baskets);
-	if (want < 20)
-		want = 0;				/* too few to measure anything */
-
-	tr->val_baskets = palloc(sizeof(int32) * Max(want, 1));
-	tr->val_held = palloc(sizeof(int32) * Max(want, 1));
-	for (int k = 0; k < want; k++)
-	{
-		/*
-		 * A random slice; for a warm start the newest baskets (the last order
-		 * ids), which the earlier model is the least likely to have learnt
-		 * from: on baskets it had seen it would look better than it is.
-		 */
-		int			j = p->warm ? eligible - 1 - k :
-			k + (int) pg_prng_uint64_range(&tr->rng, 0, eligible - 1 - k);
-		int32		tmp = order[k];
-		int			len;
-
-		order[k] = order[j];
-		order[j] = tmp;
-		tr->val_baskets[k] = order[k];
-		is_val[order[k]] = true;
-		len = (int) (d->start[order[k] + 1] - d->start[order[k]]);
-		tr->val_held[k] = d->items[d->start[order[k]] +
-								   (p->target == MTDPP_TARGET_LAST ? len - 1 :
-									(int) pg_prng_uint64_range(&tr->rng, 0, len - 1))];
-	}
-	tr->n_val = want;
-	pfree(order);
-
-	/* the validation candidates: every item, or a random sample */
-	tr->val_outside = palloc0(sizeof(bool) * Max(d->n_items, 1));
-	if (p->validation_candidates > 0 && p->validation_candidates < d->n_items)
-	{
-		int32	   *perm = palloc(sizeof(int32) * d->n_items);
-
-		for (int i = 0; i < d->n_items; i++)
-		{
-			int			j = (int) pg_prng_uint64_range(&tr->rng, 0, i);
-
-			perm[i] = perm[j];
-			perm[j] = i;
-		}
-		for (int k = p->validation_candidates; k < d->n_items; k++)
-			tr->val_outside[perm[k]] = true;
-		pfree(perm);
-	}
-	memcpy(tr->val_exclude, tr->val_outside, sizeof(bool) * d->n_items);
-}
-
-/*
  * Random initial factors.  With a warm start, the items the earlier model
  * knows take its parameters (R from its R squared: R enters every kernel
  * squared, so its sign is immaterial), and the new items start as that
@@ -1246,7 +1115,6 @@ trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p)
 		tr->G = palloc(sizeof(double) * (size_t) p->rank * p->rank);
 		tr->VG = mtdpp_alloc_huge(cells * sizeof(double));
 	}
-	tr->val_exclude = palloc0(sizeof(bool) * Max(data->n_items, 1));
 
 	if (p->negative_power != 0.0)
 	{
@@ -1263,15 +1131,14 @@ trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p)
 			tr->neg_logq[i] = log(data->n_items * pow(Max(data->popularity[i], 1), p->negative_power) / total);
 	}
 	tr->warm_items = initialise(tr);
-	tr->is_val = palloc0(sizeof(bool) * Max(data->n_baskets, 1));
-	set_aside_validation(tr, tr->is_val);
+	mtdpp_validation_carve(&tr->val, data, p, &tr->rng);
 
 	/*
 	 * A second thread when allowed and when a minibatch is worth it: below a
 	 * few million flops, handing half of it over costs more than it saves.
 	 */
 	if (max_parallel_maintenance_workers > 0 &&
-		minibatch_flops(tr, tr->is_val, nt_max) >= 3e6)
+		minibatch_flops(tr, tr->val.is_val, nt_max) >= 3e6)
 		tr->helper = mtdpp_helper_start();
 	if (p->verbose)
 		ereport(NOTICE,
@@ -1280,7 +1147,7 @@ trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p)
 
 	/* room for every positive example of an epoch: basket, position of the target */
 	for (int b = 0; b < data->n_baskets; b++)
-		if (!tr->is_val[b] && data->start[b + 1] - data->start[b] >= 2)
+		if (!tr->val.is_val[b] && data->start[b + 1] - data->start[b] >= 2)
 			tr->n_pool += data->start[b + 1] - data->start[b];
 	if (tr->n_pool == 0)
 		ereport(ERROR,
@@ -1309,7 +1176,7 @@ epoch_positives(Trainer *tr)
 	{
 		int			len = (int) (data->start[b + 1] - data->start[b]);
 
-		if (tr->is_val[b] || len < 2)
+		if (tr->val.is_val[b] || len < 2)
 			continue;
 		if (!tr->task_factors)
 			positives[n_pos++] = (Positive) {b, -1};
@@ -1416,7 +1283,7 @@ train_epochs(Trainer *tr, instr_time start)
 	if (p->warm != NULL)
 	{
 		/* a warm start is the best so far until an epoch beats it (epoch 0) */
-		double		val = validation_mpr(tr);
+		double		val = mtdpp_validation_mpr(&tr->val, tr->m);
 
 		if (!isnan(val))
 			best = mark = val;
@@ -1433,7 +1300,7 @@ train_epochs(Trainer *tr, instr_time start)
 		double		val;
 
 		INSTR_TIME_SET_CURRENT(val_start);
-		val = validation_mpr(tr);
+		val = mtdpp_validation_mpr(&tr->val, tr->m);
 		val_seconds += elapsed_seconds(val_start);
 		m->loss_history[epoch] = loss;
 		m->val_history[epoch] = val;
