@@ -8,10 +8,10 @@
  *
  *		det L[B + c] = det L[B] (L_cc - L_cB L[B]^-1 L_Bc)
  *
- * One GEMM gives L_cB for every candidate (V V_B^T), one triangular solve
- * with the Cholesky factor of L[B] gives the Schur complements: cheaper than
- * a kernel per candidate, so these kinds score the whole catalog even for a
- * few candidates, and complete without the pruning of topk.c.
+ * which the numeric core computes for the whole catalog at once
+ * (mtdpp_schur_logdets, kernel.c): cheaper than a kernel per candidate, so
+ * these kinds score the whole catalog even for a few candidates, and
+ * complete without the pruning of topk.c.
  *		logistic:	ln(w det L[B + c]), P(y = 1 | B + c) = 1 - exp(-exp(score))
  *		lowrank:	ln det L[B + c] - ln det L[B], the conditional density
  *
@@ -28,94 +28,16 @@
 
 #include "mtdpp.h"
 
-/*
- * Rows START .. START + N - 1 of V as double: in place for a model in
- * training, else converted from float into SCRATCH (n x rank).
- */
-static const double *
-rows_V(const MtdppModel *m, int start, int n, double *scratch)
-{
-	const float *src;
-
-	if (m->V != NULL)
-		return m->V + (size_t) start * m->rank;
-	src = m->Vf + (size_t) start * m->rank;
-	for (size_t i = 0; i < (size_t) n * m->rank; i++)
-		scratch[i] = src[i];
-	return scratch;
-}
-
-/*
- * Every item's score as the completion of CTX: ln(w det L[B + c]), or with
- * CONDITIONAL the conditional ln det L[B + c] - ln det L[B].
- */
-static void
-schur_scores(const MtdppModel *m, const int32 *ctx, int b, bool conditional,
-			 double *scores)
-{
-	int			r = m->rank;
-	int			block = mtdpp_score_block_rows(m, b);
-	double	   *VB = palloc(sizeof(double) * (size_t) Max(b, 1) * r);
-	double	   *L = palloc(sizeof(double) * (size_t) Max(b, 1) * Max(b, 1));
-	double	   *Y = palloc(sizeof(double) * (size_t) block * Max(b, 1));
-	double		logdet_b = 0.0;
-
-	double	   *rows = palloc(sizeof(double) * (size_t) block * r);
-
-	mtdpp_gather_V(m, ctx, b, VB);
-	if (b > 0)
-	{
-		mtdpp_gemm_nt(b, b, r, VB, r, VB, r, L, b);
-		for (int s = 0; s < b; s++)
-			L[(size_t) s * b + s] += m->D2[ctx[s]];
-		if (!mtdpp_cholesky(L, b))
-		{
-			for (int i = 0; i < m->n_items; i++)
-				scores[i] = -INFINITY;
-			return;
-		}
-		logdet_b = mtdpp_cholesky_logdet(L, b);
-	}
-	for (int start = 0; start < m->n_items; start += block)
-	{
-		int			nt = Min(block, m->n_items - start);
-
-		if (b > 0)
-		{
-			mtdpp_gemm_nt(nt, b, r, rows_V(m, start, nt, rows), r, VB, r, Y, b);
-			mtdpp_trsm_right_lt(nt, b, L, Y);
-		}
-		for (int t = 0; t < nt; t++)
-		{
-			int			c = start + t;
-			double		schur = m->Vnorm2[c] + m->D2[c];
-			double		log_schur;
-
-			for (int s = 0; s < b; s++)
-				schur -= Y[(size_t) t * b + s] * Y[(size_t) t * b + s];
-			log_schur = schur > 0.0 ? log(schur) : -INFINITY;
-			if (conditional)
-				scores[c] = log_schur;
-			else
-				scores[c] = m->log_w + logdet_b + log_schur;
-		}
-	}
-	pfree(VB);
-	pfree(L);
-	pfree(Y);
-	pfree(rows);
-}
-
 static void
 logistic_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 {
-	schur_scores(m, ctx, b, false, scores);
+	mtdpp_schur_logdets(m, ctx, b, false, scores);
 }
 
 static void
 lowrank_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 {
-	schur_scores(m, ctx, b, true, scores);
+	mtdpp_schur_logdets(m, ctx, b, true, scores);
 }
 
 static int

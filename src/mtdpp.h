@@ -350,6 +350,8 @@ extern void mtdpp_helper_run_pair(MtdppHelper *h, void (*fn) (void *), void *a, 
 extern const double *mtdpp_rows_R2(const MtdppModel *m, int start, int n, double *scratch);
 extern void mtdpp_gather_R2(const MtdppModel *m, const int32 *idx, int n, double *out);
 extern void mtdpp_gather_V(const MtdppModel *m, const int32 *idx, int n, double *out);
+extern void mtdpp_schur_logdets(const MtdppModel *m, const int32 *ctx, int b,
+								bool conditional, double *scores);
 extern int	mtdpp_score_block_rows(const MtdppModel *m, int b);
 extern void mtdpp_context_pairs(const double *VB, int b, int r, double *P);
 extern void mtdpp_basket_pairs(const MtdppModel *m, const int32 *ctx, int b, double *P);
