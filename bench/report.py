@@ -66,7 +66,7 @@ def label(r):
 
 def order(r):
     k = r["kind"]
-    return (DATASETS.index(r["dataset"]) if r["dataset"] in DATASETS else 99, r["test"] != "random",
+    return (DATASETS.index(r["dataset"]) if r["dataset"] in DATASETS else 99, r["test"] != "last",
             KINDS.index(k) if k in KINDS else 99, r["target"] != "random")
 
 
@@ -147,19 +147,19 @@ def gap_tables(ok):
     out = []
     by = over_splits(ok, None)
     for g in groups(ok):
-        refs = {k: by[g].get(k, {}) for k in ("itemknn", "ease")}
+        refs = {k: by[g][k] for k in ("itemknn", "ease") if k in by[g]}
         t = []
         for lab, per in by[g].items():
             row = [lab]
-            for ref in refs.values():
+            for name, ref in refs.items():
                 for c, _ in METRICS:
-                    d = [num(per[s][c]) - num(ref[s][c]) for s in per if s in ref and num(ref[s][c]) is not None]
-                    row.append(med_worst(d, min, 2, True) if d and per is not ref else "")
-            t.append(row)
-        if not any(refs.values()):
-            continue
-        out.append(f"### {group_title(*g)}\n")
-        out.append(md_table(["model"] + [f"{c} vs {ref}" for ref in ("itemknn", "ease") for _, c in METRICS], t))
+                    d = [num(per[s][c]) - num(ref[s][c]) for s in per if s in ref and lab != name]
+                    row.append(med_worst(d, min, 2, True))
+            if any(row[1:]):
+                t.append(row)
+        if t:
+            out.append(f"### {group_title(*g)}\n")
+            out.append(md_table(["model"] + [f"{c} vs {ref}" for ref in refs for _, c in METRICS], t))
     return out
 
 
