@@ -76,7 +76,7 @@ def targets(cs, first, tput, train, gather):
         if r["dataset"] in TRAIN_LIMITS:
             lim = TRAIN_LIMITS[r["dataset"]]
             t.append([f"training < {lim} s, {r['dataset']}", f"{f(r['wall_seconds'], 1)} s", num(r["wall_seconds"]) < lim,
-                      r["busy"]])
+                      f(r["busy"])])
     for layout, (s0, s2, b0, b2) in gather.items():
         t.append([f"gathering {s0['lines']} lines >= 1.5 x faster with 2 workers, {layout}",
                   f"{f(s0['s'] / s2['s'])} x ({f(s0['s'], 2)} s -> {f(s2['s'], 2)} s, medians; the scan alone "
@@ -173,7 +173,7 @@ def main(d):
                           + [f(statistics.mean(num(r["tps"]) for r in rs if r["clients"] == "2")
                                / statistics.mean(num(r["tps"]) for r in rs if r["clients"] == "1")),
                              " / ".join(", ".join(r["latency_ms"] for r in rs if r["clients"] == c) for c in "12"),
-                             " / ".join(", ".join(r["busy"] for r in rs if r["clients"] == c) for c in "12")]
+                             " / ".join(", ".join(f(r["busy"]) for r in rs if r["clients"] == c) for c in "12")]
                           for model, rs in tput.items()])]
     if train:
         out += ["## 3. Training\n",
@@ -187,7 +187,7 @@ def main(d):
                          [[r["dataset"], r["catalog"], r["n_items"], r["rank"], f"**{f(r['wall_seconds'], 1)}**",
                            f(r["train_seconds"], 1), r["epochs_run"], r["best_epoch"], r["n_examples"],
                            f"{num(r['n_examples']) / num(r['train_seconds']):.0f}", f(r["mpr"], 1), f(r["p20"], 1),
-                           r["busy"], r["load1"]] for r in train])]
+                           f(r["busy"]), r["load1"]] for r in train])]
         diaper = [num(r["wall_seconds"]) for r in train if r["dataset"] == "amazon_diaper"]
         daf = [num(r["wall_seconds"]) for r in train if r["dataset"] == "amazon_daf"]
         out.append("Against the reference implementations (seconds per training run, measured on a machine like "
@@ -220,7 +220,7 @@ def main(d):
                 "resident memory after the scan alone, over the lines.\n",
                 md_table(["layout", "workers", "run", "seconds", "scan alone s", "bytes per line", "busy", "load"],
                          [[r["layout"], r["workers"], r["run"], f(r["seconds"], 3), f(r["scan_seconds"], 3),
-                           f((num(r["hwm_kb"]) - num(r["rss0_kb"])) * 1024 / num(r["lines"]), 1), r["busy"], r["load1"]]
+                           f((num(r["hwm_kb"]) - num(r["rss0_kb"])) * 1024 / num(r["lines"]), 1), f(r["busy"]), r["load1"]]
                           for r in gather_rows]),
                 "Plans:\n", "```", plans.rstrip(), "```\n"]
     with open(os.path.join(d, "results.md"), "w") as fh:
