@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # bench/lib.sh: what bench/run and bench/speed/run share (source it).
 #
 # The extension is built from the working tree and installed into the
@@ -91,11 +92,12 @@ bench_load() {
 		python3 "$BENCH_SPLIT_TOOL" "$src/orders.csv" "$dir/split.csv" --seed "$split" "${flags[@]}" 2>/dev/null ||
 			die "make_split.py $ds --seed $split failed"
 	fi
-	psql -X -q -v ON_ERROR_STOP=1 -v dir="$dir" -v schema="$schema" -f "$BENCH_REPO/data/load.sql" >/dev/null &&
-		if [ "$ds" = instacart_sample ]; then
-			psql -X -q -v ON_ERROR_STOP=1 -v dir="$dir" -v schema="${schema}_random" -v split=split_random.csv \
-				-f "$BENCH_REPO/data/load.sql" >/dev/null
-		fi || die "loading $ds ($split) failed"
+	psql -X -q -v ON_ERROR_STOP=1 -v dir="$dir" -v schema="$schema" -f "$BENCH_REPO/data/load.sql" >/dev/null ||
+		die "loading $ds ($split) failed"
+	if [ "$ds" = instacart_sample ]; then
+		psql -X -q -v ON_ERROR_STOP=1 -v dir="$dir" -v schema="${schema}_random" -v split=split_random.csv \
+			-f "$BENCH_REPO/data/load.sql" >/dev/null || die "loading $ds ($split, random item held out) failed"
+	fi
 }
 
 # Cores busy (all processes, this benchmark's included) over the last
