@@ -114,7 +114,7 @@ def group_title(ds, test):
     return ds if ds != "instacart_sample" else f"{ds}, {HELD_OUT[test]}"
 
 
-def over_splits(ok, splits):
+def over_splits(ok):
     """Per dataset and test: per model label, its row on each split."""
     by = defaultdict(lambda: OrderedDict())
     for r in ok:
@@ -124,7 +124,7 @@ def over_splits(ok, splits):
 
 def quality_tables(ok, not_ok, splits):
     out = []
-    by = over_splits(ok, splits)
+    by = over_splits(ok)
     for g in groups(ok):
         out.append(f"### {group_title(*g)}\n")
         t = []
@@ -145,7 +145,7 @@ def quality_tables(ok, not_ok, splits):
 def gap_tables(ok):
     """Each kind's gap to itemknn and to ease, split by split, then median (worst)."""
     out = []
-    by = over_splits(ok, None)
+    by = over_splits(ok)
     for g in groups(ok):
         refs = {k: by[g][k] for k in ("itemknn", "ease") if k in by[g]}
         t = []
