@@ -187,7 +187,8 @@ CREATE TABLE bench.timings (
 -- the models of bench/speed/run's latency sections
 CREATE TABLE bench.speed_models (
     model text PRIMARY KEY, dataset text, seed integer, rank integer, n_items integer,
-    epochs integer, best_epoch integer, train_seconds float8
+    epochs integer, best_epoch integer, train_seconds float8,
+    zero_task_factors bigint            -- task factors L2 decay drove to zero
 );
 
 CREATE TABLE bench.throughput (

@@ -125,9 +125,12 @@ def main(d):
                 "The models are those users train: `mtdpp_train(model, '<split>.train_lines', rank => 64 or 128)`, "
                 "every other setting its default, one per split of the seeds "
                 f"{m.get('seeds', '')} (`make_split.py --seed S`, 70/30 by basket; uk_retail `--max-size 100`).\n",
-                md_table(["model", "dataset", "seed", "rank", "items", "epochs", "best epoch", "training s"],
+                md_table(["model", "dataset", "seed", "rank", "items", "epochs", "best epoch", "training s",
+                          "task factors zero"],
                          [[r["model"], r["dataset"], r["seed"], r["rank"], r["n_items"], r["epochs"], r["best_epoch"],
-                           f(r["train_seconds"], 1)] for r in models.values()]),
+                           f(r["train_seconds"], 1), f"{r['zero_task_factors']} ("
+                           f"{100 * num(r['zero_task_factors']) / (num(r['n_items']) * num(r['rank'])):.1f}%)"]
+                          for r in models.values()]),
                 f"`mtdpp_complete(basket[1:n], 10, model)` for the test baskets of at least n items in turn, "
                 f"{m.get('calls')} calls per cell in each of {m.get('rounds')} rounds (every cell once, then again, "
                 "so that a burst of other work lands in one round), each timed inside the server "
