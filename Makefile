@@ -36,7 +36,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.2.0.sql \
 	sql/$(EXTENSION)--0.1.0--0.2.0.sql \
 	sql/$(EXTENSION)--0.2.0--0.3.0.sql
-REGRESS = mtdpp_setup train complete diverse evaluate kinds bad_input models security validate limits negligible
+REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid bad_input models security validate limits negligible
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
