@@ -13,6 +13,7 @@ OBJS = \
 	src/evaluate.o \
 	src/helper.o \
 	src/kernel.o \
+	src/kind_hybrid.o \
 	src/kind_itemknn.o \
 	src/kind_multitask.o \
 	src/kind_popularity.o \
@@ -35,7 +36,7 @@ DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.2.0.sql \
 	sql/$(EXTENSION)--0.1.0--0.2.0.sql \
 	sql/$(EXTENSION)--0.2.0--0.3.0.sql
-REGRESS = mtdpp_setup train complete diverse evaluate kinds bad_input models security validate limits negligible
+REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid bad_input models security validate limits negligible
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -118,6 +118,15 @@ mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 	return mtdpp_kind(q.kind)->fit(data, &q);
 }
 
+/* the same, without a validation slice */
+MtdppModel *
+mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p, MtdppValidation *slice)
+{
+	if (slice != NULL)
+		memset(slice, 0, sizeof(*slice));
+	return mtdpp_train_dpp(data, p);
+}
+
 /* a warm start reads the model tables: not in the harness, whose
  * hyperparameters are the defaults */
 const MtdppModel *

@@ -288,7 +288,7 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 				 errmsg("a model of kind %s has no item factors to tell similar items apart",
 						mtdpp_kind_name(m->kind)),
 				 errdetail("Diverse completion measures the similarity of two items by their factors."),
-				 errhint("Use a model of kind multitask, multitask_nobias, logistic or lowrank, or diversity => 0.")));
+				 errhint("Use a model of kind multitask, multitask_nobias, logistic, lowrank or hybrid, or diversity => 0.")));
 	in_ctx = completion_candidates(fcinfo, m, 4, 5, &ctx, &b, &allowed, &n_allowed);
 
 	k = Min(k, m->n_items);

@@ -21,14 +21,15 @@
 #include "mtdpp.h"
 
 /*
- * Co-occurrence lists in two passes over the baskets: the first sizes each
- * item's list (with repeats), the second fills it; each list is then sorted
- * and its repeats summed.  Memory is checked against maintenance_work_mem.
+ * Co-occurrence lists of DATA's items into M's neighbour lists, weighted by
+ * the cosine, in two passes over the baskets: the first sizes each item's
+ * list (with repeats), the second fills it; each list is then sorted and its
+ * repeats summed.  Memory is checked against maintenance_work_mem.  Shared
+ * with the hybrid kind, which weighs this evidence beside a DPP.
  */
-static MtdppModel *
-itemknn_fit(MtdppBaskets *data, const MtdppParams *p)
+void
+mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m)
 {
-	MtdppModel *m = mtdpp_counts_model(data, p);
 	int			n = data->n_items;
 	int64	   *start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
 	int64	   *fill;
@@ -96,6 +97,14 @@ itemknn_fit(MtdppBaskets *data, const MtdppParams *p)
 	m->nbr_index = nbr;
 	pfree(fill);
 	pfree(start);
+}
+
+static MtdppModel *
+itemknn_fit(MtdppBaskets *data, const MtdppParams *p)
+{
+	MtdppModel *m = mtdpp_counts_model(data, p);
+
+	mtdpp_cooccurrence_lists(data, m);
 	return m;
 }
 

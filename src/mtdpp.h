@@ -40,6 +40,8 @@
 /* range of the hyperparameter w (and of exp(log_w) in a stored model) */
 #define MTDPP_MIN_W				1e-12
 #define MTDPP_MAX_W				1e12
+/* largest neighbour weight of a hybrid model (evidence times its weight) */
+#define MTDPP_MAX_EVIDENCE		1e6
 
 /* a model kind's number, in the stored model format; its routines: kinds.c */
 typedef enum MtdppKind
@@ -50,6 +52,7 @@ typedef enum MtdppKind
 	MTDPP_LOWRANK,
 	MTDPP_ITEMKNN,
 	MTDPP_POPULARITY,
+	MTDPP_HYBRID,
 	MTDPP_N_KINDS
 } MtdppKind;
 
@@ -133,7 +136,10 @@ typedef struct MtdppModel
 	double	   *D2;				/* D squared plus jitter, likewise */
 	double	   *Vnorm2;			/* squared norms of V's rows, likewise */
 
-	/* itemknn: each item's co-occurring items and cosine weights (CSR) */
+	/*
+	 * itemknn: each item's co-occurring items and cosine weights (CSR);
+	 * hybrid: the same lists, weighted by its evidence (kind_hybrid.c)
+	 */
 	int64	   *nbr_start;		/* n_items + 1 entries */
 	int32	   *nbr_index;
 	float4	   *nbr_weight;
@@ -320,6 +326,13 @@ extern const MtdppKindRoutine mtdpp_kind_logistic;
 extern const MtdppKindRoutine mtdpp_kind_lowrank;
 extern const MtdppKindRoutine mtdpp_kind_itemknn;
 extern const MtdppKindRoutine mtdpp_kind_popularity;
+extern const MtdppKindRoutine mtdpp_kind_hybrid;
+
+/* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
+extern void mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m);
+
+/* kind_hybrid.c: the co-occurrence evidence of every item */
+extern void mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev);
 
 /* kind_popularity.c: what the other kinds share with it */
 extern MtdppModel *mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p);
@@ -392,9 +405,14 @@ extern void mtdpp_validation_measure(MtdppValidation *v, const MtdppModel *m,
 									 MtdppMetrics *out);
 extern double mtdpp_validation_mpr(MtdppValidation *v, const MtdppModel *m);
 extern MtdppBaskets *mtdpp_baskets_without(const MtdppBaskets *d, const bool *drop);
+extern void mtdpp_validation_copy(MtdppValidation *to, const MtdppValidation *from);
+extern int	mtdpp_validation_context(MtdppValidation *v, int k, int limit);
+extern void mtdpp_validation_release(MtdppValidation *v, int k);
 
 /* train.c: the fit of the DPP kinds */
 extern MtdppModel *mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p);
+extern MtdppModel *mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
+										 MtdppValidation *slice);
 
 /* store.c */
 extern void mtdpp_check_name(const char *what, text *name);
@@ -423,6 +441,9 @@ extern int	mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b,
 extern void mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b,
 						  const bool *exclude, int held, double held_score_if_unknown,
 						  int *above, int *ties, int *candidates);
+extern int	mtdpp_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
+								  const bool *exclude, double floor, const bool *also,
+								  int32 *cands, double *scores);
 
 /* diverse.c */
 extern int	mtdpp_diverse_pool(int k);

@@ -17,6 +17,10 @@
  *		k-th best; every candidate whose bound reaches tau is scored exactly
  *		(in one batch), the others provably cannot enter the top k.
  * The answer is the same as scoring everything (ties broken by item id).
+ * A kind that adds co-occurrence evidence to the DPP's score (hybrid) adds
+ * it to the bound as well: the evidence is exact and nonzero only on the
+ * neighbours of the basket's items, so ln bound + evidence still bounds the
+ * score, and the pruning stays exact.
  * The exact scores come from the numeric core (kernel.c) that training and
  * mtdpp_score use.  Kinds that are not bounded (kinds.c) are cheap to score
  * in full and use the plain selection.
@@ -304,6 +308,34 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 }
 
 /*
+ * The co-occurrence evidence of every item as a completion of CTX, for a
+ * bounded kind that adds it to the DPP's score (kind_hybrid.c); NULL for
+ * the others.  Raises each item's bound (as determinant_bounds returns
+ * them, at the place of item AT(j) for j < N; AT NULL: every item at its
+ * own place) by the factor exp(evidence), an overflow being an infinite
+ * bound.
+ */
+static double *
+bounded_evidence(const MtdppModel *m, const int32 *ctx, int b,
+				 const int32 *at, int n, double *bound)
+{
+	double	   *ev;
+
+	if (!mtdpp_kind(m->kind)->neighbors || m->nbr_start == NULL)
+		return NULL;
+	ev = palloc(sizeof(double) * Max(m->n_items, 1));
+	mtdpp_evidence(m, ctx, b, ev);
+	for (int j = 0; j < n; j++)
+	{
+		double		e = ev[at ? at[j] : j];
+
+		if (e != 0.0)
+			bound[j] *= exp(e);
+	}
+	return ev;
+}
+
+/*
  * The least bound, as determinant_bounds returns them, of a candidate that
  * may score SCORE or more (0: every candidate).  A sliver lower than
  * exp(score - offset), so that rounding never skips a candidate.
@@ -371,6 +403,7 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		double	   *bound = palloc(sizeof(double) * Max(m->n_items, 1));
 		int32	   *cands = palloc(sizeof(int32) * Max(m->n_items, 1));
 		bool	   *done = palloc0(sizeof(bool) * Max(m->n_items, 1));
+		double	   *ev;
 		double		tau,
 					offset,
 					least;
@@ -395,6 +428,7 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		}
 		else
 			offset = determinant_bounds(m, ctx, b, NULL, 0, bound);
+		ev = bounded_evidence(m, ctx, b, NULL, m->n_items, bound);
 
 		/* 1. the k largest bounds, scored exactly */
 		for (int i = 0; i < m->n_items; i++)
@@ -408,7 +442,7 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		exact_logdets(m, ctx, b, P, cands, n, scores);
 		top.n = 0;
 		for (int j = 0; j < n; j++)
-			offer(&top, scores[j], cands[j]);
+			offer(&top, scores[j] + (ev ? ev[cands[j]] : 0.0), cands[j]);
 
 		/*
 		 * 2. every other candidate whose bound reaches the k-th best, by
@@ -431,7 +465,8 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 				nt--;
 			exact_logdets(m, ctx, b, P, cands + start, nt, scores);
 			for (int j = 0; j < nt; j++)
-				offer(&top, scores[j], cands[start + j]);
+				offer(&top, scores[j] + (ev ? ev[cands[start + j]] : 0.0),
+					  cands[start + j]);
 			scored += nt;
 			tau = (top.n == top.k) ? top.h[0].score : -INFINITY;
 			least = bound_threshold(tau, offset);
@@ -484,6 +519,7 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		int32	   *cands = palloc(sizeof(int32) * Max(m->n_items, 1));
 		int			n = 0,
 					nc = 0;
+		double	   *ev;
 		double		offset,
 					least;
 
@@ -498,10 +534,11 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		}
 		mtdpp_basket_pairs(m, ctx, b, P);
 		offset = determinant_bounds(m, ctx, b, cands, nc, bound);
+		ev = bounded_evidence(m, ctx, b, cands, nc, bound);
 		if (held >= 0)
 		{
 			exact_logdets(m, ctx, b, P, &held, 1, &sh);
-			sh += m->log_w;
+			sh += m->log_w + (ev ? ev[held] : 0.0);
 		}
 		else
 			sh = held_score_if_unknown;
@@ -512,7 +549,7 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		exact_logdets(m, ctx, b, P, cands, n, scores);
 		for (int j = 0; j < n; j++)
 		{
-			double		s = scores[j] + m->log_w;
+			double		s = scores[j] + m->log_w + (ev ? ev[cands[j]] : 0.0);
 
 			*above += s > sh;
 			*ties += s == sh;
@@ -522,4 +559,59 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		pfree(cands);
 	}
 	pfree(scores);
+}
+
+/*
+ * The candidates (the items EXCLUDE does not flag) whose score can reach
+ * FLOOR, and every candidate ALSO flags (NULL: none), with their exact
+ * scores, into CANDS and SCORES (room for every item); returns how many.  A
+ * bounded kind scores exactly only the candidates whose bound reaches FLOOR
+ * or that ALSO flags.  A fit that weighs evidence beside a DPP's score
+ * (kind_hybrid.c) so learns the rank of a held-out item scoring FLOOR under
+ * any nonnegative weight of evidence held by ALSO's items alone: no other
+ * candidate can pass it.
+ */
+int
+mtdpp_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
+					  const bool *exclude, double floor, const bool *also,
+					  int32 *cands, double *scores)
+{
+	int			n = 0;
+	int			npair = b * (b + 1) / 2;
+	double	   *P,
+			   *bound,
+			   *ev;
+	double		least;
+
+	if (!mtdpp_kind(m->kind)->bounded || b == 0)
+	{
+		double	   *all = palloc(sizeof(double) * Max(m->n_items, 1));
+
+		mtdpp_score_all(m, ctx, b, all);
+		for (int i = 0; i < m->n_items; i++)
+			if (!exclude[i] && (all[i] >= floor || (also && also[i])))
+			{
+				cands[n] = i;
+				scores[n++] = all[i];
+			}
+		pfree(all);
+		return n;
+	}
+	P = palloc(sizeof(double) * (size_t) m->rank * npair);
+	bound = palloc(sizeof(double) * Max(m->n_items, 1));
+	mtdpp_basket_pairs(m, ctx, b, P);
+	least = bound_threshold(floor - m->log_w,
+							determinant_bounds(m, ctx, b, NULL, 0, bound));
+	ev = bounded_evidence(m, ctx, b, NULL, m->n_items, bound);
+	for (int i = 0; i < m->n_items; i++)
+		if (!exclude[i] && (bound[i] >= least || (also && also[i])))
+			cands[n++] = i;
+	exact_logdets(m, ctx, b, P, cands, n, scores);
+	for (int j = 0; j < n; j++)
+		scores[j] += m->log_w + (ev ? ev[cands[j]] : 0.0);
+	pfree(P);
+	pfree(bound);
+	if (ev)
+		pfree(ev);
+	return n;
 }

@@ -1427,6 +1427,18 @@ model_copy(const MtdppModel *m)
 MtdppModel *
 mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 {
+	return mtdpp_train_dpp_slice(data, p, NULL);
+}
+
+/*
+ * mtdpp_train_dpp, and the validation slice it held out into SLICE (if not
+ * NULL, in the caller's memory context): a fit that chooses more on the
+ * slice (kind_hybrid.c) measures on baskets the model never learnt from.
+ */
+MtdppModel *
+mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
+					  MtdppValidation *slice)
+{
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
 	Trainer		tr;
@@ -1448,6 +1460,8 @@ mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 	/* copy the result out of the working context, which then goes */
 	MemoryContextSwitchTo(caller);
 	result = model_copy(tr.m);
+	if (slice != NULL)
+		mtdpp_validation_copy(slice, &tr.val);
 	MemoryContextDelete(work);
 	return result;
 }

@@ -270,18 +270,24 @@ validate_factors(const MtdppModel *m, Origin o)
 	}
 }
 
-/* item-kNN: neighbour lists of items of the model, each once, weights in [0, 1] */
+/*
+ * Neighbour lists of items of the model, each once; weights in [0, 1] for
+ * item-kNN (cosines), in [0, MTDPP_MAX_EVIDENCE] for the hybrid (evidence
+ * times its weight), so that every score stays finite.
+ */
 static void
 validate_neighbors(const MtdppModel *m, Origin o)
 {
 	int32	   *last_seen;
+	bool		cosine = m->kind == MTDPP_ITEMKNN;
+	float4		most = cosine ? 1.0f : (float4) MTDPP_MAX_EVIDENCE;
 
 	if (m->nbr_start == NULL)
 	{
 		if (m->n_items > 0)
 			ereport(ERROR,
 					(errcode(o.sqlstate),
-					 errmsg("the itemknn model has no neighbour lists"),
+					 errmsg("the %s model has no neighbour lists", mtdpp_kind_name(m->kind)),
 					 errhint("%s", o.hint)));
 		return;
 	}
@@ -306,12 +312,13 @@ validate_neighbors(const MtdppModel *m, Origin o)
 								m->item_ids[c], m->item_ids[i]),
 						 errhint("%s", o.hint)));
 			last_seen[c] = i + 1;
-			if (!(w >= 0.0f && w <= 1.0f))
+			if (!(w >= 0.0f && w <= most))
 				ereport(ERROR,
 						(errcode(o.sqlstate),
-						 errmsg("weight of neighbour %d of item %d is %g, outside 0 to 1",
-								m->item_ids[c], m->item_ids[i], (double) w),
-						 errdetail("Neighbour weights are cosines of co-occurrence counts."),
+						 errmsg("weight of neighbour %d of item %d is %g, outside 0 to %g",
+								m->item_ids[c], m->item_ids[i], (double) w, (double) most),
+						 cosine ? errdetail("Neighbour weights are cosines of co-occurrence counts.") :
+						 errdetail("Neighbour weights are co-occurrence evidence times its weight."),
 						 errhint("%s", o.hint)));
 		}
 	}

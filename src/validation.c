@@ -99,10 +99,10 @@ mtdpp_validation_carve(MtdppValidation *v, const MtdppBaskets *d,
 /*
  * The context of validation basket K (its items but the held-out one, the
  * last LIMIT of them, as at query time) into v->ctx, its items marked
- * excluded; returns its length.  validation_release unmarks them.
+ * excluded; returns its length.  mtdpp_validation_release unmarks them.
  */
-static int
-validation_context(MtdppValidation *v, int k, int limit)
+int
+mtdpp_validation_context(MtdppValidation *v, int k, int limit)
 {
 	const MtdppBaskets *d = v->data;
 	int			bk = v->baskets[k],
@@ -126,8 +126,8 @@ validation_context(MtdppValidation *v, int k, int limit)
 	return b;
 }
 
-static void
-validation_release(MtdppValidation *v, int k)
+void
+mtdpp_validation_release(MtdppValidation *v, int k)
 {
 	const MtdppBaskets *d = v->data;
 	int			bk = v->baskets[k];
@@ -156,7 +156,7 @@ mtdpp_validation_measure(MtdppValidation *v, const MtdppModel *m,
 
 	for (int k = 0; k < v->n; k++)
 	{
-		int			b = validation_context(v, k, limit),
+		int			b = mtdpp_validation_context(v, k, limit),
 					above,
 					ties,
 					n;
@@ -164,7 +164,7 @@ mtdpp_validation_measure(MtdppValidation *v, const MtdppModel *m,
 		CHECK_FOR_INTERRUPTS();
 		mtdpp_rank_of(m, v->ctx, b, v->exclude, v->held[k], 0.0,
 					  &above, &ties, &n);
-		validation_release(v, k);
+		mtdpp_validation_release(v, k);
 		if (n > 1)
 		{
 			double		rank = 1.0 + above + 0.5 * ties;
@@ -191,6 +191,29 @@ mtdpp_validation_mpr(MtdppValidation *v, const MtdppModel *m)
 
 	mtdpp_validation_measure(v, m, &metrics);
 	return metrics.mpr;
+}
+
+/*
+ * A copy of the slice FROM into TO, in the current memory context (FROM's
+ * may be about to go); the baskets are still FROM's data.
+ */
+void
+mtdpp_validation_copy(MtdppValidation *to, const MtdppValidation *from)
+{
+	const MtdppBaskets *d = from->data;
+
+	*to = *from;
+	to->baskets = palloc(sizeof(int32) * Max(from->n, 1));
+	to->held = palloc(sizeof(int32) * Max(from->n, 1));
+	memcpy(to->baskets, from->baskets, sizeof(int32) * from->n);
+	memcpy(to->held, from->held, sizeof(int32) * from->n);
+	to->is_val = palloc(sizeof(bool) * Max(d->n_baskets, 1));
+	memcpy(to->is_val, from->is_val, sizeof(bool) * d->n_baskets);
+	to->outside = palloc(sizeof(bool) * Max(d->n_items, 1));
+	memcpy(to->outside, from->outside, sizeof(bool) * d->n_items);
+	to->exclude = palloc(sizeof(bool) * Max(d->n_items, 1));
+	memcpy(to->exclude, from->outside, sizeof(bool) * d->n_items);
+	to->ctx = palloc(sizeof(int32) * MTDPP_MAX_CONTEXT);
 }
 
 /*

@@ -110,9 +110,9 @@ my %model_id = map { split /\|/ } split /\n/,
 
 # valid model values, as bytes
 my %blob;
-for my $kind (qw(multitask logistic itemknn popularity))
+for my $kind (qw(multitask logistic itemknn popularity hybrid))
 {
-	my $params = $kind =~ /multitask|logistic/ ? qq{{"kind": "$kind", "rank": 3, "epochs": 2}} : qq{{"kind": "$kind"}};
+	my $params = $kind =~ /multitask|logistic|hybrid/ ? qq{{"kind": "$kind", "rank": 3, "epochs": 2}} : qq{{"kind": "$kind"}};
 	my $hex = $node->safe_psql('postgres',
 		qq{SELECT encode(mtdpp_fit(order_id, item_id, position, '$params'), 'hex') FROM small_lines});
 	$blob{$kind} = pack('H*', $hex);
@@ -153,7 +153,7 @@ my @keys = qw(kind rank epochs target seed verbose learning_rate lr_decay batch_
 
 sub json_string
 {
-	return pick('""', '"multitask"', '"itemknn"', '"popularity"', '"logistic"', '"lowrank"', '"multitask_nobias"',
+	return pick('""', '"multitask"', '"itemknn"', '"popularity"', '"logistic"', '"lowrank"', '"multitask_nobias"', '"hybrid"',
 		'"last"', '"random"', '"adam"', '"momentum"', '"softmax"', '"logistic"', '"NaN"', '"Infinity"',
 		'"-Infinity"', '"1e400"', '"\u00e9"', '"\ud83d\ude00"', '"a\"b"', '"\\\\"', '"' . ('x' x pick(100, 5000)) . '"',
 		'"multitask "', '"MULTITASK"', '"\t"');

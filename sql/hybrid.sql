@@ -1,0 +1,98 @@
+-- The hybrid kind: the multi-task DPP plus co-occurrence evidence, its form
+-- and weight chosen on a validation slice of the training baskets.
+SELECT kind, items, best_epoch IS NOT NULL AS fitted_by_sgd
+FROM mtdpp_train('hyb', 'train_lines', kind => 'hybrid', rank => 8, epochs => 8, seed => 3);
+SELECT kind, rank, hyperparams->>'kind' AS recorded_kind,
+       hyperparams->>'evidence' IN ('cosine', 'log_cosine', 'confidence') AS form_recorded,
+       (hyperparams->>'evidence_weight')::float8 >= 0 AS weight_recorded,
+       (hyperparams->'evidence_validation'->>'baskets')::int AS validation_baskets
+FROM mtdpp.models WHERE name = 'hyb';
+-- factors and neighbour lists side by side, weights beta * g(j, c)
+SELECT count(*) AS items, bool_and(cardinality(factors) = 8 AND cardinality(task_factors) = 8) AS factors,
+       bool_and(cardinality(neighbors) = cardinality(neighbor_weights)) AS neighbors
+FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'hyb';
+-- The same factors as a multitask model, copied by hand: the DPP part alone.
+INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, n_baskets, n_examples, log_w, hyperparams)
+SELECT 'hyb_dpp', 1, 'multitask', true, rank, n_items, n_baskets, n_examples, log_w, '{}'
+FROM mtdpp.models WHERE name = 'hyb';
+INSERT INTO mtdpp.items (model_id, item_id, popularity, bias, factors, task_factors)
+SELECT (SELECT model_id FROM mtdpp.models WHERE name = 'hyb_dpp'), item_id, popularity, bias, factors, task_factors
+FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'hyb';
+-- hybrid score = DPP score + beta * sum over the basket of g(j, c), the
+-- evidence computed here in SQL from the order lines
+CREATE TEMP TABLE hyb_choice AS
+SELECT hyperparams->>'evidence' AS form, (hyperparams->>'evidence_weight')::float8 AS beta
+FROM mtdpp.models WHERE name = 'hyb';
+CREATE TEMP VIEW evidence AS
+WITH b AS (SELECT DISTINCT order_id, item_id FROM train_lines),
+     f AS (SELECT item_id, count(*) AS n FROM b GROUP BY item_id),
+     c AS (SELECT x.item_id AS j, y.item_id AS c, count(*) AS n
+           FROM b x JOIN b y ON x.order_id = y.order_id AND x.item_id <> y.item_id GROUP BY 1, 2)
+SELECT c.j, c.c, h.beta * CASE h.form WHEN 'cosine' THEN c.n / sqrt(fj.n * fc.n)
+                                      WHEN 'log_cosine' THEN ln(1 + c.n / sqrt(fj.n * fc.n) / 0.01)
+                                      ELSE c.n::float8 / fj.n END AS g
+FROM c JOIN f fj ON fj.item_id = c.j JOIN f fc ON fc.item_id = c.c, hyb_choice h;
+WITH basket(items) AS (VALUES (ARRAY[11, 14, 2])),
+     cands AS (SELECT array_agg(i) AS items FROM generate_series(1, 60) i WHERE i NOT IN (11, 14, 2)),
+     ev AS (SELECT c AS item_id, sum(g) AS e FROM evidence WHERE j IN (11, 14, 2) GROUP BY c)
+SELECT count(*) AS compared, count(*) FILTER (WHERE coalesce(ev.e, 0) > 0) AS with_evidence,
+       max(abs(h.score - (d.score + coalesce(ev.e, 0)))) < 1e-4 AS dpp_plus_evidence
+FROM basket, cands, mtdpp_score(basket.items, cands.items, 'hyb') h
+JOIN mtdpp_score(ARRAY[11, 14, 2], (SELECT items FROM cands), 'hyb_dpp') d USING (item_id)
+LEFT JOIN ev USING (item_id);
+-- the pruned top k is the ranking of every score, for baskets of 1 to 5 items
+CREATE TEMP TABLE hyb_baskets AS
+SELECT o AS id, (SELECT array_agg(((o * 13 + k * 7) % 60) + 1) FROM generate_series(1, 1 + o % 5) k) AS items
+FROM generate_series(1, 12) o;
+SELECT count(*) AS baskets, bool_and(pruned = brute) AS same_top_10
+FROM (SELECT b.id,
+             (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(b.items, 10, 'hyb')) AS pruned,
+             (SELECT (array_agg(item_id ORDER BY score DESC, item_id))[1:10]
+              FROM mtdpp_score(b.items, (SELECT array_agg(i) FROM generate_series(1, 60) i), 'hyb')
+              WHERE score IS NOT NULL) AS brute
+      FROM hyb_baskets b) t;
+-- with filters: an allowed list and an excluded list
+SELECT count(*) AS baskets, bool_and(pruned = brute) AS same_filtered_top_5
+FROM (SELECT b.id,
+             (SELECT array_agg(item_id ORDER BY rank)
+              FROM mtdpp_complete(b.items, 5, 'hyb', allowed => (SELECT array_agg(i) FROM generate_series(1, 60, 2) i),
+                                  excluded => ARRAY[1, 3, 5, 7])) AS pruned,
+             (SELECT (array_agg(item_id ORDER BY score DESC, item_id))[1:5]
+              FROM mtdpp_score(b.items, (SELECT array_agg(i) FROM generate_series(9, 60, 2) i), 'hyb')
+              WHERE score IS NOT NULL) AS brute
+      FROM hyb_baskets b) t;
+-- mtdpp_evaluate ranks each held-out item as every score does (ties count half)
+WITH t AS (SELECT order_id, array_remove(basket, held_out) AS ctx, held_out FROM test_baskets),
+     s AS (SELECT t.order_id, t.held_out, x.item_id, x.score
+           FROM t, mtdpp_score(t.ctx, (SELECT array_agg(i) FROM generate_series(1, 60) i), 'hyb') x
+           WHERE x.score IS NOT NULL),
+     r AS (SELECT order_id, count(*) AS n,
+                  1 + count(*) FILTER (WHERE score > h.hs) + 0.5 * (count(*) FILTER (WHERE score = h.hs) - 1) AS rank
+           FROM s JOIN (SELECT order_id, score AS hs FROM s WHERE item_id = held_out) h USING (order_id)
+           GROUP BY order_id, h.hs)
+SELECT abs(e.mpr - (SELECT avg(100 * (n - rank) / (n - 1)) FROM r)) < 1e-9 AS same_mpr,
+       abs(e.precision_at_5 - (SELECT 100.0 * count(*) FILTER (WHERE rank <= 5) / count(*) FROM r)) < 1e-9 AS same_p5
+FROM mtdpp_evaluate('hyb', 'test_baskets') e;
+-- diverse sets: diversity 0 is the ranking; otherwise k items outside the basket
+SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete_set(ARRAY[11, 14], 6, 'hyb', 0)) =
+       (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[11, 14], 6, 'hyb')) AS diversity_0_is_ranking;
+SELECT count(DISTINCT item_id) AS n, bool_and(item_id NOT IN (11, 14)) AS none_in_basket
+FROM mtdpp_complete_set(ARRAY[11, 14], 6, 'hyb', 0.7);
+-- explain: a contribution is the fall of the score without that basket item
+SELECT count(*) AS compared,
+       max(abs(e.contribution - (f.score - w.score))) < 1e-6 AS leave_one_out
+FROM mtdpp_explain(ARRAY[11, 14, 25], ARRAY[12, 13, 15], 'hyb') e
+JOIN mtdpp_score(ARRAY[11, 14, 25], ARRAY[12, 13, 15], 'hyb') f USING (item_id)
+JOIN LATERAL mtdpp_score(array_remove(ARRAY[11, 14, 25], e.basket_item), ARRAY[e.item_id], 'hyb') w
+  ON w.item_id = e.item_id;
+-- the value the aggregate returns completes as the trained model does
+SELECT mtdpp_save('hyb_value', mtdpp_fit(order_id, item_id, NULL::int,
+       '{"kind": "hybrid", "rank": 8, "epochs": 8, "seed": 3}')) > 0 AS saved
+FROM train_lines;
+SELECT bool_and(a.item_id = b.item_id AND abs(a.score - b.score) < 1e-5) AS same_completions
+FROM mtdpp_complete(ARRAY[11, 14], 10, 'hyb') a JOIN mtdpp_complete(ARRAY[11, 14], 10, 'hyb_value') b USING (rank);
+-- weights outside 0 .. 1e6 are refused when the model is read
+UPDATE mtdpp.items SET neighbor_weights[1] = 2e6
+WHERE model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'hyb_value') AND item_id = 11;
+SELECT count(*) FROM mtdpp_complete(ARRAY[11], 3, 'hyb_value');
+SELECT mtdpp_drop(name) FROM mtdpp.models WHERE name LIKE 'hyb%' ORDER BY name;

@@ -1,0 +1,432 @@
+/*
+ * kind_hybrid.c
+ *		The kind "hybrid": the multi-task DPP with co-occurrence evidence.
+ *
+ * The multi-task DPP and item co-occurrence know different things: the DPP
+ * generalises through its factors (every candidate gets a finite,
+ * informative score) but its top of the list is blurred; co-occurrence is
+ * sharp where two items were bought together often and silent elsewhere.
+ * The hybrid adds the evidence to the DPP's score, as a product of experts
+ * in probability (a sum in log space):
+ *
+ *		score(c) = ln w + ln det K_c[B]  +  sum_{j in B} beta * g(j, c)
+ *
+ * K_c the multi-task kernel (kind_multitask.c), g one of three forms of
+ * co-occurrence evidence of the pair, with cooc(j, c) the training baskets
+ * holding both and f the baskets holding one:
+ *
+ *	cosine		cooc(j, c) / sqrt(f(j) f(c)), item-kNN's weight;
+ *	log_cosine	ln(1 + cosine / 0.01), which saturates: one strong pair
+ *				counts less against many weak ones;
+ *	confidence	cooc(j, c) / f(j), the share of baskets holding j that hold
+ *				c (an association rule's confidence).
+ *
+ * g is zero where j and c never met, so the evidence lives on the
+ * neighbour lists of the basket's items, stored pre-multiplied by beta in
+ * the lists itemknn stores (beta * g(j, c) in item j's list), and it is
+ * exact: the pruned top k adds it to each candidate's Hadamard bound and
+ * stays exact (topk.c).  beta = 0 is the DPP itself; a large beta ranks
+ * by co-occurrence first and by the DPP among items without evidence.
+ *
+ * Fit.  The DPP is the multitask kind's fit (train.c), which holds a
+ * validation slice of the training baskets out of its training.  The form
+ * and beta are then chosen on that slice: the evidence is built from the
+ * training baskets without the slice (mtdpp_baskets_without), so neither
+ * part has seen the baskets it is judged on, and each validation basket's
+ * held-out item is ranked among the whole catalog, as the benchmark ranks
+ * it, under every form and every beta of a grid at once (the candidates
+ * that can pass it under some beta are the DPP's that can reach its score,
+ * plus the neighbours of its basket: mtdpp_scores_reaching), with contexts
+ * of at most max_context items, as the trainer's validation.  The pair with
+ * the best sum of MPR, P@5, P@10 and P@20 (averaged with the neighbouring
+ * betas) wins; the evidence is then rebuilt from every training basket.  The choice, and what each form
+ * reached, go into the model's hyperparams; verbose reports the search.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "lib/stringinfo.h"
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+
+#include "mtdpp.h"
+
+typedef enum HybridForm
+{
+	FORM_COSINE = 0,
+	FORM_LOG_COSINE,
+	FORM_CONFIDENCE,
+	N_FORMS
+} HybridForm;
+
+static const char *const form_names[N_FORMS] = {"cosine", "log_cosine", "confidence"};
+
+/* the cosine at which log_cosine is ln 2 */
+#define LOG_COSINE_SCALE	0.01
+
+/* the grid of beta: 0, then 2^(g/2 - 4) for g = 0 .. 30 (1/16 to 2048) */
+#define N_BETAS				32
+
+/* without a validation slice: the form and beta most data chose */
+#define DEFAULT_FORM		FORM_COSINE
+#define DEFAULT_BETA		8.0
+
+static double
+grid_beta(int g)
+{
+	return g == 0 ? 0.0 : pow(2.0, (g - 1) / 2.0 - 4.0);
+}
+
+/* g(j, c) of FORM, from their cosine and the baskets holding each */
+static inline double
+form_weight(HybridForm form, double cosine, int32 freq_j, int32 freq_c)
+{
+	switch (form)
+	{
+		case FORM_COSINE:
+			return cosine;
+		case FORM_LOG_COSINE:
+			return log1p(cosine / LOG_COSINE_SCALE);
+		case FORM_CONFIDENCE:
+			return cosine * sqrt((double) freq_c / Max(freq_j, 1));
+		case N_FORMS:
+			break;
+	}
+	pg_unreachable();
+}
+
+/* What every (form, beta) of the grid reached on the slice, summed. */
+typedef struct GridSums
+{
+	int			n;				/* baskets measured */
+	double		pr[N_FORMS][N_BETAS];
+	int			top5[N_FORMS][N_BETAS];
+	int			top10[N_FORMS][N_BETAS];
+	int			top20[N_FORMS][N_BETAS];
+} GridSums;
+
+static void
+grid_metrics(const GridSums *s, int f, int g, MtdppMetrics *out)
+{
+	out->n = s->n;
+	out->mpr = s->pr[f][g] / Max(s->n, 1);
+	out->p5 = 100.0 * s->top5[f][g] / Max(s->n, 1);
+	out->p10 = 100.0 * s->top10[f][g] / Max(s->n, 1);
+	out->p20 = 100.0 * s->top20[f][g] / Max(s->n, 1);
+}
+
+/*
+ * Ranks the held-out item of validation basket K under every form and beta,
+ * adding to SUMS.  EV holds one dense array of evidence per form, zero
+ * everywhere (and left so); ALSO, CANDS, SCORES and TOUCHED are scratch of
+ * one entry per item.
+ */
+static void
+grid_basket(MtdppValidation *v, int k, const MtdppModel *dpp, const MtdppModel *evid,
+			const int32 *freq, double **ev, bool *also, int32 *cands,
+			double *scores, int32 *touched, GridSums *sums)
+{
+	int			held = v->held[k];
+	int			b = mtdpp_validation_context(v, k, Min(mtdpp_context_limit(dpp),
+														 v->max_context));
+	int			nt = 0,
+				np,
+				n = 0;
+	double		sh;
+
+	for (int s = 0; s < b; s++)
+	{
+		int			j = v->ctx[s];
+
+		for (int64 q = evid->nbr_start[j]; q < evid->nbr_start[j + 1]; q++)
+		{
+			int			c = evid->nbr_index[q];
+
+			if (!also[c])
+			{
+				also[c] = true;
+				touched[nt++] = c;
+			}
+			for (int f = 0; f < N_FORMS; f++)
+				ev[f][c] += form_weight(f, (double) evid->nbr_weight[q], freq[j], freq[c]);
+		}
+	}
+	for (int i = 0; i < dpp->n_items; i++)
+		n += !v->exclude[i];
+	mtdpp_score_some(dpp, v->ctx, b, &held, 1, &sh);
+	v->exclude[held] = true;
+	np = mtdpp_scores_reaching(dpp, v->ctx, b, v->exclude, sh, also, cands, scores);
+	v->exclude[held] = false;
+
+	for (int f = 0; f < N_FORMS && n > 1; f++)
+		for (int g = 0; g < N_BETAS; g++)
+		{
+			double		beta = grid_beta(g),
+						target = sh + beta * ev[f][held],
+						rank;
+			int			above = 0,
+						ties = 0;
+
+			for (int j = 0; j < np; j++)
+			{
+				double		s = scores[j] + beta * ev[f][cands[j]];
+
+				above += s > target;
+				ties += s == target;
+			}
+			rank = 1.0 + above + 0.5 * ties;
+			sums->pr[f][g] += 100.0 * (n - rank) / (n - 1);
+			sums->top5[f][g] += rank <= 5.0;
+			sums->top10[f][g] += rank <= 10.0;
+			sums->top20[f][g] += rank <= 20.0;
+		}
+	sums->n += n > 1;
+
+	for (int t = 0; t < nt; t++)
+	{
+		also[touched[t]] = false;
+		for (int f = 0; f < N_FORMS; f++)
+			ev[f][touched[t]] = 0.0;
+	}
+	mtdpp_validation_release(v, k);
+}
+
+/* Reports the search (verbose): the DPP alone, then each form's best. */
+static void
+report_search(const GridSums *s, const int *best_g, int form, double seconds)
+{
+	MtdppMetrics mt;
+
+	grid_metrics(s, 0, 0, &mt);
+	ereport(NOTICE,
+			(errmsg("hybrid: %d validation baskets, whole catalog; DPP alone: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f",
+					s->n, mt.mpr, mt.p5, mt.p10, mt.p20)));
+	for (int f = 0; f < N_FORMS; f++)
+	{
+		grid_metrics(s, f, best_g[f], &mt);
+		ereport(NOTICE,
+				(errmsg("hybrid: evidence %s, best beta %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f%s",
+						form_names[f], grid_beta(best_g[f]), mt.mpr, mt.p5, mt.p10, mt.p20,
+						f == form ? " (chosen)" : "")));
+		grid_metrics(s, f, N_BETAS - 1, &mt);
+		ereport(NOTICE,
+				(errmsg("hybrid: evidence %s, largest beta %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f",
+						form_names[f], grid_beta(N_BETAS - 1), mt.mpr, mt.p5, mt.p10, mt.p20)));
+	}
+	ereport(NOTICE, (errmsg("hybrid: weight search %.1f s", seconds)));
+}
+
+/*
+ * Chooses the form and beta on the slice V (whole catalog as candidates)
+ * for the DPP DPP, the evidence built from DATA without the slice; the
+ * metrics of the choice into CHOSEN.
+ */
+static void
+choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
+			  const MtdppParams *p, HybridForm *form, double *beta,
+			  MtdppMetrics *chosen)
+{
+	MtdppBaskets *rest = mtdpp_baskets_without(data, v->is_val);
+	MtdppModel *evid = mtdpp_model_alloc(MTDPP_ITEMKNN, data->n_items, 0);
+	int			n = data->n_items;
+	double	   *ev[N_FORMS];
+	bool	   *also = palloc0(sizeof(bool) * Max(n, 1));
+	int32	   *cands = palloc(sizeof(int32) * Max(n, 1));
+	int32	   *touched = palloc(sizeof(int32) * Max(n, 1));
+	double	   *scores = palloc(sizeof(double) * Max(n, 1));
+	GridSums   *sums = palloc0(sizeof(GridSums));
+	int			best_g[N_FORMS];
+	double		best = -1.0;
+	instr_time	start,
+				now;
+
+	INSTR_TIME_SET_CURRENT(start);
+	mtdpp_cooccurrence_lists(rest, evid);
+	for (int f = 0; f < N_FORMS; f++)
+		ev[f] = palloc0(sizeof(double) * Max(n, 1));
+
+	/* the whole catalog, as the benchmark ranks */
+	memset(v->outside, 0, sizeof(bool) * n);
+	memset(v->exclude, 0, sizeof(bool) * n);
+	for (int k = 0; k < v->n; k++)
+	{
+		CHECK_FOR_INTERRUPTS();
+		grid_basket(v, k, dpp, evid, rest->popularity, ev, also, cands, scores,
+					touched, sums);
+	}
+
+	/*
+	 * The best sum of the four metrics, averaged with the neighbouring betas
+	 * of the grid: a slice of a thousand baskets measures a precision within
+	 * a point or two, so a lone peak is more likely noise than a better beta.
+	 * Ties go to the earlier form and the smaller beta.
+	 */
+	*form = FORM_COSINE;
+	*beta = 0.0;
+	for (int f = 0; f < N_FORMS; f++)
+	{
+		double		form_best = -1.0;
+		double		sum[N_BETAS];
+
+		for (int g = 0; g < N_BETAS; g++)
+		{
+			MtdppMetrics mt;
+
+			grid_metrics(sums, f, g, &mt);
+			sum[g] = mt.mpr + mt.p5 + mt.p10 + mt.p20;
+		}
+		best_g[f] = 0;
+		for (int g = 0; g < N_BETAS; g++)
+		{
+			int			lo = Max(g - 1, 0),
+						hi = Min(g + 1, N_BETAS - 1);
+			double		smooth = 0.0;
+
+			for (int h = lo; h <= hi; h++)
+				smooth += sum[h] / (hi - lo + 1);
+			if (smooth > form_best)
+			{
+				form_best = smooth;
+				best_g[f] = g;
+			}
+		}
+		if (form_best > best)
+		{
+			best = form_best;
+			*form = f;
+			*beta = grid_beta(best_g[f]);
+		}
+	}
+	grid_metrics(sums, *form, best_g[*form], chosen);
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	if (p->verbose)
+		report_search(sums, best_g, *form, INSTR_TIME_GET_DOUBLE(now));
+}
+
+/*
+ * The hyperparams of the hybrid: the DPP's (its fit's choices included),
+ * named hybrid, and the form and beta with what they reached on the slice.
+ */
+static char *
+hybrid_json(const MtdppModel *dpp, const MtdppParams *p, HybridForm form,
+			double beta, const MtdppMetrics *chosen)
+{
+	const char *prefix = "{\"kind\": \"multitask\"";
+	StringInfoData s;
+
+	initStringInfo(&s);
+	if (dpp->hyperparams && strncmp(dpp->hyperparams, prefix, strlen(prefix)) == 0)
+		appendStringInfo(&s, "{\"kind\": \"hybrid\"%s", dpp->hyperparams + strlen(prefix));
+	else
+		appendStringInfo(&s, "%s", mtdpp_params_to_json(p));
+	s.len--;					/* the closing brace */
+	appendStringInfo(&s, ", \"evidence\": \"%s\", \"evidence_weight\": %.15g",
+					 form_names[form], beta);
+	if (chosen->n > 0)
+		appendStringInfo(&s, ", \"evidence_validation\": {\"baskets\": %d, \"mpr\": %.4f, \"p5\": %.4f, \"p10\": %.4f, \"p20\": %.4f}",
+						 chosen->n, chosen->mpr, chosen->p5, chosen->p10, chosen->p20);
+	appendStringInfo(&s, "}");
+	return s.data;
+}
+
+static MtdppModel *
+hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
+{
+	MtdppParams dp = *p;
+	MtdppValidation slice;
+	MtdppMetrics chosen = {0};
+	MtdppModel *m;
+	HybridForm	form = DEFAULT_FORM;
+	double		beta = DEFAULT_BETA;
+	instr_time	start,
+				now;
+
+	INSTR_TIME_SET_CURRENT(start);
+	dp.kind = MTDPP_MULTITASK;
+	m = mtdpp_train_dpp_slice(data, &dp, &slice);
+	mtdpp_model_prepare(m);
+	if (slice.n > 0)
+		choose_weight(m, data, &slice, p, &form, &beta, &chosen);
+	else if (p->verbose)
+		ereport(NOTICE,
+				(errmsg("hybrid: no validation slice, evidence %s with beta %g",
+						form_names[form], beta)));
+
+	/* the evidence of every training basket, pre-multiplied by beta */
+	m->kind = MTDPP_HYBRID;
+	mtdpp_cooccurrence_lists(data, m);
+	for (int j = 0; j < m->n_items; j++)
+		for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
+			m->nbr_weight[q] = (float4) (beta * form_weight(form, (double) m->nbr_weight[q],
+															data->popularity[j],
+															data->popularity[m->nbr_index[q]]));
+	if (beta == 0.0)
+		memset(m->nbr_start, 0, sizeof(int64) * (m->n_items + 1));
+	m->hyperparams = hybrid_json(m, p, form, beta, &chosen);
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	m->seconds = INSTR_TIME_GET_DOUBLE(now);
+	return m;
+}
+
+/*
+ * The evidence of every item as a completion of the context CTX of B items
+ * into EV (n_items entries): the sum of the basket items' list weights.
+ */
+void
+mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev)
+{
+	memset(ev, 0, sizeof(double) * m->n_items);
+	if (m->nbr_start == NULL)
+		return;
+	for (int s = 0; s < b; s++)
+	{
+		int			j = ctx[s];
+
+		for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
+			ev[m->nbr_index[q]] += m->nbr_weight[q];
+	}
+}
+
+static void
+hybrid_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	double	   *ev;
+
+	mtdpp_kind_multitask.score_all(m, ctx, b, scores);
+	if (b == 0)
+		return;
+	ev = palloc(sizeof(double) * Max(m->n_items, 1));
+	mtdpp_evidence(m, ctx, b, ev);
+	for (int i = 0; i < m->n_items; i++)
+		scores[i] += ev[i];
+	pfree(ev);
+}
+
+static void
+hybrid_score_some(const MtdppModel *m, const int32 *ctx, int b,
+				  const int32 *cands, int n, double *scores)
+{
+	double	   *ev = palloc(sizeof(double) * Max(m->n_items, 1));
+
+	mtdpp_kind_multitask.score_some(m, ctx, b, cands, n, scores);
+	mtdpp_evidence(m, ctx, b, ev);
+	for (int t = 0; t < n; t++)
+		scores[t] += ev[cands[t]];
+	pfree(ev);
+}
+
+const MtdppKindRoutine mtdpp_kind_hybrid = {
+	.kind = MTDPP_HYBRID,
+	.name = "hybrid",
+	.factors = true,
+	.task_factors = true,
+	.bias = true,
+	.neighbors = true,
+	.bounded = true,
+	.fit = hybrid_fit,
+	.score_all = hybrid_score_all,
+	.score_some = hybrid_score_some,
+};
