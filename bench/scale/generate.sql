@@ -2,10 +2,11 @@
 --
 --   psql -v lines=10000000 [-v items=50000] [-v seed=0.42] [-v schema=scale] -f bench/scale/generate.sql
 --
--- makes schema.orders(order_id bigint, item_id int, position int) and
--- schema.split(order_id, role, held_out): the last 1% of orders (at most
--- 5,000) are test baskets, each hiding a random item, as in the datasets of
--- shared/data.  Seeded (setseed): the same arguments give the same table.
+-- makes schema.orders(order_id bigint, item_id int, position int), the
+-- training lines, and schema.test_baskets(order_id, basket int[], held_out):
+-- the last 1% of orders (at most 5,000), each hiding a random item, as the
+-- test baskets of shared/data.  Seeded (setseed): the same arguments give the
+-- same tables.
 --
 -- The structure a model can learn:
 --   * items fall into aisles of 100 (items / 100 aisles); aisle popularity
@@ -71,19 +72,20 @@ FROM draws
 ORDER BY order_id, item_id, k;
 DROP TABLE draws;
 
-CREATE TABLE split AS
-WITH baskets AS (
-    SELECT order_id, array_agg(item_id) AS items
-    FROM orders GROUP BY order_id HAVING count(*) >= 2),
-test AS (
-    SELECT order_id, items FROM baskets
-    ORDER BY order_id DESC LIMIT least(5000, (SELECT count(*) / 100 FROM baskets)))
-SELECT b.order_id,
-       CASE WHEN t.order_id IS NULL THEN 'train' ELSE 'test' END AS role,
-       t.items[1 + floor(random() * cardinality(t.items))::int] AS held_out
-FROM baskets b LEFT JOIN test t USING (order_id);
+-- The last 1% of the orders of two lines or more (at most 5,000) are test
+-- baskets, each hiding a random item; the others stay in orders to train on.
+CREATE TABLE test_baskets AS
+SELECT order_id, basket, basket[1 + floor(random() * cardinality(basket))::int] AS held_out
+FROM (SELECT order_id, array_agg(item_id ORDER BY position) AS basket
+      FROM orders
+      WHERE order_id > (SELECT max(order_id) FROM orders) - 2 * least(5000, (SELECT max(order_id) FROM orders) / 100)
+      GROUP BY order_id HAVING count(*) >= 2
+      ORDER BY order_id DESC
+      LIMIT least(5000, (SELECT max(order_id) FROM orders) / 100)) t;
+DELETE FROM orders o USING test_baskets t WHERE o.order_id = t.order_id;
 
 ANALYZE orders;
-ANALYZE split;
-SELECT count(*) AS lines, count(DISTINCT order_id) AS orders,
-       count(DISTINCT item_id) AS items FROM orders;
+ANALYZE test_baskets;
+SELECT count(*) AS training_lines, count(DISTINCT order_id) AS orders,
+       count(DISTINCT item_id) AS items, (SELECT count(*) FROM test_baskets) AS test_baskets
+FROM orders;
