@@ -339,7 +339,7 @@ mtdpp_model_deserialize(bytea *blob)
 	read_bytes(&pos, end, m->D, sizeof(double) * h.n_items);
 	read_bytes(&pos, end, m->V, sizeof(double) * cells);
 	read_bytes(&pos, end, m->R, sizeof(double) * cells);
-	if (m->kind == MTDPP_ITEMKNN)
+	if (mtdpp_kind(m->kind)->neighbors)
 	{
 		int64		nn;
 

@@ -48,9 +48,9 @@
  * ln w lies in the range the hyperparameter w allows ([1e-12, 1e12]): an
  * ln w of 1e308 would swallow every determinant.  Popularity counts the
  * training baskets holding an item: 0 to n_baskets.  item-kNN weights are
- * cosines of co-occurrence counts, in [0, 1], so a score (a sum over at most
- * MTDPP_MAX_CONTEXT basket items) stays finite; a neighbour is an item of
- * the model, listed once.
+ * cosines of co-occurrence counts, in [0, 1], EASE weights any finite reals,
+ * so a score (a sum over at most MTDPP_MAX_CONTEXT basket items, in double
+ * precision) stays finite; a neighbour is an item of the model, listed once.
  */
 #include "postgres.h"
 
@@ -270,7 +270,10 @@ validate_factors(const MtdppModel *m, Origin o)
 	}
 }
 
-/* item-kNN: neighbour lists of items of the model, each once, weights in [0, 1] */
+/*
+ * item-kNN and EASE: neighbour lists of items of the model, each once,
+ * weights finite reals, for item-kNN in [0, 1]
+ */
 static void
 validate_neighbors(const MtdppModel *m, Origin o)
 {
@@ -281,7 +284,7 @@ validate_neighbors(const MtdppModel *m, Origin o)
 		if (m->n_items > 0)
 			ereport(ERROR,
 					(errcode(o.sqlstate),
-					 errmsg("the itemknn model has no neighbour lists"),
+					 errmsg("the %s model has no neighbour lists", mtdpp_kind_name(m->kind)),
 					 errhint("%s", o.hint)));
 		return;
 	}
@@ -306,7 +309,13 @@ validate_neighbors(const MtdppModel *m, Origin o)
 								m->item_ids[c], m->item_ids[i]),
 						 errhint("%s", o.hint)));
 			last_seen[c] = i + 1;
-			if (!(w >= 0.0f && w <= 1.0f))
+			if (mtdpp_kind(m->kind)->signed_weights && !isfinite(w))
+				ereport(ERROR,
+						(errcode(o.sqlstate),
+						 errmsg("weight of neighbour %d of item %d is %g, not a finite real",
+								m->item_ids[c], m->item_ids[i], (double) w),
+						 errhint("%s", o.hint)));
+			if (!mtdpp_kind(m->kind)->signed_weights && !(w >= 0.0f && w <= 1.0f))
 				ereport(ERROR,
 						(errcode(o.sqlstate),
 						 errmsg("weight of neighbour %d of item %d is %g, outside 0 to 1",
