@@ -565,7 +565,7 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("X^T X + lambda I of %d items is not positive definite in single precision at lambda %g",
 						n, p.lambda),
-				 errdetail("Items bought together in every basket, or never apart, make X^T X singular; lambda must make up for it."),
+				 errdetail("X^T X is singular when the columns of X of some items are linearly dependent, as those of items always bought together; a large enough lambda makes up for it."),
 				 errhint("Give a larger lambda, or leave lambda out to have it chosen on validation baskets.")));
 	pfree(w.A);
 	m->seconds = seconds_since(start);
