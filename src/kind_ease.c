@@ -48,21 +48,22 @@
  * The ladder starts at alpha = 1, steps by factors of 4 while the criterion
  * improves, then tries the factors of 2 either side of the best: 4 to 6
  * inversions on the benchmark's data; above 8,000 items, where an inversion
- * takes most of a minute, it stops at the factors of 4 (3 or 4 inversions).  The model is then fitted on all the
- * training baskets with lambda = alpha times their mean popularity, and
- * stores that lambda in its hyperparameters.  A lambda given explicitly is
- * used as it is.
+ * takes most of a minute, it stops at the factors of 4 (3 or 4 inversions).
+ * The model is then fitted on all the training baskets with lambda = alpha
+ * times their mean popularity, and stores that lambda in its
+ * hyperparameters.  A lambda given explicitly is used as it is.
  *
  * Cost: G from the baskets (sum of squared basket sizes), then per lambda one
  * Cholesky inverse of items x items in single precision (n^3 flops, linalg.c,
  * cancellable between blocks), and a pass over P for each item's strongest
  * weights.  Memory: one n x n float matrix holding G in its strict upper
  * triangle and P in its lower one, so each lambda tried starts from G
- * without a copy; it is checked against maintenance_work_mem first.  Single
- * precision keeps P's relative error near the condition number of G + lambda
- * I times 6e-8 (about (largest eigenvalue of G) / lambda): 1e-3 or better at
- * the lambdas the ladder reaches on the benchmark's data, and the weights
- * are stored as reals anyway.
+ * without a copy; it is checked against maintenance_work_mem first.  In
+ * single precision P's relative error is about 6e-8 times the condition
+ * number of G + lambda I, at most (largest eigenvalue of G + lambda) /
+ * lambda; the weights are stored as reals anyway.  A lambda too small for
+ * the factorisation to go through is skipped by the ladder, and refused
+ * when given.
  */
 #include "postgres.h"
 
