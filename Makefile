@@ -13,6 +13,7 @@ OBJS = \
 	src/evaluate.o \
 	src/helper.o \
 	src/kernel.o \
+	src/kind_ease.o \
 	src/kind_hybrid.o \
 	src/kind_itemknn.o \
 	src/kind_multitask.o \

@@ -148,16 +148,18 @@ lines_seeds(void *arg)
 }
 
 static const char *const kind_names[] = {
-	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity"
+	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease"
 };
+
+StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");
 
 /* a model of every kind: 5 items at rank 3 (none for the baselines), 2 epochs */
 static void
 model_seeds(void *arg)
 {
-	for (int kind = MTDPP_MULTITASK; kind <= MTDPP_POPULARITY; kind++)
+	for (int kind = 0; kind < MTDPP_N_KINDS; kind++)
 	{
-		int			rank = (kind == MTDPP_ITEMKNN || kind == MTDPP_POPULARITY) ? 0 : 3;
+		int			rank = mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
 		MtdppModel *m = mtdpp_model_alloc((MtdppKind) kind, 5, rank);
 		bytea	   *b;
 		char		name[32];
@@ -187,7 +189,7 @@ model_seeds(void *arg)
 				m->R[i * rank + j] = 1.0 - 0.1 * j;
 			}
 		}
-		if (kind == MTDPP_ITEMKNN)
+		if (mtdpp_kind((MtdppKind) kind)->neighbors)
 		{
 			/* each item's neighbours: the others */
 			m->nbr_start = palloc(sizeof(int64) * 6);
@@ -200,7 +202,8 @@ model_seeds(void *arg)
 					if (j != i)
 					{
 						m->nbr_index[n] = j;
-						m->nbr_weight[n++] = 0.2f * (i + j) / 8;
+						m->nbr_weight[n++] = 0.2f * (i + j) / 8 -
+							(mtdpp_kind((MtdppKind) kind)->signed_weights ? 0.3f : 0.0f);
 					}
 				m->nbr_start[i + 1] = n;
 			}

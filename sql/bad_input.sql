@@ -100,7 +100,18 @@ SELECT length(mtdpp_fit(g / 10, g % 97, NULL::int)) FROM generate_series(1, 2000
 \echo :LAST_ERROR_SQLSTATE
 SELECT length(mtdpp_fit(g / 10, g % 97, g % 10)) FROM generate_series(1, 200000) g;
 \echo :LAST_ERROR_SQLSTATE
+-- ease: an items x items matrix of reals, 700 items in 1 MB
+SELECT length(mtdpp_fit(g / 3, g % 700, NULL::int, '{"kind": "ease"}')) FROM generate_series(1, 3000) g;
+\echo :LAST_ERROR_SQLSTATE
 RESET maintenance_work_mem;
+-- ease: lambda below 0, a lambda that leaves X^T X + lambda I singular
+-- (items 1 and 2 always bought together), no neighbours kept
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"lambda": -1}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT length(mtdpp_fit(o, i, NULL::int, '{"kind": "ease", "lambda": 0}')) FROM (VALUES (1, 1), (1, 2)) v(o, i);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"max_neighbors": 0}');
+\echo :LAST_ERROR_SQLSTATE
 -- a diverging fit
 -- (the figures in its message vary with the machine's floating point: show the SQLSTATE)
 DO $$

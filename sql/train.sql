@@ -55,6 +55,8 @@ SELECT key, default_value FROM mtdpp_hyperparameters('logistic')
 EXCEPT SELECT key, default_value FROM mtdpp_hyperparameters() ORDER BY key;
 SELECT key, default_value FROM mtdpp_hyperparameters('itemknn')
 EXCEPT SELECT key, default_value FROM mtdpp_hyperparameters() ORDER BY key;
+SELECT key, default_value FROM mtdpp_hyperparameters('ease')
+EXCEPT SELECT key, default_value FROM mtdpp_hyperparameters() ORDER BY key;
 SELECT count(*) AS keys, bool_and(length(description) > 5) AS described FROM mtdpp_hyperparameters();
 -- the stored hyperparameters are the resolved ones, key for key
 SELECT (SELECT array_agg(k ORDER BY k) FROM mtdpp.models m, jsonb_object_keys(m.hyperparams) k

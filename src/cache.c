@@ -170,7 +170,7 @@ fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const 
 }
 
 /*
- * itemknn: the neighbour lists of the rows just read (columns 6 and 7), as
+ * itemknn, ease: the neighbour lists of the rows just read (columns 6 and 7), as
  * dense indices.  Called with the cache context current.
  */
 static void
@@ -202,7 +202,8 @@ load_neighbors(MtdppModel *m)
 			if (n1 || n2)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("item %d of an itemknn model has no neighbour list", m->item_ids[i]),
+						 errmsg("item %d of an %s model has no neighbour list", m->item_ids[i],
+								mtdpp_kind_name(m->kind)),
 						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
 			ids = DatumGetArrayTypeP(d1);
 			ws = DatumGetArrayTypeP(d2);

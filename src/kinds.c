@@ -7,9 +7,10 @@
  * an index access method is for PostgreSQL: the multi-task DPP and its
  * variant without bias (kind_multitask.c), the single-kernel logistic and
  * low-rank DPPs (kind_single.c), and the baselines item-kNN
- * (kind_itemknn.c) and popularity (kind_popularity.c), and the multi-task
- * DPP with co-occurrence evidence (kind_hybrid.c).  Adding a kind is
- * adding its file, its number to MtdppKind and its line below.
+ * (kind_itemknn.c), popularity (kind_popularity.c) and EASE (kind_ease.c),
+ * and the multi-task DPP with co-occurrence evidence (kind_hybrid.c).
+ * Adding a kind is adding its file, its number to MtdppKind and its line
+ * below.
  *
  * Everything that depends on the kind asks the table: the hyperparameter
  * defaults (params.c), fitting (the aggregate), scoring (complete.c,
@@ -30,6 +31,7 @@ static const MtdppKindRoutine *const kinds[] = {
 	[MTDPP_LOWRANK] = &mtdpp_kind_lowrank,
 	[MTDPP_ITEMKNN] = &mtdpp_kind_itemknn,
 	[MTDPP_POPULARITY] = &mtdpp_kind_popularity,
+	[MTDPP_EASE] = &mtdpp_kind_ease,
 	[MTDPP_HYBRID] = &mtdpp_kind_hybrid,
 };
 

@@ -2,10 +2,12 @@
  * linalg.c
  *		The only file that calls BLAS and LAPACK.
  *
- * mtdpp needs three things from linear algebra: matrix products that build
+ * mtdpp needs four things from linear algebra: matrix products that build
  * many small kernels at once (level-3 BLAS), Cholesky factorisations of those
  * kernels for their log-determinants, and solves with (or, for the low-rank
- * normaliser, the inverse of) a factorised kernel for the gradients.  Determinants are never formed: ln det K is twice the
+ * normaliser, the inverse of) a factorised kernel for the gradients; and
+ * one large inverse, of the items x items Gram matrix of the kind ease, in
+ * single precision.  Determinants are never formed: ln det K is twice the
  * sum of the logs of the Cholesky diagonal, so a basket of 100 items neither
  * underflows nor overflows.
  *
@@ -25,6 +27,8 @@
 
 #include <cblas.h>
 #include <lapacke.h>
+
+#include "miscadmin.h"
 
 #include "mtdpp.h"
 
@@ -270,4 +274,105 @@ double
 mtdpp_log_p_zero(double log_z)
 {
 	return -exp(Min(log_z, 700.0));
+}
+
+/*
+ * Inverse of the symmetric positive definite n x n matrix A, in single
+ * precision and column-major, read from and written to its lower triangle
+ * (diagonal included) only: the strict upper triangle is left as it was, free
+ * to hold another matrix.  These are LAPACK's blocked Cholesky factorisation
+ * (spotrf), triangular inverse (strtri) and product L^-T L^-1 (slauum),
+ * written out block column by block column, each block's work in level-3
+ * BLAS, so that an inversion of minutes can be cancelled between blocks.
+ * Returns false if A is not numerically positive definite.
+ */
+#define INV_BLOCK 256
+#define AT(i, j) (A + (i) + (size_t) (j) * n)
+
+static bool
+spd_factor_float(float *A, int n)
+{
+	for (int j = 0; j < n; j += INV_BLOCK)
+	{
+		int			jb = Min(INV_BLOCK, n - j),
+					rest = n - j - jb;
+
+		CHECK_FOR_INTERRUPTS();
+		if (j > 0)
+			cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, jb, j,
+						-1.0f, AT(j, 0), n, 1.0f, AT(j, j), n);
+		if (LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', jb, AT(j, j), n) != 0)
+			return false;
+		if (rest == 0)
+			continue;
+		if (j > 0)
+			cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, rest, jb, j,
+						-1.0f, AT(j + jb, 0), n, AT(j, 0), n, 1.0f, AT(j + jb, j), n);
+		cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
+					rest, jb, 1.0f, AT(j, j), n, AT(j + jb, j), n);
+	}
+	return true;
+}
+
+/* L^-1 in place of the lower Cholesky factor L (strtri, lower, by blocks) */
+static void
+triangular_inverse_float(float *A, int n)
+{
+	for (int j = ((n - 1) / INV_BLOCK) * INV_BLOCK; j >= 0; j -= INV_BLOCK)
+	{
+		int			jb = Min(INV_BLOCK, n - j),
+					rest = n - j - jb;
+		lapack_int	info;
+
+		CHECK_FOR_INTERRUPTS();
+		if (rest > 0)
+		{
+			cblas_strmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit,
+						rest, jb, 1.0f, AT(j + jb, j + jb), n, AT(j + jb, j), n);
+			cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit,
+						rest, jb, -1.0f, AT(j, j), n, AT(j + jb, j), n);
+		}
+		info = LAPACKE_strtri_work(LAPACK_COL_MAJOR, 'L', 'N', jb, AT(j, j), n);
+		if (info != 0)
+			elog(ERROR, "strtri failed with info %d on a block of %d rows", (int) info, jb);
+	}
+}
+
+/* M^T M in place of the lower triangular M (slauum, lower, by blocks) */
+static void
+lower_gram_float(float *A, int n)
+{
+	for (int i = 0; i < n; i += INV_BLOCK)
+	{
+		int			ib = Min(INV_BLOCK, n - i),
+					rest = n - i - ib;
+		lapack_int	info;
+
+		CHECK_FOR_INTERRUPTS();
+		if (i > 0)
+			cblas_strmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit,
+						ib, i, 1.0f, AT(i, i), n, AT(i, 0), n);
+		info = LAPACKE_slauum_work(LAPACK_COL_MAJOR, 'L', ib, AT(i, i), n);
+		if (info != 0)
+			elog(ERROR, "slauum failed with info %d on a block of %d rows", (int) info, ib);
+		if (rest == 0)
+			continue;
+		if (i > 0)
+			cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, ib, i, rest,
+						1.0f, AT(i + ib, i), n, AT(i + ib, 0), n, 1.0f, AT(i, 0), n);
+		cblas_ssyrk(CblasColMajor, CblasLower, CblasTrans, ib, rest,
+					1.0f, AT(i + ib, i), n, 1.0f, AT(i, i), n);
+	}
+}
+
+#undef AT
+
+bool
+mtdpp_spd_inverse_float(float *A, int n)
+{
+	if (!spd_factor_float(A, n))
+		return false;
+	triangular_inverse_float(A, n);
+	lower_gram_float(A, n);
+	return true;
 }

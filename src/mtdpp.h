@@ -52,6 +52,7 @@ typedef enum MtdppKind
 	MTDPP_LOWRANK,
 	MTDPP_ITEMKNN,
 	MTDPP_POPULARITY,
+	MTDPP_EASE,
 	MTDPP_HYBRID,
 	MTDPP_N_KINDS
 } MtdppKind;
@@ -100,6 +101,8 @@ typedef struct MtdppParams
 	double		validation_fraction;
 	int			validation_baskets;	/* cap on the validation slice */
 	int			validation_candidates;	/* candidates ranked per validation basket */
+	double		lambda;			/* ease: L2 of its weights, < 0: chosen on validation */
+	int			max_neighbors;	/* ease: weights kept per item */
 	int64		seed;
 	bool		verbose;
 	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */
@@ -137,8 +140,8 @@ typedef struct MtdppModel
 	double	   *Vnorm2;			/* squared norms of V's rows, likewise */
 
 	/*
-	 * itemknn: each item's co-occurring items and cosine weights (CSR);
-	 * hybrid: the same lists, weighted by its evidence (kind_hybrid.c)
+	 * itemknn, ease: each item's neighbours and their weights (CSR);
+	 * hybrid: co-occurrence lists, weighted by its evidence (kind_hybrid.c)
 	 */
 	int64	   *nbr_start;		/* n_items + 1 entries */
 	int32	   *nbr_index;
@@ -210,6 +213,7 @@ typedef struct MtdppKindRoutine
 	bool		task_factors;	/* task factors R, stored (else R = 1) */
 	bool		bias;			/* item bias D (else D = 0) */
 	bool		neighbors;		/* co-occurring items and weights */
+	bool		signed_weights; /* those weights are any finite reals (else in [0, 1]) */
 
 	/*
 	 * Training by train.c's stochastic gradient (fit = mtdpp_train_dpp):
@@ -319,13 +323,14 @@ extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
 							 const int32 *cands, int n, double *scores);
 extern int	mtdpp_context_limit(const MtdppModel *m);
 
-/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c */
+/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c */
 extern const MtdppKindRoutine mtdpp_kind_multitask;
 extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
 extern const MtdppKindRoutine mtdpp_kind_logistic;
 extern const MtdppKindRoutine mtdpp_kind_lowrank;
 extern const MtdppKindRoutine mtdpp_kind_itemknn;
 extern const MtdppKindRoutine mtdpp_kind_popularity;
+extern const MtdppKindRoutine mtdpp_kind_ease;
 extern const MtdppKindRoutine mtdpp_kind_hybrid;
 
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
@@ -350,6 +355,7 @@ extern void mtdpp_trsm_right_lt(int m, int n, const double *L, double *B);
 extern void mtdpp_symmetric_eigen(double *A, int n, double *W);
 extern void mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
+extern bool mtdpp_spd_inverse_float(float *A, int n);
 extern void mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
 extern double mtdpp_log_p_one(double log_z);

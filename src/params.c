@@ -117,6 +117,10 @@ static const ParamKey param_keys[] = {
 	"'softmax' (each positive against its negatives) or 'logistic' (the paper's)"},
 	{"negative_power", PARAM_REAL, F(negative_power), 0.0, 0.0, 2.0, NULL, "a number in [0, 2]", true,
 	"negatives drawn with probability proportional to popularity^negative_power (0: uniform)"},
+	{"lambda", PARAM_REAL, F(lambda), -1, 0.0, 1e12, NULL, "a number in [0, 1e12], or null (chosen on validation baskets)", true,
+	"ease: L2 regularisation of the item-item weights, (X^T X + lambda I)^-1; null: chosen on validation baskets, relative to the mean item popularity"},
+	{"max_neighbors", PARAM_INT, F(max_neighbors), 200, 1, 1000000, NULL, "an integer from 1 to 1000000", true,
+	"ease: each item keeps its strongest weights to this many other items"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 };
@@ -379,6 +383,12 @@ append_json_value(StringInfo s, const MtdppParams *p, const ParamKey *key)
 			appendStringInfo(s, INT64_FORMAT, *(const int64 *) ((const char *) p + key->offset));
 			break;
 		case PARAM_REAL:
+			/* a default below the range: chosen from the data, not given */
+			if (d < key->lo)
+				appendStringInfoString(s, "null");
+			else
+				appendStringInfo(s, "%.15g", d);
+			break;
 		case PARAM_LOG:
 			appendStringInfo(s, "%.15g", d);
 			break;

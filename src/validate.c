@@ -48,9 +48,9 @@
  * ln w lies in the range the hyperparameter w allows ([1e-12, 1e12]): an
  * ln w of 1e308 would swallow every determinant.  Popularity counts the
  * training baskets holding an item: 0 to n_baskets.  item-kNN weights are
- * cosines of co-occurrence counts, in [0, 1], so a score (a sum over at most
- * MTDPP_MAX_CONTEXT basket items) stays finite; a neighbour is an item of
- * the model, listed once.
+ * cosines of co-occurrence counts, in [0, 1], EASE weights any finite reals,
+ * so a score (a sum over at most MTDPP_MAX_CONTEXT basket items, in double
+ * precision) stays finite; a neighbour is an item of the model, listed once.
  */
 #include "postgres.h"
 
@@ -273,7 +273,8 @@ validate_factors(const MtdppModel *m, Origin o)
 /*
  * Neighbour lists of items of the model, each once; weights in [0, 1] for
  * item-kNN (cosines), in [0, MTDPP_MAX_EVIDENCE] for the hybrid (evidence
- * times its weight), so that every score stays finite.
+ * times its weight), any finite real for EASE, so that every score stays
+ * finite.
  */
 static void
 validate_neighbors(const MtdppModel *m, Origin o)
@@ -312,7 +313,13 @@ validate_neighbors(const MtdppModel *m, Origin o)
 								m->item_ids[c], m->item_ids[i]),
 						 errhint("%s", o.hint)));
 			last_seen[c] = i + 1;
-			if (!(w >= 0.0f && w <= most))
+			if (mtdpp_kind(m->kind)->signed_weights && !isfinite(w))
+				ereport(ERROR,
+						(errcode(o.sqlstate),
+						 errmsg("weight of neighbour %d of item %d is %g, not a finite real",
+								m->item_ids[c], m->item_ids[i], (double) w),
+						 errhint("%s", o.hint)));
+			if (!mtdpp_kind(m->kind)->signed_weights && !(w >= 0.0f && w <= most))
 				ereport(ERROR,
 						(errcode(o.sqlstate),
 						 errmsg("weight of neighbour %d of item %d is %g, outside 0 to %g",

@@ -35,6 +35,7 @@ $node->safe_psql('postgres', q{
 SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 1);
 SELECT * FROM mtdpp_train('pop', 'train_lines', kind => 'popularity');
 SELECT * FROM mtdpp_train('knn', 'train_lines', kind => 'itemknn');
+SELECT * FROM mtdpp_train('ease', 'train_lines', kind => 'ease');
 SELECT * FROM mtdpp_train('lr', 'train_lines', kind => 'logistic', rank => 4, epochs => 3);
 SELECT * FROM mtdpp_train('mt2', 'train_lines', rank => 4, epochs => 3, activate => false);
 SELECT mtdpp_activate('m');
@@ -140,7 +141,7 @@ my @bad_arrays = (q{NULL::int[]}, q{ARRAY[NULL]::int[]}, q{ARRAY[1, NULL, 3]}, q
 my @good_k = (1, 5, 5, 10, 59, 60, 61, 1000, 2147483647, "'5'");
 my @bad_k = (0, -1, 'NULL', -2147483648, '5.5', "'x'", '3000000000');
 
-my @good_models = ('NULL', q{'m'}, q{'pop'}, q{'knn'}, q{'lr'});
+my @good_models = ('NULL', q{'m'}, q{'pop'}, q{'knn'}, q{'lr'}, q{'ease'});
 my @bad_models = (q{''}, q{'nope'}, $long, q{'M'}, q{' m'}, q{'mt2'}, q{'it''s'}, q{'a"b'}, q{'é'},
 	q{'m; DROP TABLE orders'}, q{repeat('y', 201)});
 
@@ -152,7 +153,7 @@ my @bad_new_names = ('NULL', q{''}, $long, q{repeat('y', 201)});
 # ---- hyperparameters
 
 my %good_values = (
-	kind => [ '"multitask"', '"multitask_nobias"', '"logistic"', '"lowrank"', '"itemknn"', '"popularity"' ],
+	kind => [ '"multitask"', '"multitask_nobias"', '"logistic"', '"lowrank"', '"itemknn"', '"popularity"', '"ease"' ],
 	target => [ '"random"', '"last"' ],
 	optimizer => [ '"adam"', '"momentum"' ],
 	loss => [ '"softmax"', '"logistic"' ],
@@ -175,6 +176,8 @@ my %good_values = (
 	validation_baskets => [ -1, 0, 1, 1000000 ],
 	max_context => [ 1, 2, 100 ],
 	negative_power => [ 0, 0.75, 2 ],
+	lambda => [ 'null', 0.5, 100, 1e12 ],
+	max_neighbors => [ 1, 5, 1000000 ],
 );
 my %bad_values = (
 	kind => [ '"MULTITASK"', '""', '"dpp"' ],
@@ -200,6 +203,8 @@ my %bad_values = (
 	validation_baskets => [ -2, 1000001 ],
 	max_context => [ 0, 101 ],
 	negative_power => [ -0.1, 2.1 ],
+	lambda => [ -1, -1e-9, 1.1e12, '"1"' ],
+	max_neighbors => [ 0, -1, 1000001, 1.5 ],
 );
 my @valid_keys = sort keys %good_values;
 my @bad_keys = ('Rank', 'unknown', '', ' epochs', 'learning-rate', 'kind ', 'é', 'k' x 200);

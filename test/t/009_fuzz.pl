@@ -66,7 +66,7 @@ SKIP:
 my $node = mtdpp_node('fuzz_server', 'restart_after_crash = on');
 load_planted($node, baskets => 600);
 
-my %rank = (mt => 4, nb => 3, lg => 4, lr => 5, knn => 0, pop => 0);
+my %rank = (mt => 4, nb => 3, lg => 4, lr => 5, knn => 0, pop => 0, ease => 0);
 $node->safe_psql('postgres', q{
 SELECT * FROM mtdpp_train('mt', 'train_lines', rank => 4, epochs => 2, seed => 1);
 SELECT * FROM mtdpp_train('nb', 'train_lines', kind => 'multitask_nobias', rank => 3, epochs => 2);
@@ -74,6 +74,7 @@ SELECT * FROM mtdpp_train('lg', 'train_lines', kind => 'logistic', rank => 4, ep
 SELECT * FROM mtdpp_train('lr', 'train_lines', kind => 'lowrank', rank => 5, epochs => 2);
 SELECT * FROM mtdpp_train('knn', 'train_lines', kind => 'itemknn');
 SELECT * FROM mtdpp_train('pop', 'train_lines', kind => 'popularity');
+SELECT * FROM mtdpp_train('ease', 'train_lines', kind => 'ease');
 CREATE TABLE small_lines AS SELECT * FROM train_lines WHERE order_id % 20 = 0;
 
 -- one case: SETUP then PROBE (one text value) in a subtransaction that is
@@ -110,7 +111,7 @@ my %model_id = map { split /\|/ } split /\n/,
 
 # valid model values, as bytes
 my %blob;
-for my $kind (qw(multitask logistic itemknn popularity hybrid))
+for my $kind (qw(multitask logistic itemknn popularity ease hybrid))
 {
 	my $params = $kind =~ /multitask|logistic|hybrid/ ? qq{{"kind": "$kind", "rank": 3, "epochs": 2}} : qq{{"kind": "$kind"}};
 	my $hex = $node->safe_psql('postgres',
@@ -149,11 +150,11 @@ sub probe_for
 
 my @keys = qw(kind rank epochs target seed verbose learning_rate lr_decay batch_size negatives positives
   patience l2 l2_bias w init_scale optimizer momentum validation_fraction validation_baskets
-  validation_candidates max_context loss negative_power);
+  validation_candidates max_context loss negative_power lambda max_neighbors);
 
 sub json_string
 {
-	return pick('""', '"multitask"', '"itemknn"', '"popularity"', '"logistic"', '"lowrank"', '"multitask_nobias"', '"hybrid"',
+	return pick('""', '"multitask"', '"itemknn"', '"popularity"', '"ease"', '"logistic"', '"lowrank"', '"multitask_nobias"', '"hybrid"',
 		'"last"', '"random"', '"adam"', '"momentum"', '"softmax"', '"logistic"', '"NaN"', '"Infinity"',
 		'"-Infinity"', '"1e400"', '"\u00e9"', '"\ud83d\ude00"', '"a\"b"', '"\\\\"', '"' . ('x' x pick(100, 5000)) . '"',
 		'"multitask "', '"MULTITASK"', '"\t"');
@@ -300,7 +301,7 @@ sub model_corruption
 		'n_items = ' . pick(0, -1, 59, 61, 2147483647, -2147483648),
 		'n_baskets = ' . pick(0, -1, -2147483648, 2147483647),
 		'log_w = ' . pick(q{'NaN'}, q{'Infinity'}, q{'-Infinity'}, '1e308', '-1e308', 0, 700, -745, 1e10),
-		'kind = ' . pick(map { "'$_'" } qw(multitask multitask_nobias logistic lowrank itemknn popularity)));
+		'kind = ' . pick(map { "'$_'" } qw(multitask multitask_nobias logistic lowrank itemknn popularity ease)));
 	return "UPDATE mtdpp.models SET $set WHERE model_id = $id";
 }
 
@@ -338,7 +339,7 @@ sub blob_fields
 	$at += 8 * $n * $r;
 	push @arrays, [ 'R', $at, 'd', $n * $r ];
 	$at += 8 * $n * $r;
-	if ($kind == 4)
+	if ($kind == 4 || $kind == 6)    # itemknn, ease: neighbour lists
 	{
 		push @arrays, [ 'nbr_start', $at, 'q', $n + 1 ];
 		my $nn = unpack('q<', substr($b, $at + 8 * $n, 8));

@@ -14,7 +14,7 @@ use Test::More;
 
 my $node = mtdpp_node('valid');
 load_planted($node, baskets => 1000);
-my @kinds = qw(multitask multitask_nobias logistic lowrank itemknn popularity hybrid);
+my @kinds = qw(multitask multitask_nobias logistic lowrank itemknn popularity ease hybrid);
 for my $kind (@kinds)
 {
 	$node->safe_psql('postgres',

@@ -1,0 +1,615 @@
+/*
+ * kind_ease.c
+ *		The kind "ease": item-item weights in closed form, the embarrassingly
+ *		shallow autoencoder of Steck (WWW 2019), a baseline.
+ *
+ * With X the binary baskets x items matrix of the training baskets and
+ * G = X^T X (co-occurrence counts, popularity on the diagonal), the weights B
+ * minimise |X - X B|^2 + lambda |B|^2 under diag(B) = 0, in closed form
+ * (Steck, eq. 8):
+ *
+ *		P = (G + lambda I)^-1,	B = I - P diag(1 / diag(P)),
+ *		so B[j][c] = -P[j][c] / P[c][c] for j != c, and B[c][c] = 0;
+ *
+ *		score(c) = sum over basket items j of B[j][c]  +  PRIOR ln share(c)
+ *
+ * B is dense, but a completion needs only its strongest weights: each item
+ * j keeps the max_neighbors (200) largest positive weights of its row
+ * B[j][.], largest first, as its neighbour list (mtdpp.items' neighbors and
+ * neighbor_weights, as item-kNN), so a completion costs the neighbours of
+ * the basket's items and the tables hold at most items x max_neighbors
+ * weights.  Negative weights (an item that predicts another's absence, or
+ * evidence that two basket items share) are not kept: on the validation
+ * slices of amazon_daf, uk_retail and instacart_sample, keeping every weight
+ * cost 3 to 11 points of MPR (they sink candidates below those of no
+ * evidence at all) and changed precision at 5 to 20 by under a point; 200
+ * weights did as well as any number from 100 to 1000, and better than 50.
+ *
+ * A candidate in no list of the basket scores 0 from it, and would tie with
+ * thousands of others.  The prior, the log of the share of training baskets
+ * that hold the candidate times PRIOR, orders such candidates by popularity
+ * (the best guess without evidence) while moving no score by more than
+ * PRIOR times ln of the number of baskets (1e-5 for a million), below the
+ * weights that tell candidates apart: on the same slices it gained 0.2 to
+ * 3.6 points of MPR over ties and changed no precision, where priors of
+ * 1e-2 and more cost precision.  An empty basket is completed by
+ * popularity, as by every kind.
+ *
+ * lambda.  B is unchanged when G and lambda are scaled together (baskets
+ * repeated twice give the same weights with twice the lambda), so lambda is
+ * sought as a multiple alpha of the mean diagonal of G, the mean popularity,
+ * which carries over from one number of baskets to another.  By default
+ * alpha is chosen on a validation slice of the training baskets
+ * (validation.c): G of the other training baskets, and for each alpha tried
+ * the weights truncated as they will be stored, ranked against the whole
+ * catalog in the slice's baskets.  The criterion is MPR + P@5 + P@10 + P@20,
+ * every one a percentage, so a point of any counts the same (MPR moves
+ * little with lambda unless the weights degrade; the precisions decide).
+ * The ladder starts at alpha = 1, steps by factors of 4 while the criterion
+ * improves, then tries the factors of 2 either side of the best: 4 to 6
+ * inversions on the benchmark's data; above 8,000 items, where an inversion
+ * takes most of a minute, it stops at the factors of 4 (3 or 4 inversions).
+ * The model is then fitted on all the training baskets with lambda = alpha
+ * times their mean popularity, and stores that lambda in its
+ * hyperparameters.  A lambda given explicitly is used as it is.
+ *
+ * Cost: G from the baskets (sum of squared basket sizes), then per lambda one
+ * Cholesky inverse of items x items in single precision (n^3 flops, linalg.c,
+ * cancellable between blocks), and a pass over P for each item's strongest
+ * weights.  Memory: one n x n float matrix holding G in its strict upper
+ * triangle and P in its lower one, so each lambda tried starts from G
+ * without a copy; it is checked against maintenance_work_mem first.  In
+ * single precision P's relative error is about 6e-8 times the condition
+ * number of G + lambda I, at most (largest eigenvalue of G + lambda) /
+ * lambda; the weights are stored as reals anyway.  A lambda too small for
+ * the factorisation to go through is skipped by the ladder, and refused
+ * when given.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+
+#include "mtdpp.h"
+
+/* weight of ln(share of baskets) in every score of a non-empty basket */
+#define EASE_PRIOR 1e-6
+/* rows of B gathered at a time from P's columns */
+#define EASE_BLOCK 64
+/* alpha = 2^k, k in this range; the ladder starts at k = 0 */
+#define EASE_K_MIN (-12)
+#define EASE_K_MAX 8
+/* above this many items, the ladder skips the factors of 2 */
+#define EASE_REFINE_ITEMS 8000
+/* alpha without a validation slice (too few baskets to carve one) */
+#define EASE_DEFAULT_ALPHA 1.0
+/* largest catalog: one inversion takes about 10 minutes beyond it */
+#define EASE_MAX_ITEMS 40000
+
+typedef struct EaseWeight
+{
+	float4		w;
+	int32		c;
+} EaseWeight;
+
+typedef struct EaseWork
+{
+	int			n;
+	int			cap;			/* weights kept per item */
+	float	   *A;				/* n x n, column-major: G above, P below */
+	double	   *gdiag;			/* G's diagonal */
+	double	   *scale;			/* -1 / P[c][c] */
+	float	   *rows;			/* EASE_BLOCK rows of P, then of B */
+	float	   *scratch;		/* one row, for the selection */
+	EaseWeight *kept;			/* one item's strongest weights */
+} EaseWork;
+
+/* What a fit holds at its peak, in bytes; lines and baskets are DATA's. */
+static Size
+ease_memory(const MtdppBaskets *d, int cap)
+{
+	Size		n = d->n_items;
+	Size		s = mul_size(mul_size(n, n), sizeof(float));
+
+	/* one model's lists at a time, the rows of B, per-item vectors */
+	s = add_size(s, mul_size(mul_size(n, cap), sizeof(int32) + sizeof(float4)));
+	s = add_size(s, mul_size(mul_size(n, EASE_BLOCK + 1), sizeof(float)));
+	s = add_size(s, mul_size(n + 1, 2 * sizeof(double) + 3 * sizeof(int64) + sizeof(int32)));
+	s = add_size(s, mul_size(cap, sizeof(EaseWeight)));
+	/* the item index of the baskets, and the baskets without the slice */
+	s = add_size(s, mul_size(d->n_lines, 2 * sizeof(int32)));
+	s = add_size(s, mul_size(d->n_baskets + 1, sizeof(int64)));
+	return s;
+}
+
+static void
+ease_check_size(const MtdppBaskets *d, int cap)
+{
+	Size		need = ease_memory(d, cap);
+
+	if (d->n_items > EASE_MAX_ITEMS)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("an ease model of %d items is more than the %d items ease fits",
+						d->n_items, EASE_MAX_ITEMS),
+				 errdetail("Its fit inverts an items x items matrix for each lambda it tries, in time growing with the cube of the items."),
+				 errhint("Use kind => 'itemknn', whose cost grows with co-occurrences, or train on fewer items.")));
+	if (need > (Size) maintenance_work_mem * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("an ease model of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
+						d->n_items, (need + 1023) / 1024, maintenance_work_mem),
+				 errdetail("Its fit inverts an items x items matrix in single precision, 4 bytes per pair of items."),
+				 errhint("Raise maintenance_work_mem to at least %zu MB for this session, or use kind => 'itemknn', whose memory grows with co-occurrences rather than with the catalog squared.",
+						 (need >> 20) + 1)));
+}
+
+static void
+ease_work_alloc(EaseWork *w, int n, int cap)
+{
+	w->n = n;
+	w->cap = cap;
+	/* every entry is written before it is read: no need to zero a gigabyte */
+	w->A = MemoryContextAllocHuge(CurrentMemoryContext,
+								  mul_size(mul_size(Max(n, 1), Max(n, 1)), sizeof(float)));
+	w->gdiag = palloc0(sizeof(double) * Max(n, 1));
+	w->scale = palloc0(sizeof(double) * Max(n, 1));
+	w->rows = mtdpp_alloc_huge(mul_size(mul_size(EASE_BLOCK, Max(n, 1)), sizeof(float)));
+	w->scratch = palloc(sizeof(float) * Max(n, 1));
+	w->kept = palloc(sizeof(EaseWeight) * Max(cap, 1));
+}
+
+/*
+ * G of the baskets D: its diagonal into w->gdiag, the rest into the strict
+ * upper triangle of w->A (column c holds G[a][c], a < c, contiguous).  Item
+ * by item, through an index of the baskets holding each, so counts are exact
+ * integers before they become reals and each column is written once.
+ */
+static void
+ease_gram(const MtdppBaskets *d, EaseWork *w)
+{
+	int			n = d->n_items;
+	int64	   *start = palloc0(sizeof(int64) * (n + 1));
+	int64	   *fill = palloc(sizeof(int64) * Max(n, 1));
+	int32	   *holding = mtdpp_alloc_huge(sizeof(int32) * Max(d->n_lines, 1));
+	int32	   *count = palloc0(sizeof(int32) * Max(n, 1));
+
+	for (int64 k = 0; k < d->n_lines; k++)
+		start[d->items[k] + 1]++;
+	for (int i = 0; i < n; i++)
+		start[i + 1] += start[i];
+	memcpy(fill, start, sizeof(int64) * n);
+	for (int b = 0; b < d->n_baskets; b++)
+		for (int64 k = d->start[b]; k < d->start[b + 1]; k++)
+			holding[fill[d->items[k]]++] = b;
+
+	for (int c = 0; c < n; c++)
+	{
+		float	   *col = w->A + (size_t) c * n;
+
+		if ((c & 255) == 0)
+			CHECK_FOR_INTERRUPTS();
+		for (int64 h = start[c]; h < start[c + 1]; h++)
+			for (int64 k = d->start[holding[h]]; k < d->start[holding[h] + 1]; k++)
+				count[d->items[k]]++;
+		w->gdiag[c] = count[c];
+		for (int a = 0; a < c; a++)
+			col[a] = (float) count[a];
+		for (int64 h = start[c]; h < start[c + 1]; h++)
+			for (int64 k = d->start[holding[h]]; k < d->start[holding[h] + 1]; k++)
+				count[d->items[k]] = 0;
+	}
+	pfree(count);
+	pfree(holding);
+	pfree(fill);
+	pfree(start);
+}
+
+/* w->A's lower triangle := G + lambda I, mirrored from the upper by tiles */
+static void
+ease_regularise(EaseWork *w, double lambda)
+{
+	int			n = w->n;
+	float	   *A = w->A;
+
+	for (int c0 = 0; c0 < n; c0 += 64)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (int r0 = c0; r0 < n; r0 += 64)
+			for (int c = c0; c < Min(c0 + 64, n); c++)
+				for (int r = Max(r0, c + 1); r < Min(r0 + 64, n); r++)
+					A[r + (size_t) c * n] = A[c + (size_t) r * n];
+	}
+	for (int j = 0; j < n; j++)
+		A[j + (size_t) j * n] = (float) (w->gdiag[j] + lambda);
+}
+
+/* the K-th largest (from 1) of the N values V, which it reorders */
+static float
+kth_largest(float *v, int n, int k)
+{
+	int			lo = 0,
+				hi = n - 1,
+				want = k - 1;
+
+	while (lo < hi)
+	{
+		float		pivot = v[lo + (hi - lo) / 2];
+		int			i = lo,
+					j = hi;
+
+		while (i <= j)
+		{
+			while (v[i] > pivot)
+				i++;
+			while (v[j] < pivot)
+				j--;
+			if (i <= j)
+			{
+				float		t = v[i];
+
+				v[i++] = v[j];
+				v[j--] = t;
+			}
+		}
+		if (want <= j)
+			hi = j;
+		else if (want >= i)
+			lo = i;
+		else
+			break;				/* between the two parts: equal to the pivot */
+	}
+	return v[want];
+}
+
+/* strongest first; equal weights by item */
+static int
+cmp_weight(const void *a, const void *b)
+{
+	const EaseWeight *x = a,
+			   *y = b;
+
+	if (x->w != y->w)
+		return x->w > y->w ? -1 : 1;
+	return x->c < y->c ? -1 : (x->c > y->c ? 1 : 0);
+}
+
+/*
+ * The w->cap largest positive weights of ROW (item J's row of B) into IDX
+ * and WT, largest first; returns how many.
+ */
+static int
+ease_select(EaseWork *w, const float *row, int j, int32 *idx, float4 *wt)
+{
+	int			n = w->n,
+				m = 0,
+				got = 0;
+	float		t;
+
+	for (int c = 0; c < n; c++)
+		if (c != j && row[c] > 0.0f)
+			w->scratch[m++] = row[c];
+	if (m == 0)
+		return 0;
+	t = kth_largest(w->scratch, m, Min(m, w->cap));
+	for (int c = 0; c < n && got < w->cap; c++)
+		if (c != j && row[c] > t)
+			w->kept[got++] = (EaseWeight) {row[c], c};
+	/* t > 0: equal to the last kept */
+	for (int c = 0; c < n && got < w->cap; c++)
+		if (c != j && row[c] == t)
+			w->kept[got++] = (EaseWeight) {row[c], c};
+	qsort(w->kept, got, sizeof(EaseWeight), cmp_weight);
+	for (int k = 0; k < got; k++)
+	{
+		idx[k] = w->kept[k].c;
+		wt[k] = w->kept[k].w;
+	}
+	return got;
+}
+
+/*
+ * Rows J0 .. J0 + NB - 1 of P (symmetric, held in w->A's lower triangle)
+ * into w->rows: the part left of the block from P's columns, NB values a
+ * run; the rest from the rows' own columns.
+ */
+static void
+ease_gather_rows(EaseWork *w, int j0, int nb)
+{
+	int			n = w->n;
+	const float *A = w->A;
+
+	for (int c = 0; c < j0; c++)
+	{
+		const float *run = A + j0 + (size_t) c * n;
+
+		for (int jj = 0; jj < nb; jj++)
+			w->rows[(size_t) jj * n + c] = run[jj];
+	}
+	for (int jj = 0; jj < nb; jj++)
+	{
+		int			j = j0 + jj;
+		float	   *row = w->rows + (size_t) jj * n;
+
+		for (int c = j0; c < j; c++)
+			row[c] = A[j + (size_t) c * n];
+		memcpy(row + j, A + j + (size_t) j * n, sizeof(float) * (n - j));
+	}
+}
+
+/* room for items x cap weights in M's lists */
+static void
+ease_alloc_lists(MtdppModel *m, int cap)
+{
+	Size		total = mul_size(Max(m->n_items, 1), Max(cap, 1));
+
+	m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
+	m->nbr_index = mtdpp_alloc_huge(mul_size(total, sizeof(int32)));
+	m->nbr_weight = mtdpp_alloc_huge(mul_size(total, sizeof(float4)));
+}
+
+/*
+ * M's neighbour lists from P (w->A's lower triangle): B[j][c] =
+ * -P[j][c] / P[c][c], each item's w->cap largest positive ones.  False if a
+ * weight is not a finite real (P too ill-conditioned in single precision).
+ */
+static bool
+ease_lists(EaseWork *w, MtdppModel *m)
+{
+	int			n = w->n;
+	int64		at = 0;
+
+	for (int c = 0; c < n; c++)
+	{
+		double		d = w->A[c + (size_t) c * n];
+
+		if (!(d > 0.0) || !isfinite(d))
+			return false;
+		w->scale[c] = -1.0 / d;
+	}
+	for (int j0 = 0; j0 < n; j0 += EASE_BLOCK)
+	{
+		int			nb = Min(EASE_BLOCK, n - j0);
+
+		CHECK_FOR_INTERRUPTS();
+		ease_gather_rows(w, j0, nb);
+		for (int jj = 0; jj < nb; jj++)
+		{
+			int			j = j0 + jj;
+			float	   *row = w->rows + (size_t) jj * n;
+
+			for (int c = 0; c < n; c++)
+			{
+				row[c] = (float) (row[c] * w->scale[c]);
+				if (!isfinite(row[c]))
+					return false;
+			}
+			m->nbr_start[j] = at;
+			if (w->cap > 0)
+				at += ease_select(w, row, j, m->nbr_index + at, m->nbr_weight + at);
+		}
+	}
+	m->nbr_start[n] = at;
+	return true;
+}
+
+/*
+ * Weights of w's G (already built) at LAMBDA into M's lists; false if
+ * G + lambda I is not numerically positive definite in single precision.
+ */
+static bool
+ease_weights(EaseWork *w, double lambda, MtdppModel *m)
+{
+	ease_regularise(w, lambda);
+	if (!mtdpp_spd_inverse_float(w->A, w->n))
+		return false;
+	return ease_lists(w, m);
+}
+
+static double
+mean_popularity(const MtdppBaskets *d)
+{
+	return d->n_items > 0 ? (double) d->n_lines / d->n_items : 1.0;
+}
+
+static double
+seconds_since(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_DOUBLE(now);
+}
+
+/* The search for alpha on a validation slice, and what it has measured. */
+typedef struct EaseSearch
+{
+	EaseWork   *w;
+	MtdppValidation *v;
+	MtdppModel *m;				/* the model of the baskets outside the slice */
+	double		mean;			/* their mean popularity */
+	bool		verbose;
+	double		criterion[EASE_K_MAX - EASE_K_MIN + 1];	/* NAN: not tried */
+} EaseSearch;
+
+/* The criterion at alpha = 2^K, measured once (-infinity if G + lambda I breaks down). */
+static double
+ease_try(EaseSearch *s, int k)
+{
+	double	   *crit;
+	double		lambda = ldexp(s->mean, k);
+	MtdppMetrics mm;
+	instr_time	start;
+
+	if (k < EASE_K_MIN || k > EASE_K_MAX)
+		return -INFINITY;
+	crit = &s->criterion[k - EASE_K_MIN];
+	if (!isnan(*crit))
+		return *crit;
+	INSTR_TIME_SET_CURRENT(start);
+	if (!ease_weights(s->w, lambda, s->m))
+	{
+		*crit = -INFINITY;
+		if (s->verbose)
+			ereport(NOTICE,
+					(errmsg("lambda %g (%g times the mean popularity %g): not positive definite in single precision",
+							lambda, ldexp(1.0, k), s->mean)));
+		return *crit;
+	}
+	mtdpp_validation_measure(s->v, s->m, &mm);
+	*crit = mm.mpr + mm.p5 + mm.p10 + mm.p20;
+	if (s->verbose)
+		ereport(NOTICE,
+				(errmsg("lambda %g (%g times the mean popularity %g): validation MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f on %d baskets (%.1f s)",
+						lambda, ldexp(1.0, k), s->mean, mm.mpr, mm.p5, mm.p10, mm.p20, mm.n,
+						seconds_since(start))));
+	return *crit;
+}
+
+/*
+ * The ladder: alpha = 1, then by factors of 4 in the direction that
+ * improves the criterion while it does, then (up to EASE_REFINE_ITEMS
+ * items, where an inversion takes seconds) the factors of 2 either side of
+ * the best.  Returns the best k (alpha = 2^k); ties go to the first tried.
+ */
+static int
+ease_ladder(EaseSearch *s)
+{
+	int			best = 0,
+				step = -2;
+
+	for (int k = 0; k < lengthof(s->criterion); k++)
+		s->criterion[k] = NAN;
+	if (ease_try(s, -2) > ease_try(s, 0))
+		best = -2;
+	else
+		step = 2;
+	for (int k = best + step; k >= EASE_K_MIN && k <= EASE_K_MAX; k += step)
+	{
+		if (!(ease_try(s, k) > ease_try(s, best)))
+			break;
+		best = k;
+	}
+	if (s->w->n > EASE_REFINE_ITEMS)
+		return best;
+	for (int k = best - 1, from = best; k <= from + 1; k += 2)
+		if (ease_try(s, k) > ease_try(s, best))
+			best = k;
+	return best;
+}
+
+/*
+ * lambda for DATA: alpha chosen on a validation slice of its baskets, times
+ * the mean popularity of all of them.
+ */
+static double
+ease_choose_lambda(MtdppBaskets *data, const MtdppParams *p, EaseWork *w)
+{
+	MtdppValidation v;
+	pg_prng_state rng;
+	EaseSearch s;
+	MtdppBaskets *rest;
+	int			k;
+
+	pg_prng_seed(&rng, (uint64) p->seed);
+	mtdpp_validation_carve(&v, data, p, &rng);
+	if (v.n == 0)
+	{
+		if (p->verbose)
+			ereport(NOTICE,
+					(errmsg("too few baskets for a validation slice: lambda is %g times the mean popularity",
+							EASE_DEFAULT_ALPHA)));
+		return EASE_DEFAULT_ALPHA * mean_popularity(data);
+	}
+	rest = mtdpp_baskets_without(data, v.is_val);
+	ease_gram(rest, w);
+	memset(&s, 0, sizeof(s));
+	s.w = w;
+	s.v = &v;
+	s.m = mtdpp_counts_model(rest, p);
+	s.mean = mean_popularity(rest);
+	s.verbose = p->verbose;
+	ease_alloc_lists(s.m, w->cap);
+	k = ease_ladder(&s);
+	if (p->verbose)
+		ereport(NOTICE,
+				(errmsg("chose %g times the mean popularity on %d validation baskets; fitting on all %d training baskets, lambda %g",
+						ldexp(1.0, k), v.n, data->n_baskets, ldexp(mean_popularity(data), k))));
+	pfree(s.m->nbr_index);
+	pfree(s.m->nbr_weight);
+	pfree(rest->items);
+	return ldexp(mean_popularity(data), k);
+}
+
+static MtdppModel *
+ease_fit(MtdppBaskets *data, const MtdppParams *given)
+{
+	MtdppParams p = *given;
+	int			n = data->n_items;
+	EaseWork	w;
+	MtdppModel *m;
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	ease_check_size(data, Min(p.max_neighbors, Max(n - 1, 0)));
+	ease_work_alloc(&w, n, Min(p.max_neighbors, Max(n - 1, 0)));
+	if (p.lambda < 0.0)
+		p.lambda = ease_choose_lambda(data, &p, &w);
+	ease_gram(data, &w);
+	m = mtdpp_counts_model(data, &p);
+	ease_alloc_lists(m, w.cap);
+	if (!ease_weights(&w, p.lambda, m))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("X^T X + lambda I of %d items is not positive definite in single precision at lambda %g",
+						n, p.lambda),
+				 errdetail("X^T X is singular when the columns of X of some items are linearly dependent, as those of items always bought together; a large enough lambda makes up for it."),
+				 errhint("Give a larger lambda, or leave lambda out to have it chosen on validation baskets.")));
+	pfree(w.A);
+	m->seconds = seconds_since(start);
+	if (p.verbose)
+		ereport(NOTICE,
+				(errmsg("fitted %d items at lambda %g, %d weights kept per item, in %.1f s",
+						n, p.lambda, w.cap, m->seconds)));
+	return m;
+}
+
+/* score(c) = sum over the context of its weights to c, plus the prior */
+static void
+ease_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	mtdpp_popularity_scores(m, scores);
+	if (b == 0)
+		return;
+	for (int i = 0; i < m->n_items; i++)
+		scores[i] *= EASE_PRIOR;
+	for (int s = 0; s < b; s++)
+	{
+		int			j = ctx[s];
+
+		for (int64 k = m->nbr_start[j]; k < m->nbr_start[j + 1]; k++)
+			scores[m->nbr_index[k]] += m->nbr_weight[k];
+	}
+}
+
+static const MtdppKindDefault ease_defaults[] = {
+	/* no factors */
+	{"rank", 0},
+	/* scoring is a sparse sum: validation ranks against the whole catalog */
+	{"validation_candidates", 0},
+	{"validation_baskets", 5000},
+	{NULL, 0}
+};
+
+const MtdppKindRoutine mtdpp_kind_ease = {
+	.kind = MTDPP_EASE,
+	.name = "ease",
+	.defaults = ease_defaults,
+	.neighbors = true,
+	.signed_weights = true,
+	.fit = ease_fit,
+	.score_all = ease_score_all,
+};
