@@ -148,7 +148,7 @@ lines_seeds(void *arg)
 }
 
 static const char *const kind_names[] = {
-	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease"
+	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease", "hybrid"
 };
 
 StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");

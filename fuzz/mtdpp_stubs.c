@@ -135,30 +135,3 @@ mtdpp_warm_start(MtdppParams *p)
 	elog(ERROR, "no model tables in the fuzzing harness");
 	return NULL;
 }
-
-/*
- * Choosing from validation baskets (validation.c, and the kind ease, which
- * chooses its lambda there) ranks with the scorer of topk.c and draws with
- * PostgreSQL's pg_prng: neither is reached here, where every fit is one of
- * the exact baselines above.
- */
-void
-mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b,
-			  const bool *exclude, int held, double held_score_if_unknown,
-			  int *above, int *ties, int *candidates)
-{
-	elog(ERROR, "no validation in the fuzzing harness");
-}
-
-void
-pg_prng_seed(pg_prng_state *state, uint64 seed)
-{
-	elog(ERROR, "no validation in the fuzzing harness");
-}
-
-uint64
-pg_prng_uint64_range(pg_prng_state *state, uint64 rmin, uint64 rmax)
-{
-	elog(ERROR, "no validation in the fuzzing harness");
-	return rmin;
-}
