@@ -3,7 +3,7 @@
 SELECT kind, items, best_epoch IS NOT NULL AS fitted_by_sgd
 FROM mtdpp_train('hyb', 'train_lines', kind => 'hybrid', rank => 8, epochs => 8, seed => 3);
 SELECT kind, rank, hyperparams->>'kind' AS recorded_kind,
-       hyperparams->>'evidence' IN ('cosine', 'log_cosine', 'confidence') AS form_recorded,
+       hyperparams->>'evidence' IN ('cosine', 'log_cosine', 'confidence', 'ease') AS form_recorded,
        (hyperparams->>'evidence_weight')::float8 >= 0 AS weight_recorded,
        (hyperparams->'evidence_validation'->>'baskets')::int AS validation_baskets
 FROM mtdpp.models WHERE name = 'hyb';

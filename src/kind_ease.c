@@ -577,6 +577,39 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	return m;
 }
 
+/*
+ * EASE weights of DATA into M's neighbour lists, for the hybrid's evidence:
+ * lambda chosen on a validation slice of DATA, as ease_fit chooses it, when
+ * *LAMBDA is negative (and returned there).  False, with nothing done, above
+ * EASE_REFINE_ITEMS items (where a fit takes minutes) or beyond
+ * maintenance_work_mem: the hybrid then does without this evidence.
+ */
+bool
+mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
+				 MtdppModel *m)
+{
+	MtdppParams p = *given;
+	int			cap = Min(p.max_neighbors, Max(data->n_items - 1, 0));
+	EaseWork	w;
+	bool		ok;
+
+	if (data->n_items > EASE_REFINE_ITEMS ||
+		ease_memory(data, cap) > (Size) maintenance_work_mem * 1024)
+		return false;
+	/* the kind, slice and candidates of ease */
+	p.kind = MTDPP_EASE;
+	p.validation_candidates = 0;
+	p.validation_baskets = 5000;
+	ease_work_alloc(&w, data->n_items, cap);
+	if (*lambda < 0.0)
+		*lambda = ease_choose_lambda(data, &p, &w);
+	ease_gram(data, &w);
+	ease_alloc_lists(m, cap);
+	ok = ease_weights(&w, *lambda, m);
+	pfree(w.A);
+	return ok;
+}
+
 /* score(c) = sum over the context of its weights to c, plus the prior */
 static void
 ease_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)

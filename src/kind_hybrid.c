@@ -19,7 +19,12 @@
  *	log_cosine	ln(1 + cosine / 0.01), which saturates: one strong pair
  *				counts less against many weak ones;
  *	confidence	cooc(j, c) / f(j), the share of baskets holding j that hold
- *				c (an association rule's confidence).
+ *				c (an association rule's confidence);
+ *	ease		B[j][c], EASE's closed-form weight of j for c (kind_ease.c):
+ *				what j says of c once the basket's other items are
+ *				accounted for, where the forms above count pairs alone.
+ *				Offered up to 8,000 items (an EASE fit costs the catalog
+ *				cubed), its lambda chosen on a slice of the other baskets.
  *
  * g is zero where j and c never met, so the evidence lives on the
  * neighbour lists of the basket's items, stored pre-multiplied by beta in
@@ -57,10 +62,14 @@ typedef enum HybridForm
 	FORM_COSINE = 0,
 	FORM_LOG_COSINE,
 	FORM_CONFIDENCE,
+	FORM_EASE,
 	N_FORMS
 } HybridForm;
 
-static const char *const form_names[N_FORMS] = {"cosine", "log_cosine", "confidence"};
+/* the forms computed from the cosine lists: those before FORM_EASE */
+#define N_COSINE_FORMS		FORM_EASE
+
+static const char *const form_names[N_FORMS] = {"cosine", "log_cosine", "confidence", "ease"};
 
 /* the cosine at which log_cosine is ln 2 */
 #define LOG_COSINE_SCALE	0.01
@@ -90,6 +99,7 @@ form_weight(HybridForm form, double cosine, int32 freq_j, int32 freq_c)
 			return log1p(cosine / LOG_COSINE_SCALE);
 		case FORM_CONFIDENCE:
 			return cosine * sqrt((double) freq_c / Max(freq_j, 1));
+		case FORM_EASE:
 		case N_FORMS:
 			break;
 	}
@@ -124,8 +134,8 @@ grid_metrics(const GridSums *s, int f, int g, MtdppMetrics *out)
  */
 static void
 grid_basket(MtdppValidation *v, int k, const MtdppModel *dpp, const MtdppModel *evid,
-			const int32 *freq, double **ev, bool *also, int32 *cands,
-			double *scores, int32 *touched, GridSums *sums)
+			const MtdppModel *ease, const int32 *freq, double **ev, bool *also,
+			int32 *cands, double *scores, int32 *touched, GridSums *sums)
 {
 	int			held = v->held[k];
 	int			b = mtdpp_validation_context(v, k, Min(mtdpp_context_limit(dpp),
@@ -148,8 +158,19 @@ grid_basket(MtdppValidation *v, int k, const MtdppModel *dpp, const MtdppModel *
 				also[c] = true;
 				touched[nt++] = c;
 			}
-			for (int f = 0; f < N_FORMS; f++)
+			for (int f = 0; f < N_COSINE_FORMS; f++)
 				ev[f][c] += form_weight(f, (double) evid->nbr_weight[q], freq[j], freq[c]);
+		}
+		for (int64 q = ease ? ease->nbr_start[j] : 0; ease && q < ease->nbr_start[j + 1]; q++)
+		{
+			int			c = ease->nbr_index[q];
+
+			if (!also[c])
+			{
+				also[c] = true;
+				touched[nt++] = c;
+			}
+			ev[FORM_EASE][c] += ease->nbr_weight[q];
 		}
 	}
 	for (int i = 0; i < dpp->n_items; i++)
@@ -159,7 +180,7 @@ grid_basket(MtdppValidation *v, int k, const MtdppModel *dpp, const MtdppModel *
 	np = mtdpp_scores_reaching(dpp, v->ctx, b, v->exclude, sh, also, cands, scores);
 	v->exclude[held] = false;
 
-	for (int f = 0; f < N_FORMS && n > 1; f++)
+	for (int f = 0; f < (ease ? N_FORMS : N_COSINE_FORMS) && n > 1; f++)
 		for (int g = 0; g < N_BETAS; g++)
 		{
 			double		beta = grid_beta(g),
@@ -204,6 +225,13 @@ report_search(const GridSums *s, const int *best_g, int form, double seconds)
 					s->n, mt.mpr, mt.p5, mt.p10, mt.p20)));
 	for (int f = 0; f < N_FORMS; f++)
 	{
+		if (best_g[f] < 0)
+		{
+			ereport(NOTICE,
+					(errmsg("hybrid: evidence %s not tried (catalog too large for an EASE fit here)",
+							form_names[f])));
+			continue;
+		}
 		grid_metrics(s, f, best_g[f], &mt);
 		ereport(NOTICE,
 				(errmsg("hybrid: evidence %s, best beta %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f%s",
@@ -220,15 +248,19 @@ report_search(const GridSums *s, const int *best_g, int form, double seconds)
 /*
  * Chooses the form and beta on the slice V (whole catalog as candidates)
  * for the DPP DPP, the evidence built from DATA without the slice; the
- * metrics of the choice into CHOSEN.
+ * metrics of the choice into CHOSEN.  ALPHA: the EASE lambda chosen, as a
+ * multiple of the mean popularity (-1 if the form was not offered);
+ * COSINE_BETA: the best beta of the cosine form, a fallback.
  */
 static void
 choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 			  const MtdppParams *p, HybridForm *form, double *beta,
-			  MtdppMetrics *chosen)
+			  MtdppMetrics *chosen, double *alpha, double *cosine_beta)
 {
 	MtdppBaskets *rest = mtdpp_baskets_without(data, v->is_val);
 	MtdppModel *evid = mtdpp_model_alloc(MTDPP_ITEMKNN, data->n_items, 0);
+	MtdppModel *ease = mtdpp_model_alloc(MTDPP_EASE, data->n_items, 0);
+	double		lambda = -1.0;
 	int			n = data->n_items;
 	double	   *ev[N_FORMS];
 	bool	   *also = palloc0(sizeof(bool) * Max(n, 1));
@@ -243,6 +275,11 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 
 	INSTR_TIME_SET_CURRENT(start);
 	mtdpp_cooccurrence_lists(rest, evid);
+	*alpha = -1.0;
+	if (mtdpp_ease_lists(rest, p, &lambda, ease))
+		*alpha = lambda / ((double) rest->n_lines / Max(rest->n_items, 1));
+	else
+		ease = NULL;
 	for (int f = 0; f < N_FORMS; f++)
 		ev[f] = palloc0(sizeof(double) * Max(n, 1));
 
@@ -252,8 +289,8 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 	for (int k = 0; k < v->n; k++)
 	{
 		CHECK_FOR_INTERRUPTS();
-		grid_basket(v, k, dpp, evid, rest->popularity, ev, also, cands, scores,
-					touched, sums);
+		grid_basket(v, k, dpp, evid, ease, rest->popularity, ev, also, cands,
+					scores, touched, sums);
 	}
 
 	/*
@@ -268,6 +305,10 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 	{
 		double		form_best = -1.0;
 		double		sum[N_BETAS];
+
+		best_g[f] = -1;
+		if (f == FORM_EASE && ease == NULL)
+			continue;
 
 		for (int g = 0; g < N_BETAS; g++)
 		{
@@ -298,6 +339,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 			*beta = grid_beta(best_g[f]);
 		}
 	}
+	*cosine_beta = grid_beta(best_g[FORM_COSINE]);
 	grid_metrics(sums, *form, best_g[*form], chosen);
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, start);
@@ -311,7 +353,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
  */
 static char *
 hybrid_json(const MtdppModel *dpp, const MtdppParams *p, HybridForm form,
-			double beta, const MtdppMetrics *chosen)
+			double beta, double lambda, const MtdppMetrics *chosen)
 {
 	const char *prefix = "{\"kind\": \"multitask\"";
 	StringInfoData s;
@@ -324,6 +366,8 @@ hybrid_json(const MtdppModel *dpp, const MtdppParams *p, HybridForm form,
 	s.len--;					/* the closing brace */
 	appendStringInfo(&s, ", \"evidence\": \"%s\", \"evidence_weight\": %.15g",
 					 form_names[form], beta);
+	if (form == FORM_EASE)
+		appendStringInfo(&s, ", \"evidence_lambda\": %.15g", lambda);
 	if (chosen->n > 0)
 		appendStringInfo(&s, ", \"evidence_validation\": {\"baskets\": %d, \"mpr\": %.4f, \"p5\": %.4f, \"p10\": %.4f, \"p20\": %.4f}",
 						 chosen->n, chosen->mpr, chosen->p5, chosen->p10, chosen->p20);
@@ -339,7 +383,11 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	MtdppMetrics chosen = {0};
 	MtdppModel *m;
 	HybridForm	form = DEFAULT_FORM;
-	double		beta = DEFAULT_BETA;
+	double		beta = DEFAULT_BETA,
+				alpha = -1.0,
+				cosine_beta = DEFAULT_BETA,
+				lambda = 0.0;
+	bool		built = false;
 	instr_time	start,
 				now;
 
@@ -348,7 +396,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	m = mtdpp_train_dpp_slice(data, &dp, &slice);
 	mtdpp_model_prepare(m);
 	if (slice.n > 0)
-		choose_weight(m, data, &slice, p, &form, &beta, &chosen);
+		choose_weight(m, data, &slice, p, &form, &beta, &chosen, &alpha, &cosine_beta);
 	else if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("hybrid: no validation slice, evidence %s with beta %g",
@@ -356,15 +404,33 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 
 	/* the evidence of every training basket, pre-multiplied by beta */
 	m->kind = MTDPP_HYBRID;
-	mtdpp_cooccurrence_lists(data, m);
-	for (int j = 0; j < m->n_items; j++)
-		for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
-			m->nbr_weight[q] = (float4) (beta * form_weight(form, (double) m->nbr_weight[q],
-															data->popularity[j],
-															data->popularity[m->nbr_index[q]]));
+	if (form == FORM_EASE)
+	{
+		/* lambda scales with the baskets: the same multiple of the mean popularity */
+		lambda = alpha * data->n_lines / Max(data->n_items, 1);
+		built = mtdpp_ease_lists(data, p, &lambda, m);
+		if (built)
+			for (int64 q = 0; q < m->nbr_start[m->n_items]; q++)
+				m->nbr_weight[q] = (float4) (beta * m->nbr_weight[q]);
+		else
+		{
+			/* not positive definite on all the baskets: the best cosine */
+			form = FORM_COSINE;
+			beta = cosine_beta;
+		}
+	}
+	if (!built)
+	{
+		mtdpp_cooccurrence_lists(data, m);
+		for (int j = 0; j < m->n_items; j++)
+			for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
+				m->nbr_weight[q] = (float4) (beta * form_weight(form, (double) m->nbr_weight[q],
+																data->popularity[j],
+																data->popularity[m->nbr_index[q]]));
+	}
 	if (beta == 0.0)
 		memset(m->nbr_start, 0, sizeof(int64) * (m->n_items + 1));
-	m->hyperparams = hybrid_json(m, p, form, beta, &chosen);
+	m->hyperparams = hybrid_json(m, p, form, beta, lambda, &chosen);
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, start);
 	m->seconds = INSTR_TIME_GET_DOUBLE(now);

@@ -336,6 +336,10 @@ extern const MtdppKindRoutine mtdpp_kind_hybrid;
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
 extern void mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m);
 
+/* kind_ease.c: EASE's weights as neighbour lists, which the hybrid kind uses */
+extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
+							 MtdppModel *m);
+
 /* kind_hybrid.c: the co-occurrence evidence of every item */
 extern void mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev);
 
