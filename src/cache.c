@@ -15,7 +15,10 @@
  * while nothing changes.  An entry read under a snapshot older than the
  * latest commits answers only that transaction or statement.  A lookup pins
  * the entry for the caller's memory context, so a model in use is never
- * freed under its user.
+ * freed under its user.  With mtdpp preloaded, an entry's model is the
+ * server's one shared copy of the rows it was read from (shared.c), unless
+ * row-level security applies: the entries, their invalidation, pins and
+ * privilege checks stay this backend's.
  */
 #include "postgres.h"
 
