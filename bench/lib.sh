@@ -1,117 +1,127 @@
-# bench/lib.sh: helpers shared by bench/sweep and bench/run (source it).
+# shellcheck shell=bash
+# bench/lib.sh: what bench/run and bench/speed/run share (source it).
 #
-# The benchmark never uses the shared `mtdpp` install: other engineers run
-# `make install` from the live working tree at any moment, and a backend that
-# loads a newer mtdpp.so than the SQL objects of its database breaks.  So the
-# bench builds a *committed* revision (BENCH_REV, default HEAD; or
-# BENCH_REV=worktree for the working tree as it is) in a private directory and
-# installs it under another extension name, mtdpp_bench (mtdpp_bench.so,
-# mtdpp_bench.control, mtdpp_bench--<ver>.sql).  The C code and the SQL API
-# are byte-for-byte the project's; only the file names differ.  Inside the
-# bench database the functions are the usual mtdpp_train, mtdpp_evaluate,
-# mtdpp_complete and the models the usual mtdpp.models / mtdpp.items.
+# The extension is built from the working tree and installed into the
+# PostgreSQL of $PG_CONFIG (default: pg_config on the PATH), which also runs
+# the throwaway cluster (scripts/cluster.sh, the tests' launcher).  Anyone
+# else's `make install` into that PostgreSQL during a run changes the library
+# measured: on a shared machine, point PG_CONFIG to a copy of PostgreSQL of
+# your own.
 #
-# The cluster is a throwaway one run by user postgres (PostgreSQL refuses
-# root) in BENCH_DIR (default /tmp/pgbench_c) on port BENCH_PORT (5498),
-# Unix socket only, fsync off.
+#   BENCH_DATA        the datasets (default: shared/data beside the repository,
+#                     i.e. $(dirname repo)/shared/data; layout in its README.md)
+#   BENCH_SPLIT_TOOL  make_split.py (default: $BENCH_DATA/../tools/make_split.py)
+#   BENCH_CLUSTER     the cluster's directory (default /tmp/mtdpp-bench)
+#   BENCH_PORT        its port (default: a free one)
+#   BENCH_KEEP=1      leave the cluster running at the end
 
-BENCH_REPO=${BENCH_REPO:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
-BENCH_DATA=${BENCH_DATA:-$BENCH_REPO/../shared/data}
-BENCH_DIR=${BENCH_DIR:-/tmp/pgbench_c}
-BENCH_PORT=${BENCH_PORT:-5498}
-BENCH_EXT=${BENCH_EXT:-mtdpp_bench}
-BENCH_REV=${BENCH_REV:-HEAD}
-BENCH_BUILD=${BENCH_BUILD:-/tmp/pgbench_build}
-PGBIN=${PGBIN:-/usr/lib/postgresql/15/bin}
-
-export PGHOST=$BENCH_DIR PGPORT=$BENCH_PORT PGUSER=postgres PGDATABASE=postgres
-
-# Every dataset of BENCH_DATA: schema name, directory, split file.
-# instacart_sample is loaded twice: split.csv (last item held out) and
-# split_random.csv (a random one), as schemas instacart_sample / instacart_random.
-BENCH_DATASETS=(amazon_diaper amazon_daf belgian_retail uk_retail instacart_sample instacart_random)
-dataset_dir() { case $1 in instacart_random) echo "$BENCH_DATA/instacart_sample" ;; *) echo "$BENCH_DATA/$1" ;; esac; }
-dataset_split() { case $1 in instacart_random) echo split_random.csv ;; *) echo split.csv ;; esac; }
+BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BENCH_DATA=${BENCH_DATA:-$(dirname "$BENCH_REPO")/shared/data}
+BENCH_SPLIT_TOOL=${BENCH_SPLIT_TOOL:-$BENCH_DATA/../tools/make_split.py}
+BENCH_CLUSTER=${BENCH_CLUSTER:-/tmp/mtdpp-bench}
+export PG_CONFIG=${PG_CONFIG:-pg_config}
+export MTDPP_PGBIN
+MTDPP_PGBIN=$("$PG_CONFIG" --bindir) || exit 1
+export PATH=$MTDPP_PGBIN:$PATH
+[ -z "${BENCH_PORT:-}" ] || export MTDPP_PORT=$BENCH_PORT
+[ "${BENCH_KEEP:-0}" != 1 ] || export MTDPP_KEEP_CLUSTER=1
+# shellcheck source=scripts/cluster.sh
+source "$BENCH_REPO/scripts/cluster.sh"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
-
-as_postgres() { if [ "$(id -u)" -eq 0 ]; then runuser -u postgres -- "$@"; else "$@"; fi; }
-
 q() { psql -X -v ON_ERROR_STOP=1 -qAt "$@"; }
+sql_lit() { printf "'%s'" "${1//\'/\'\'}"; }
 
-# Builds BENCH_REV into BENCH_BUILD and installs it as extension BENCH_EXT.
-# Sets BENCH_COMMIT (the commit id, or "worktree+<HEAD>").
+# Builds and installs the working tree; sets BENCH_COMMIT (the short commit,
+# "+uncommitted" when src/, sql/ or the Makefile differ from it).
 bench_build() {
-	local rev=$BENCH_REV
-	rm -rf "$BENCH_BUILD" && mkdir -p "$BENCH_BUILD" || die "cannot create $BENCH_BUILD"
-	if [ "$rev" = worktree ]; then
-		BENCH_COMMIT="worktree+$(git -C "$BENCH_REPO" rev-parse --short HEAD)"
-		(cd "$BENCH_REPO" && tar -cf - Makefile ./*.control sql src) | tar -xf - -C "$BENCH_BUILD"
-	else
-		BENCH_COMMIT=$(git -C "$BENCH_REPO" rev-parse "$rev") || die "unknown revision $rev"
-		git -C "$BENCH_REPO" archive "$BENCH_COMMIT" Makefile mtdpp.control sql src | tar -xf - -C "$BENCH_BUILD"
-	fi
-	(
-		cd "$BENCH_BUILD" || exit 1
-		local ver
-		ver=$(sed -n "s/^default_version *= *'\(.*\)'/\1/p" mtdpp.control)
-		sed "s|\$libdir/mtdpp'|\$libdir/$BENCH_EXT'|" mtdpp.control >"$BENCH_EXT.control"
-		cp "sql/mtdpp--$ver.sql" "sql/$BENCH_EXT--$ver.sql"
-		make -s -j2 EXTENSION="$BENCH_EXT" MODULE_big="$BENCH_EXT" >build.log 2>&1 &&
-			make -s EXTENSION="$BENCH_EXT" MODULE_big="$BENCH_EXT" install >>build.log 2>&1
-	) || { cat "$BENCH_BUILD/build.log" >&2; die "build of $BENCH_COMMIT failed"; }
-	export BENCH_COMMIT
-	log "built and installed $BENCH_EXT from $BENCH_COMMIT"
+	local sudo=()
+	[ "$(id -u)" -eq 0 ] || sudo=(sudo)
+	make -C "$BENCH_REPO" -s -j2 >/tmp/mtdpp-bench-make.log 2>&1 &&
+		"${sudo[@]}" make -C "$BENCH_REPO" -s install >>/tmp/mtdpp-bench-make.log 2>&1 ||
+		{ cat /tmp/mtdpp-bench-make.log >&2; die "build failed"; }
+	BENCH_COMMIT=$(git -C "$BENCH_REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	[ -z "$(git -C "$BENCH_REPO" status --porcelain -- src sql Makefile 2>/dev/null)" ] ||
+		BENCH_COMMIT="$BENCH_COMMIT+uncommitted"
+	log "built and installed mtdpp $BENCH_COMMIT into $("$PG_CONFIG" --pkglibdir)"
 }
 
-bench_cluster_stop() {
-	if [ -f "$BENCH_DIR/data/postmaster.pid" ]; then
-		as_postgres "$PGBIN/pg_ctl" -D "$BENCH_DIR/data" -m fast -w stop >/dev/null 2>&1 || true
-	fi
+# Starts the cluster afresh (stopped when the calling shell exits, unless
+# BENCH_KEEP=1), with the extension and the bench schema (bench/bench.sql).
+# Order lines are read without parallel workers unless a measurement asks.
+bench_start() {
+	cluster_start "$BENCH_CLUSTER" || die "the cluster did not start"
+	q -c "ALTER SYSTEM SET max_parallel_workers_per_gather = 0" \
+	  -c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" \
+	  -c "SELECT pg_reload_conf()" -c "CREATE EXTENSION mtdpp" >/dev/null &&
+		q -f "$BENCH_REPO/bench/bench.sql" || die "setting up the bench database failed"
+	log "cluster in $BENCH_CLUSTER, port $PGPORT"
 }
 
-# (Re)starts the throwaway cluster from scratch.
-bench_cluster_start() {
-	case $BENCH_DIR in /tmp/?*) ;; *) die "BENCH_DIR must be under /tmp" ;; esac
-	bench_cluster_stop
-	rm -rf "$BENCH_DIR"
-	mkdir -p "$BENCH_DIR" && chown postgres "$BENCH_DIR" 2>/dev/null
-	as_postgres "$PGBIN/initdb" -D "$BENCH_DIR/data" -U postgres -A trust -E UTF8 --no-locale -N \
-		>"$BENCH_DIR/initdb.log" 2>&1 || die "initdb failed (see $BENCH_DIR/initdb.log)"
-	as_postgres tee -a "$BENCH_DIR/data/postgresql.conf" >/dev/null <<CONF
-port = $BENCH_PORT
-listen_addresses = ''
-unix_socket_directories = '$BENCH_DIR'
-fsync = off
-synchronous_commit = off
-full_page_writes = off
-shared_buffers = 256MB
-maintenance_work_mem = 1GB
-max_parallel_workers_per_gather = 0
-lc_messages = 'C'
-CONF
-	as_postgres "$PGBIN/pg_ctl" -D "$BENCH_DIR/data" -l "$BENCH_DIR/server.log" -w -t 60 start >/dev/null ||
-		die "server did not start (see $BENCH_DIR/server.log)"
-	q -c "CREATE EXTENSION $BENCH_EXT" || die "CREATE EXTENSION $BENCH_EXT failed"
-	log "cluster up in $BENCH_DIR, port $BENCH_PORT"
+# split_schema DATASET SPLIT: the schema a split is loaded as; SPLIT is
+# "canonical" (the dataset's own split.csv) or the seed of make_split.py.
+split_schema() { if [ "$2" = canonical ]; then echo "$1"; else echo "${1}_s$2"; fi; }
+
+# test_schemas DATASET SPLIT: the schemas of its test baskets; instacart_sample
+# twice, the last item added held out, then a random one (same baskets).
+test_schemas() {
+	local s
+	s=$(split_schema "$1" "$2")
+	case $1 in instacart_sample) echo "$s ${s}_random" ;; *) echo "$s" ;; esac
 }
 
-# Loads one dataset (schema = its name) with the project's data/load.sql.
+# bench_load DATASET SPLIT: loads the split's schemas with data/load.sql,
+# drawing a seed's split with make_split.py as data/README.md says
+# (uk_retail: baskets of at most 100 items; instacart_sample: the last
+# item added held out, and a random one).
 bench_load() {
-	local ds=$1
-	psql -X -q -v ON_ERROR_STOP=1 -v dir="$(dataset_dir "$ds")" -v schema="$ds" \
-		-v split="$(dataset_split "$ds")" -f "$BENCH_BUILD/load.sql" >/dev/null ||
-		die "loading $ds failed"
-}
-
-bench_load_sql() {
-	if [ "$BENCH_REV" = worktree ]; then
-		cp "$BENCH_REPO/data/load.sql" "$BENCH_BUILD/load.sql"
-	else
-		git -C "$BENCH_REPO" show "$BENCH_COMMIT:data/load.sql" >"$BENCH_BUILD/load.sql"
+	local ds=$1 split=$2 schema dir src=$BENCH_DATA/$1 flags=()
+	schema=$(split_schema "$ds" "$split")
+	dir=$src
+	if [ "$split" != canonical ]; then
+		dir=$BENCH_CLUSTER/splits/$schema
+		mkdir -p "$dir" && ln -sf "$src/orders.csv" "$dir/orders.csv" || die "cannot write $dir"
+		[ ! -f "$src/items.csv" ] || ln -sf "$src/items.csv" "$dir/items.csv"
+		[ "$ds" != uk_retail ] || flags=(--max-size 100)
+		if [ "$ds" = instacart_sample ]; then
+			flags=(--protocol last)
+			python3 "$BENCH_SPLIT_TOOL" "$src/orders.csv" "$dir/split_random.csv" --seed "$split" 2>/dev/null ||
+				die "make_split.py $ds --seed $split failed"
+		fi
+		python3 "$BENCH_SPLIT_TOOL" "$src/orders.csv" "$dir/split.csv" --seed "$split" "${flags[@]}" 2>/dev/null ||
+			die "make_split.py $ds --seed $split failed"
+	fi
+	psql -X -q -v ON_ERROR_STOP=1 -v dir="$dir" -v schema="$schema" -f "$BENCH_REPO/data/load.sql" >/dev/null ||
+		die "loading $ds ($split) failed"
+	if [ "$ds" = instacart_sample ]; then
+		psql -X -q -v ON_ERROR_STOP=1 -v dir="$dir" -v schema="${schema}_random" -v split=split_random.csv \
+			-f "$BENCH_REPO/data/load.sql" >/dev/null || die "loading $ds ($split, random item held out) failed"
 	fi
 }
 
-# Number of distinct items of a dataset's orders.csv (the catalog of the protocol).
-catalog_size() { q -c "SELECT count(DISTINCT item_id) FROM $1.orders"; }
+# Cores busy (all processes, this benchmark's included) over the last
+# interval: busy_begin before a measurement, busy_end after it prints them.
+busy_begin() { BUSY0=$(grep '^cpu ' /proc/stat); }
+busy_end() {
+	awk -v a="$BUSY0" -v n="$(nproc)" '{ split(a, x); t = 0
+		for (i = 2; i <= 9; i++) t += $i - x[i]    # guest time is in user already
+		idle = $5 + $6 - x[5] - x[6]
+		printf "%.2f\n", (t > 0 ? n * (t - idle) / t : 0) }' <(grep '^cpu ' /proc/stat)
+}
+load1() { cut -d' ' -f1 /proc/loadavg; }
+
+# The machine, as key=value lines.
+machine_info() {
+	echo "cpu=$(lscpu | sed -n 's/^Model name: *//p' | head -n 1)"
+	echo "cores=$(nproc)"
+	echo "memory=$(awk '/MemTotal/ { printf "%.1f GiB", $2 / 1048576 }' /proc/meminfo)"
+	echo "postgres=$(q -c 'SELECT version()')"
+	echo "blas=$(readlink -f /usr/lib/x86_64-linux-gnu/libblas.so.3 2>/dev/null)"
+	# OpenBLAS says which kernels it picked for this CPU when asked to
+	echo "blas_core=$(OPENBLAS_VERBOSE=2 python3 -c 'import ctypes; ctypes.CDLL("libblas.so.3")' 2>&1 |
+		sed -n 's/^Core: *//p')"
+	echo "commit=$BENCH_COMMIT"
+	echo "load=$(cut -d' ' -f1-3 /proc/loadavg)"
+	echo "date=$(date -u '+%Y-%m-%d %H:%M UTC')"
+}

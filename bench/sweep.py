@@ -23,7 +23,7 @@ resumes where it stopped and a rerun on the same commit costs nothing.
 Environment: SWEEP_DATASETS (space-separated subset), SWEEP_PASSES,
 SWEEP_SKIP_TEST=1 (no test evaluation), SWEEP_EXTRA='{"label": {"l2": 1e-5,
 ...}, ...}' (more candidates for the cross-dataset step; missing keys take
-the defaults).  Connection: PG* from bench/lib.sh.
+the defaults).  Connection: PG* from bench/lib.sh (bench_start).
 """
 import csv
 import json
@@ -61,7 +61,7 @@ DATASETS = {
 CATALOG_TEST = {  # test evaluation: (schema of the test baskets, note)
     "amazon_diaper": ("amazon_diaper", ""),
     "amazon_daf": ("amazon_daf", ""),
-    "instacart_sample": ("instacart_random", "split_random.csv (random item held out), target => 'random'"),
+    "instacart_sample": ("instacart_sample_random", "split_random.csv (random item held out), target => 'random'"),
     "uk_retail": ("uk_retail", ""),
 }
 FIELDS = ["commit", "dataset", "budget", "seed"] + KEYS + [

@@ -9,6 +9,7 @@
 # As a library (bash):
 #     source scripts/cluster.sh
 #     cluster_start [DIR]       # DIR defaults to a new /tmp/mtdpp-cluster.XXXXXX;
+#                               # the port is MTDPP_PORT, or a free one;
 #                               # exports PGHOST, PGPORT, PGUSER, PGDATABASE,
 #                               # MTDPP_CLUSTER; stops and removes the cluster
 #                               # when the shell exits (unless MTDPP_KEEP_CLUSTER=1)
@@ -79,7 +80,7 @@ cluster_start() {
 	fi
 	[ "$MTDPP_CLUSTER_OWNER" = "$(id -un)" ] || chown "$MTDPP_CLUSTER_OWNER" "$dir"
 	chmod 700 "$dir"
-	port=$(_cluster_free_port) || return 1
+	port=${MTDPP_PORT:-$(_cluster_free_port)} || return 1
 
 	if ! cluster_as_owner "$MTDPP_PGBIN/initdb" -D "$dir/data" -U "$MTDPP_CLUSTER_OWNER" \
 			-A trust -E UTF8 --no-locale -N >"$dir/initdb.log" 2>&1; then

@@ -85,3 +85,11 @@ SELECT * FROM mtdpp_train('warm', 'train_lines', rank => 8, warm_start => true);
 SELECT * FROM mtdpp_train('no_such_model', 'train_lines', warm_start => true);
 SELECT * FROM mtdpp_train('warm', 'train_lines', params => '{"warm_start": 3}');
 SELECT mtdpp_drop('warm');
+-- epoch_baskets: each epoch samples about that many of the 450 training
+-- baskets (500 less 50 for validation), so about a fifth of the examples
+SELECT examples AS sampled FROM mtdpp_train('sampled', 'train_lines', rank => 4, epochs => 4, activate => false,
+                                            params => '{"epoch_baskets": 90, "patience": 100}') \gset
+SELECT examples AS whole FROM mtdpp_train('sampled', 'train_lines', rank => 4, epochs => 4, activate => false,
+                                          params => '{"epoch_baskets": 0, "patience": 100}') \gset
+SELECT :sampled::float8 / :whole BETWEEN 0.14 AND 0.26 AS fifth_of_the_examples;
+SELECT mtdpp_drop('sampled');

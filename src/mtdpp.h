@@ -85,6 +85,7 @@ typedef struct MtdppParams
 	int			positives;		/* positive targets per basket and epoch, 0 = all */
 	int			patience;		/* epochs without validation gain before stopping */
 	int			max_context;	/* larger training contexts are subsampled */
+	int			epoch_baskets;	/* baskets an epoch samples, 0 = all */
 	double		learning_rate;
 	double		lr_decay;		/* learning rate multiplied by this each epoch */
 	double		momentum;

@@ -139,6 +139,7 @@ typedef struct Trainer
 	MtdppHelper *helper;		/* a second thread, or NULL */
 	Positive   *pool;			/* room for an epoch's positives */
 	int64		n_pool;
+	double		basket_share;	/* share of the training baskets an epoch samples */
 	const Positive *positives;	/* this epoch's, shuffled */
 	uint64		epoch_seed;		/* example k draws from epoch_seed + k */
 
@@ -186,6 +187,33 @@ basket_contains(const MtdppBaskets *d, int b, int item)
 	return false;
 }
 
+/*
+ * The share of the N_TRAIN training baskets an epoch trains on: all of them,
+ * or a fresh random sample of about epoch_baskets, so that an epoch's cost
+ * stops growing with the order history (each epoch sees other baskets, and
+ * over the epochs most of them).
+ */
+static double
+epoch_share(const MtdppParams *p, int64 n_train)
+{
+	if (p->epoch_baskets <= 0 || n_train <= p->epoch_baskets)
+		return 1.0;
+	return (double) p->epoch_baskets / n_train;
+}
+
+/*
+ * Room for the positives of an epoch that samples SHARE of baskets holding
+ * LINES lines: the expected count and a margin (an epoch that draws more
+ * leaves the excess baskets out).
+ */
+static int64
+sampled_pool(int64 lines, double share, int max_len)
+{
+	double		expected = lines * share;
+
+	return Min(lines, (int64) (expected + 6.0 * sqrt(expected * max_len) + max_len));
+}
+
 /* Working set in bytes: parameters, gradients, optimiser state, best copy. */
 static Size
 training_memory(const MtdppBaskets *d, const MtdppParams *p)
@@ -196,7 +224,24 @@ training_memory(const MtdppBaskets *d, const MtdppParams *p)
 	Size		total = mul_size(cells, per_cell + sizeof(double) * 2);
 
 	total = add_size(total, mul_size(d->n_items, sizeof(double) * 8 + sizeof(bool) * 2 + 8));
-	total = add_size(total, mul_size(d->start[d->n_baskets], sizeof(Positive)));
+	{
+		/* the training baskets: those of two items or more, but validation's */
+		int			max_len = 0;
+		int64		eligible = 0,
+					val;
+
+		for (int b = 0; b < d->n_baskets; b++)
+		{
+			int			len = (int) (d->start[b + 1] - d->start[b]);
+
+			max_len = Max(max_len, len);
+			eligible += len >= 2;
+		}
+		val = Min((int64) floor(eligible * p->validation_fraction), p->validation_baskets);
+		total = add_size(total, mul_size(sampled_pool(d->start[d->n_baskets],
+													  epoch_share(p, eligible - (val < 20 ? 0 : val)),
+													  max_len), sizeof(Positive)));
+	}
 
 	/*
 	 * What the same statement already holds (the baskets), and each shard's
@@ -1146,9 +1191,19 @@ trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p)
 						tr->helper ? 2 : 1, tr->helper ? "s" : "")));
 
 	/* room for every positive example of an epoch: basket, position of the target */
-	for (int b = 0; b < data->n_baskets; b++)
-		if (!tr->val.is_val[b] && data->start[b + 1] - data->start[b] >= 2)
-			tr->n_pool += data->start[b + 1] - data->start[b];
+	{
+		int64		n_train = 0;
+
+		for (int b = 0; b < data->n_baskets; b++)
+			if (!tr->val.is_val[b] && data->start[b + 1] - data->start[b] >= 2)
+			{
+				tr->n_pool += data->start[b + 1] - data->start[b];
+				n_train++;
+			}
+		tr->basket_share = epoch_share(p, n_train);
+		if (tr->basket_share < 1.0)
+			tr->n_pool = sampled_pool(tr->n_pool, tr->basket_share, max_len);
+	}
 	if (tr->n_pool == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -1177,6 +1232,9 @@ epoch_positives(Trainer *tr)
 		int			len = (int) (data->start[b + 1] - data->start[b]);
 
 		if (tr->val.is_val[b] || len < 2)
+			continue;
+		if (tr->basket_share < 1.0 &&
+			(pg_prng_double(&tr->rng) >= tr->basket_share || n_pos + len > tr->n_pool))
 			continue;
 		if (!tr->task_factors)
 			positives[n_pos++] = (Positive) {b, -1};
