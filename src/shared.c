@@ -384,18 +384,16 @@ shared_exit(int code, Datum arg)
 		attachment_release(a);
 }
 
-/* A new attachment to slot S, used by the entry whose memory is OWNER. */
-static Attachment *
-attachment_new(int slot, uint64 serial, MemoryContext owner)
+/*
+ * Makes A, allocated beforehand, this backend's attachment to slot SLOT,
+ * used by the entry whose memory is OWNER (CB, allocated there, lets go of
+ * it when OWNER is freed).  Nothing here can fail: a slot that counts this
+ * backend is always in its list.
+ */
+static void
+attachment_add(Attachment *a, MemoryContextCallback *cb, int slot, uint64 serial,
+			   MemoryContext owner)
 {
-	Attachment *a = MemoryContextAllocZero(TopMemoryContext, sizeof(Attachment));
-	MemoryContextCallback *cb = MemoryContextAlloc(owner, sizeof(MemoryContextCallback));
-
-	if (!exit_registered)
-	{
-		before_shmem_exit(shared_exit, (Datum) 0);
-		exit_registered = true;
-	}
 	a->slot = slot;
 	a->serial = serial;
 	a->users = 1;
@@ -404,15 +402,12 @@ attachment_new(int slot, uint64 serial, MemoryContext owner)
 	cb->func = attachment_unuse;
 	cb->arg = a;
 	MemoryContextRegisterResetCallback(owner, cb);
-	return a;
 }
 
 /* One more entry, whose memory is OWNER, uses attachment A. */
 static MtdppModel *
-attachment_use(Attachment *a, MemoryContext owner)
+attachment_use(Attachment *a, MemoryContextCallback *cb, MemoryContext owner)
 {
-	MemoryContextCallback *cb = MemoryContextAlloc(owner, sizeof(MemoryContextCallback));
-
 	a->users++;
 	cb->func = attachment_unuse;
 	cb->arg = a;
@@ -421,15 +416,13 @@ attachment_use(Attachment *a, MemoryContext owner)
 }
 
 /*
- * Maps the segment of slot SLOT, which this backend has just been counted
+ * Maps the segment of A's slot, which this backend has just been counted
  * in; NULL (and the slot let go of) if it does not hold KEY's rows after
  * all (a collision of hashes).
  */
 static MtdppModel *
-attach_ready(int slot, uint64 serial, dsm_handle handle, const MtdppSharedKey *key,
-			 MemoryContext owner)
+attach_ready(Attachment *a, dsm_handle handle, const MtdppSharedKey *key)
 {
-	Attachment *a = attachment_new(slot, serial, owner);
 	SegmentHeader *h;
 
 	a->seg = dsm_attach(handle);
@@ -471,6 +464,16 @@ mtdpp_shared_get(const MtdppSharedKey *key, MemoryContext owner, MtdppSharedClai
 	TimestampTz start = GetCurrentTimestamp();
 	bool		waiting = false;
 
+	/* allocated first: nothing may fail once a slot counts this backend */
+	Attachment *a = MemoryContextAllocZero(TopMemoryContext, sizeof(Attachment));
+	MemoryContextCallback *cb = MemoryContextAlloc(owner, sizeof(MemoryContextCallback));
+	MtdppSharedClaim *c = MemoryContextAllocZero(owner, sizeof(MtdppSharedClaim));
+
+	if (!exit_registered)
+	{
+		before_shmem_exit(shared_exit, (Datum) 0);
+		exit_registered = true;
+	}
 	*claim = NULL;
 	for (;;)
 	{
@@ -492,19 +495,22 @@ mtdpp_shared_get(const MtdppSharedKey *key, MemoryContext owner, MtdppSharedClai
 			uint64		serial = s->serial;
 			dsm_handle	handle = s->handle;
 
-			for (Attachment *a = attachments; a != NULL; a = a->next)
-				if (a->slot == found && a->serial == serial && !a->released && a->seg != NULL)
+			for (Attachment *mine = attachments; mine != NULL; mine = mine->next)
+				if (mine->slot == found && mine->serial == serial && !mine->released &&
+					mine->seg != NULL)
 				{
 					LWLockRelease(ctl->lock);
 					if (waiting)
 						ConditionVariableCancelSleep();
-					return attachment_use(a, owner);
+					pfree(a);
+					return attachment_use(mine, cb, owner);
 				}
 			s->backends++;
+			attachment_add(a, cb, found, serial, owner);
 			LWLockRelease(ctl->lock);
 			if (waiting)
 				ConditionVariableCancelSleep();
-			return attach_ready(found, serial, handle, key, owner);
+			return attach_ready(a, handle, key);
 		}
 		if (s != NULL)
 		{
@@ -526,8 +532,6 @@ mtdpp_shared_get(const MtdppSharedKey *key, MemoryContext owner, MtdppSharedClai
 		if (free_slot >= 0 && !IsInParallelMode() &&
 			add_size(ctl->bytes, estimated_bytes(key)) <= budget_bytes())
 		{
-			MtdppSharedClaim *c = MemoryContextAllocZero(owner, sizeof(MtdppSharedClaim));
-
 			s = &ctl->slots[free_slot];
 			s->state = SLOT_BUILDING;
 			s->serial = ctl->next_serial++;
@@ -542,10 +546,12 @@ mtdpp_shared_get(const MtdppSharedKey *key, MemoryContext owner, MtdppSharedClai
 			s->backends = 0;
 			s->builder = MyProcPid;
 			ctl->bytes += s->bytes;
+			attachment_add(a, cb, free_slot, s->serial, owner);
 			LWLockRelease(ctl->lock);
 			c->key = *key;
-			c->att = attachment_new(free_slot, s->serial, owner);
+			c->att = a;
 			*claim = c;
+			a = NULL;
 			break;
 		}
 		LWLockRelease(ctl->lock);
@@ -553,6 +559,8 @@ mtdpp_shared_get(const MtdppSharedKey *key, MemoryContext owner, MtdppSharedClai
 	}
 	if (waiting)
 		ConditionVariableCancelSleep();
+	if (a != NULL)
+		pfree(a);
 	return NULL;
 }
 
