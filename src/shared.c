@@ -463,6 +463,7 @@ mtdpp_shared_get(const MtdppSharedKey *key, MemoryContext owner, MtdppSharedClai
 {
 	TimestampTz start = GetCurrentTimestamp();
 	bool		waiting = false;
+	Size		estimate = estimated_bytes(key);
 
 	/* allocated first: nothing may fail once a slot counts this backend */
 	Attachment *a = MemoryContextAllocZero(TopMemoryContext, sizeof(Attachment));
@@ -530,7 +531,7 @@ mtdpp_shared_get(const MtdppSharedKey *key, MemoryContext owner, MtdppSharedClai
 		}
 		/* none: this backend reads it, if there is room (parallel mode cannot share it) */
 		if (free_slot >= 0 && !IsInParallelMode() &&
-			add_size(ctl->bytes, estimated_bytes(key)) <= budget_bytes())
+			ctl->bytes + estimate <= budget_bytes())
 		{
 			s = &ctl->slots[free_slot];
 			s->state = SLOT_BUILDING;
@@ -542,7 +543,7 @@ mtdpp_shared_get(const MtdppSharedKey *key, MemoryContext owner, MtdppSharedClai
 			s->rank = key->rank;
 			s->hash = key->hash;
 			s->handle = 0;
-			s->bytes = estimated_bytes(key);
+			s->bytes = estimate;
 			s->backends = 0;
 			s->builder = MyProcPid;
 			ctl->bytes += s->bytes;
