@@ -25,6 +25,7 @@ OBJS = \
 	src/model.o \
 	src/mtdpp.o \
 	src/params.o \
+	src/shared.o \
 	src/store.o \
 	src/topk.o \
 	src/train.o \

@@ -242,6 +242,18 @@ FROM mtdpp.models m
 ORDER BY m.name, m.version;
 COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one (used when no model is named) marked';
 
+-- The models every backend of the server shares (mtdpp in
+-- shared_preload_libraries): one row per copy in shared memory.  Like the
+-- statistics views, for monitoring roles: it shows every database's.
+CREATE FUNCTION mtdpp_shared_models()
+RETURNS TABLE (database name, model_id integer, items integer, rank integer,
+               bytes bigint, backends integer, state text)
+AS 'MODULE_PATHNAME', 'mtdpp_shared_models' LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION mtdpp_shared_models() IS
+    'the models held once in the server''s shared memory for every backend: database, model_id, items, rank, bytes, backends that map the copy, and whether it is ready or still being read; no rows unless mtdpp is in shared_preload_libraries';
+REVOKE ALL ON FUNCTION mtdpp_shared_models() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mtdpp_shared_models() TO pg_monitor;
+
 -- A check of the trainer's analytic gradients against finite differences.
 CREATE FUNCTION mtdpp.gradient_check(rank integer, context_size integer, seed bigint DEFAULT 0,
                                      softmax boolean DEFAULT true)

@@ -143,3 +143,14 @@ REVOKE ALL ON mtdpp.models, mtdpp.items, mtdpp.models_model_id_seq, lines, train
     FROM regress_mtdpp_analyst;
 REVOKE ALL ON SCHEMA mtdpp FROM regress_mtdpp_analyst;
 DROP ROLE regress_mtdpp_analyst;
+-- the models shared in the server's memory: for monitoring roles only, and
+-- none in a server that does not preload mtdpp
+CREATE ROLE regress_mtdpp_monitor;
+SET ROLE regress_mtdpp_monitor;
+SELECT count(*) FROM mtdpp_shared_models();
+RESET ROLE;
+GRANT pg_monitor TO regress_mtdpp_monitor;
+SET ROLE regress_mtdpp_monitor;
+SELECT count(*) FROM mtdpp_shared_models();
+RESET ROLE;
+DROP ROLE regress_mtdpp_monitor;

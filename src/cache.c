@@ -15,7 +15,10 @@
  * while nothing changes.  An entry read under a snapshot older than the
  * latest commits answers only that transaction or statement.  A lookup pins
  * the entry for the caller's memory context, so a model in use is never
- * freed under its user.
+ * freed under its user.  With mtdpp preloaded, an entry's model is the
+ * server's one shared copy of the rows it was read from (shared.c), unless
+ * row-level security applies: the entries, their invalidation, pins and
+ * privilege checks stay this backend's.
  */
 #include "postgres.h"
 
@@ -333,11 +336,11 @@ find_active_model(const char *name)
 	int			ret;
 
 	if (name == NULL)
-		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w FROM mtdpp.models "
+		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin FROM mtdpp.models "
 						  "WHERE active ORDER BY activated_at DESC NULLS LAST, model_id DESC LIMIT 1",
 						  true, 1);
 	else
-		ret = SPI_execute_with_args("SELECT model_id, kind, rank, n_items, n_baskets, log_w "
+		ret = SPI_execute_with_args("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin "
 									"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND active",
 									1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
 									NULL, true, 1);
@@ -355,20 +358,72 @@ first_int(int col)
 }
 
 /*
+ * The key of the rows of model MODEL_ID (its row of mtdpp.models has XMIN)
+ * as the current snapshot sees them, its versions allocated in CONTEXT; false
+ * if they cannot be shared: rows this transaction wrote, or a row count
+ * that is not the model's (the read will say what is wrong).
+ */
+static bool
+model_key(MtdppSharedKey *key, int model_id, TransactionId xmin, int rank, int n_items,
+		  MemoryContext context)
+{
+	if (TransactionIdIsCurrentTransactionId(xmin))
+		return false;
+	if (SPI_execute_with_args("SELECT item_id, xmin FROM mtdpp.items "
+							  "WHERE model_id OPERATOR(pg_catalog.=) $1 ORDER BY item_id",
+							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+							  NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the items of model %d", model_id);
+	if (SPI_processed != (uint64) n_items || n_items < 1)
+		return false;
+	key->db = MyDatabaseId;
+	key->model_id = model_id;
+	key->xmin = xmin;
+	key->n_items = n_items;
+	key->rank = rank;
+	key->versions = MemoryContextAlloc(context, sizeof(MtdppItemVersion) * n_items);
+	for (int i = 0; i < n_items; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		bool		isnull;
+
+		key->versions[i].item_id = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
+		key->versions[i].xmin = DatumGetTransactionId(SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull));
+		if (TransactionIdIsCurrentTransactionId(key->versions[i].xmin))
+		{
+			pfree(key->versions);
+			return false;
+		}
+	}
+	mtdpp_shared_key_hash(key);
+	return true;
+}
+
+/*
  * Reads the model answering for NAME, as the current snapshot sees the
  * tables, into a new entry (not yet listed).  The entry's memory hangs
  * under the caller's context until the entry is complete, so an error while
- * reading frees it.
+ * reading frees it.  If SHAREABLE, the model comes from, or goes to, the
+ * server's shared copy of the same rows (shared.c).
  */
 static CachedModel *
-read_entry(const char *name, Oid row_security_user)
+read_entry(const char *name, Oid row_security_user, bool shareable)
 {
 	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "mtdpp cached model",
 												  ALLOCSET_DEFAULT_SIZES);
+	MemoryContext own = context;
 	CachedModel *c = MemoryContextAllocZero(context, sizeof(CachedModel));
+	MtdppSharedKey key = {0};
+	MtdppSharedClaim *claim = NULL;
 	bool		isnull;
 	HeapTuple	tup;
 	TupleDesc	td;
+	char	   *kind;
+	int			rank,
+				n_items,
+				n_baskets;
+	double		log_w;
+	TransactionId xmin;
 
 	c->context = context;
 	c->name = name ? MemoryContextStrdup(context, name) : NULL;
@@ -397,10 +452,23 @@ read_entry(const char *name, Oid row_security_user)
 	tup = SPI_tuptable->vals[0];
 	td = SPI_tuptable->tupdesc;
 	c->model_id = first_int(1);
-	c->model = load_model(context, c->model_id,
-						  TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull)),
-						  first_int(3), first_int(4), first_int(5),
-						  DatumGetFloat8(SPI_getbinval(tup, td, 6, &isnull)));
+	kind = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
+	rank = first_int(3);
+	n_items = first_int(4);
+	n_baskets = first_int(5);
+	log_w = DatumGetFloat8(SPI_getbinval(tup, td, 6, &isnull));
+	xmin = DatumGetTransactionId(SPI_getbinval(tup, td, 7, &isnull));
+
+	if (shareable && model_key(&key, c->model_id, xmin, rank, n_items, context))
+		c->model = mtdpp_shared_get(&key, context, &claim);
+	if (c->model == NULL)
+	{
+		/* read into a context of its own if it is to be copied and freed */
+		if (claim != NULL)
+			own = AllocSetContextCreate(context, "mtdpp model read to share",
+										ALLOCSET_DEFAULT_SIZES);
+		c->model = load_model(own, c->model_id, kind, rank, n_items, n_baskets, log_w);
+	}
 
 	/*
 	 * The snapshot it was read with may be older than the latest commits (a
@@ -426,6 +494,18 @@ read_entry(const char *name, Oid row_security_user)
 		}
 	}
 	SPI_finish();
+	if (claim != NULL)
+	{
+		MtdppModel *shared = mtdpp_shared_put(claim, c->model);
+
+		if (shared != NULL)
+		{
+			MemoryContextDelete(own);
+			c->model = shared;
+		}
+	}
+	if (key.versions != NULL)
+		pfree(key.versions);
 	return c;
 }
 
@@ -508,6 +588,7 @@ mtdpp_lookup_model(const char *name, int *model_id)
 	Oid			nsp,
 				items;
 	Oid			row_security_user = InvalidOid;
+	bool		shareable;
 	CachedModel *c,
 			  **link;
 
@@ -517,6 +598,15 @@ mtdpp_lookup_model(const char *name, int *model_id)
 	if (check_enable_rls(models_relid, InvalidOid, true) == RLS_ENABLED ||
 		check_enable_rls(items, InvalidOid, true) == RLS_ENABLED)
 		row_security_user = GetUserId();
+
+	/*
+	 * The server's shared copy serves roles that read whole rows of the
+	 * model tables, rows that row-level security does not filter (the
+	 * privilege check above holds on every call, shared copy or not).
+	 */
+	shareable = mtdpp_shared_enabled() && !OidIsValid(row_security_user) &&
+		pg_class_aclcheck(models_relid, GetUserId(), ACL_SELECT) == ACLCHECK_OK &&
+		pg_class_aclcheck(items, GetUserId(), ACL_SELECT) == ACLCHECK_OK;
 
 	if (cache_context == NULL)
 		cache_context = AllocSetContextCreate(TopMemoryContext, "mtdpp model cache",
@@ -539,7 +629,7 @@ mtdpp_lookup_model(const char *name, int *model_id)
 		link = &c->next;
 	}
 
-	c = read_entry(name, row_security_user);
+	c = read_entry(name, row_security_user, shareable);
 	MemoryContextSetParent(c->context, cache_context);
 	c->listed = true;
 	c->next = cache_head;

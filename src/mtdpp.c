@@ -18,4 +18,5 @@ _PG_init(void)
 {
 	mtdpp_blas_init();			/* one BLAS thread per backend */
 	mtdpp_cache_init();			/* model cache invalidations */
+	mtdpp_shared_init();		/* one copy of a model per server, if preloaded */
 }

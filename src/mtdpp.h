@@ -438,6 +438,34 @@ extern void mtdpp_cache_init(void);
 extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id);
 extern const MtdppModel *mtdpp_warm_start(MtdppParams *p);
 
+/* shared.c: one copy of a model per server */
+typedef struct MtdppItemVersion
+{
+	int32		item_id;
+	TransactionId xmin;			/* of its row of mtdpp.items */
+} MtdppItemVersion;
+
+/* the rows a model was read from (see shared.c) */
+typedef struct MtdppSharedKey
+{
+	Oid			db;
+	int32		model_id;
+	TransactionId xmin;			/* of its row of mtdpp.models */
+	int32		n_items;
+	int32		rank;
+	uint64		hash;			/* of VERSIONS, by mtdpp_shared_key_hash */
+	MtdppItemVersion *versions; /* n_items, by item_id */
+} MtdppSharedKey;
+
+typedef struct MtdppSharedClaim MtdppSharedClaim;
+
+extern void mtdpp_shared_init(void);
+extern bool mtdpp_shared_enabled(void);
+extern void mtdpp_shared_key_hash(MtdppSharedKey *key);
+extern MtdppModel *mtdpp_shared_get(const MtdppSharedKey *key, MemoryContext owner,
+									MtdppSharedClaim **claim);
+extern MtdppModel *mtdpp_shared_put(MtdppSharedClaim *claim, const MtdppModel *m);
+
 /* topk.c */
 typedef struct MtdppRanked
 {

@@ -14,10 +14,13 @@ our @EXPORT = qw(mtdpp_node load_planted);
 my $fixtures = File::Spec->catdir(dirname(__FILE__), '..', 'fixtures');
 
 # A started node with the extension created in database postgres.  Extra
-# arguments are lines appended to postgresql.conf.
+# arguments are lines appended to postgresql.conf.  With MTDPP_TEST_PRELOAD
+# set, the node preloads mtdpp (its backends share one copy of each model)
+# unless a line sets shared_preload_libraries itself.
 sub mtdpp_node
 {
 	my ($name, @conf) = @_;
+	unshift @conf, "shared_preload_libraries = 'mtdpp'" if $ENV{MTDPP_TEST_PRELOAD};
 	my $node = PostgreSQL::Test::Cluster->new($name);
 	$node->init;
 	$node->append_conf('postgresql.conf', join("\n", @conf)) if @conf;

@@ -3,7 +3,9 @@
 # model answers from the new version in its very next statement once the
 # primary's retraining or activation is replayed (the relcache invalidation
 # travels in the commit record), and everything that writes a model fails
-# cleanly on the standby with the read-only error (25006).
+# cleanly on the standby with the read-only error (25006).  Both servers
+# preload mtdpp: a standby's sessions share one copy of a model too, and a
+# version replayed replaces it.
 use strict;
 use warnings;
 use FindBin;
@@ -15,6 +17,7 @@ use Test::More;
 
 my $primary = PostgreSQL::Test::Cluster->new('primary');
 $primary->init(allows_streaming => 1);
+$primary->append_conf('postgresql.conf', "shared_preload_libraries = 'mtdpp'");
 $primary->start;
 $primary->safe_psql('postgres', 'CREATE EXTENSION mtdpp');
 load_planted($primary, baskets => 1000);
@@ -70,6 +73,14 @@ my $v1 = $S->query_safe($probe{named});
 like($v1, qr/^\d+ 1 \d+ /, 'a standby session completes baskets with version 1');
 is($S->query_safe($probe{named}), $v1, 'and answers the same from its cache');
 my $d1 = $S->query_safe($probe{default});
+my $shared = q{SELECT string_agg(format('%s %s', model_id, backends), '; ' ORDER BY model_id)
+               FROM mtdpp_shared_models()};
+sub active_m { return $primary->safe_psql('postgres', "SELECT model_id FROM mtdpp.models WHERE name = 'm' AND active"); }
+is($standby->safe_psql('postgres', $shared), active_m() . ' 1',
+	"the standby session maps the standby's one shared copy of version 1");
+my $S2 = $standby->background_psql('postgres', on_error_stop => 0);
+is($S2->query_safe($probe{named}), $v1, 'a second standby session answers the same');
+is($standby->safe_psql('postgres', $shared), active_m() . ' 2', 'from the same copy');
 
 sub fresh { return $standby->safe_psql('postgres', $_[0]); }
 
@@ -81,6 +92,10 @@ isnt($v2, $v1, "after replay, the standby session's next statement answers from 
 is($v2, fresh($probe{named}), 'as a fresh standby session does');
 is($v2, $primary->safe_psql('postgres', $probe{named}), 'and as the primary does');
 is($S->query_safe($probe{default}), fresh($probe{default}), 'the default model follows too');
+is($S2->query_safe($probe{named}), $v2, 'the second standby session moves to version 2 too');
+is($standby->safe_psql('postgres', $shared), active_m() . ' 2',
+	'one shared copy of version 2 replaces that of version 1');
+$S2->quit;
 
 # Version 3 trained without activation: nothing changes for the session.
 $primary->safe_psql('postgres',

@@ -1,7 +1,9 @@
 # Models published by logical replication: subscriber clusters complete with
 # every new version from their next statement once it has arrived (the apply
 # worker's writes invalidate the sessions' caches, as local writes do), with
-# the same answers as the publisher.
+# the same answers as the publisher.  The subscriber preloads mtdpp, so its
+# sessions share one copy of each model: each version that arrives, and a
+# hand edit of item rows, gets a copy of its own, which replaces the old one.
 use strict;
 use warnings;
 use FindBin;
@@ -18,7 +20,14 @@ SELECT * FROM mtdpp_train('shop', 'train_lines', epochs => 3, seed => 1);
 CREATE PUBLICATION models FOR TABLE mtdpp.models, mtdpp.items;
 });
 
-my $sub = mtdpp_node('subscriber');
+my $sub = mtdpp_node('subscriber', "shared_preload_libraries = 'mtdpp'");
+my $shared = q{SELECT string_agg(format('%s %s', s.model_id, s.backends), '; ' ORDER BY s.model_id)
+               FROM mtdpp_shared_models() s};
+sub active_id
+{
+	return $sub->safe_psql('postgres',
+		"SELECT model_id FROM mtdpp.models WHERE name = 'shop' AND version = $_[0]");
+}
 my $connstr = $pub->connstr . ' dbname=postgres';
 $sub->safe_psql('postgres', "CREATE SUBSCRIPTION models CONNECTION '$connstr' PUBLICATION models");
 $sub->wait_for_subscription_sync($pub, 'models');
@@ -30,6 +39,10 @@ is($sub->safe_psql('postgres', $q), $v1, 'the subscriber completes as the publis
 # a session on the subscriber that stays open, with the model cached
 my $S = $sub->background_psql('postgres', on_error_stop => 0);
 is($S->query_safe($q), $v1, 'a subscriber session completes with version 1');
+is($sub->safe_psql('postgres', $shared), active_id(1) . ' 1', 'from the shared copy of version 1');
+my $S2 = $sub->background_psql('postgres', on_error_stop => 0);
+is($S2->query_safe($q), $v1, 'a second subscriber session too');
+is($sub->safe_psql('postgres', $shared), active_id(1) . ' 2', 'the same copy');
 
 # a retraining on the publisher: the session's next statement after the
 # change has arrived uses version 2
@@ -40,6 +53,8 @@ $pub->wait_for_catchup('models');
 is($S->query_safe(q{SELECT version FROM mtdpp.models WHERE name = 'shop' AND active}), '2',
 	'version 2 has arrived');
 is($S->query_safe($q), $v2, "the subscriber session's next completion uses version 2");
+is($S2->query_safe($q), $v2, 'the second one too');
+is($sub->safe_psql('postgres', $shared), active_id(2) . ' 2', 'one shared copy of version 2 replaces version 1');
 
 # an activation alone (an UPDATE of mtdpp.models)
 $pub->safe_psql('postgres', q{SELECT mtdpp_activate('shop', 1)});
@@ -54,6 +69,8 @@ $pub->wait_for_catchup('models');
 my $edited = $pub->safe_psql('postgres', $q);
 isnt($edited, $v1, 'the edit changes the answer on the publisher');
 is($S->query_safe($q), $edited, 'and on the subscriber session');
+is($S2->query_safe($q), $edited, 'and the second one');
+is($sub->safe_psql('postgres', $shared), active_id(1) . ' 2', 'from one shared copy of the edited rows');
 
 # a dropped model
 $pub->safe_psql('postgres', q{SELECT mtdpp_drop('shop')});
@@ -64,4 +81,7 @@ like($S->{stderr}, qr/model "shop" does not exist/, 'with the unknown-model erro
 $S->{stderr} = '';
 
 $S->quit;
+$S2->quit;
+$sub->poll_query_until('postgres', $shared, '') or fail('the copies go with the sessions');
+pass('the copies go with the sessions');
 done_testing();
