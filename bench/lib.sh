@@ -53,7 +53,7 @@ bench_build() {
 bench_start() {
 	cluster_start "$BENCH_CLUSTER" || die "the cluster did not start"
 	q -c "ALTER SYSTEM SET max_parallel_workers_per_gather = 0" \
-	  -c "ALTER SYSTEM SET maintenance_work_mem = '1GB'" \
+	  -c "ALTER SYSTEM SET maintenance_work_mem = '2GB'" \
 	  -c "SELECT pg_reload_conf()" -c "CREATE EXTENSION mtdpp" >/dev/null &&
 		q -f "$BENCH_REPO/bench/bench.sql" || die "setting up the bench database failed"
 	log "cluster in $BENCH_CLUSTER, port $PGPORT"
