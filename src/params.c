@@ -366,6 +366,20 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 		mtdpp_params_defaults(p, kind);
 		mtdpp_params_parse(p, json);
 	}
+
+	/*
+	 * A single-kernel DPP trained on swapped baskets has one score per
+	 * example, over which a softmax is constant: it would learn nothing.
+	 */
+	if (p->loss == MTDPP_LOSS_SOFTMAX && mtdpp_kind(p->kind)->factors &&
+		!mtdpp_kind(p->kind)->task_factors && !mtdpp_kind(p->kind)->likelihood)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("the kind %s cannot be trained with the softmax loss",
+						mtdpp_kind_name(p->kind)),
+				 errdetail("Each of its examples is one basket with one score, over which a softmax is constant."),
+				 errhint("Leave \"loss\" out (its default for %s is \"logistic\").",
+						 mtdpp_kind_name(p->kind))));
 }
 
 /* KEY's value in P as JSON. */
