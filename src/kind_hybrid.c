@@ -437,25 +437,6 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	return m;
 }
 
-/*
- * The evidence of every item as a completion of the context CTX of B items
- * into EV (n_items entries): the sum of the basket items' list weights.
- */
-void
-mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev)
-{
-	memset(ev, 0, sizeof(double) * m->n_items);
-	if (m->nbr_start == NULL)
-		return;
-	for (int s = 0; s < b; s++)
-	{
-		int			j = ctx[s];
-
-		for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
-			ev[m->nbr_index[q]] += m->nbr_weight[q];
-	}
-}
-
 static void
 hybrid_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 {

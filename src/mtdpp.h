@@ -340,8 +340,6 @@ extern void mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m);
 extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
 							 MtdppModel *m);
 
-/* kind_hybrid.c: the co-occurrence evidence of every item */
-extern void mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev);
 
 /* kind_popularity.c: what the other kinds share with it */
 extern MtdppModel *mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p);
@@ -397,6 +395,7 @@ extern int	mtdpp_cmp_int32(const void *a, const void *b);
 extern void mtdpp_check_model_size(const MtdppParams *p, int n_items);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
+extern void mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev);
 
 /* validate.c: what a valid model is */
 typedef enum MtdppModelOrigin
