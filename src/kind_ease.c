@@ -544,36 +544,54 @@ ease_choose_lambda(MtdppBaskets *data, const MtdppParams *p, EaseWork *w)
 	return ldexp(mean_popularity(data), k);
 }
 
+/*
+ * DATA's weights into M's neighbour lists, CAP per item: lambda chosen on a
+ * validation slice first when *LAMBDA is negative (and returned there).
+ * False if G + lambda I is not numerically positive definite.
+ */
+static bool
+ease_fit_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
+			   MtdppModel *m, int cap)
+{
+	EaseWork	w;
+	bool		ok;
+
+	ease_work_alloc(&w, data->n_items, cap);
+	if (*lambda < 0.0)
+		*lambda = ease_choose_lambda(data, p, &w);
+	ease_gram(data, &w);
+	ease_alloc_lists(m, cap);
+	ok = ease_weights(&w, *lambda, m);
+	pfree(w.A);
+	return ok;
+}
+
 static MtdppModel *
 ease_fit(MtdppBaskets *data, const MtdppParams *given)
 {
 	MtdppParams p = *given;
 	int			n = data->n_items;
-	EaseWork	w;
+	int			cap = Min(p.max_neighbors, Max(n - 1, 0));
 	MtdppModel *m;
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
-	ease_check_size(data, Min(p.max_neighbors, Max(n - 1, 0)));
-	ease_work_alloc(&w, n, Min(p.max_neighbors, Max(n - 1, 0)));
-	if (p.lambda < 0.0)
-		p.lambda = ease_choose_lambda(data, &p, &w);
-	ease_gram(data, &w);
+	ease_check_size(data, cap);
 	m = mtdpp_counts_model(data, &p);
-	ease_alloc_lists(m, w.cap);
-	if (!ease_weights(&w, p.lambda, m))
+	if (!ease_fit_lists(data, &p, &p.lambda, m, cap))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("X^T X + lambda I of %d items is not positive definite in single precision at lambda %g",
 						n, p.lambda),
 				 errdetail("X^T X is singular when the columns of X of some items are linearly dependent, as those of items always bought together; a large enough lambda makes up for it."),
 				 errhint("Give a larger lambda, or leave lambda out to have it chosen on validation baskets.")));
-	pfree(w.A);
+	/* the lambda used, chosen or given */
+	m->hyperparams = mtdpp_params_to_json(&p);
 	m->seconds = seconds_since(start);
 	if (p.verbose)
 		ereport(NOTICE,
 				(errmsg("fitted %d items at lambda %g, %d weights kept per item, in %.1f s",
-						n, p.lambda, w.cap, m->seconds)));
+						n, p.lambda, cap, m->seconds)));
 	return m;
 }
 
@@ -590,8 +608,6 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 {
 	MtdppParams p = *given;
 	int			cap = Min(p.max_neighbors, Max(data->n_items - 1, 0));
-	EaseWork	w;
-	bool		ok;
 
 	if (data->n_items > EASE_REFINE_ITEMS ||
 		ease_memory(data, cap) > (Size) maintenance_work_mem * 1024)
@@ -600,14 +616,7 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 	p.kind = MTDPP_EASE;
 	p.validation_candidates = 0;
 	p.validation_baskets = 5000;
-	ease_work_alloc(&w, data->n_items, cap);
-	if (*lambda < 0.0)
-		*lambda = ease_choose_lambda(data, &p, &w);
-	ease_gram(data, &w);
-	ease_alloc_lists(m, cap);
-	ok = ease_weights(&w, *lambda, m);
-	pfree(w.A);
-	return ok;
+	return ease_fit_lists(data, &p, lambda, m, cap);
 }
 
 /* score(c) = sum over the context of its weights to c, plus the prior */
