@@ -40,3 +40,24 @@ SELECT items FROM mtdpp_train('limit_scratch', 'train_lines', rank => 256, epoch
 \set VERBOSITY default
 RESET maintenance_work_mem;
 SELECT count(*) AS limit_scratch_models FROM mtdpp.models WHERE name = 'limit_scratch';
+-- item-kNN fills its co-occurrence lists a range of items at a time, in a
+-- scratch area of a quarter of maintenance_work_mem: many passes over the
+-- baskets (280,000 co-occurrences in 1 MB) give the lists of one pass.
+CREATE TABLE cooc_lines AS SELECT g / 8 AS order_id, (g * 7919) % 150 AS item_id FROM generate_series(0, 39999) g;
+SET maintenance_work_mem = '1MB';
+SELECT items FROM mtdpp_train('cooc_passes', 'cooc_lines', kind => 'itemknn');
+RESET maintenance_work_mem;
+SELECT items FROM mtdpp_train('cooc_one_pass', 'cooc_lines', kind => 'itemknn');
+SELECT count(*) AS items,
+       count(*) FILTER (WHERE a.neighbors = b.neighbors AND a.neighbor_weights = b.neighbor_weights) AS same_lists,
+       sum(cardinality(a.neighbors)) AS pairs
+FROM mtdpp.items a JOIN mtdpp.items b USING (item_id)
+WHERE a.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_passes')
+  AND b.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_pass');
+-- What must fit is the distinct pairs, 8 bytes each: 12,000 baskets of 8
+-- of 1,000 items have too many for 1 MB.
+SET maintenance_work_mem = '1MB';
+SELECT length(mtdpp_fit(g / 8, (hashint4(g) & 1023) % 1000, NULL::int, '{"kind": "itemknn"}')) FROM generate_series(0, 95999) g;
+RESET maintenance_work_mem;
+SELECT mtdpp_drop('cooc_passes'), mtdpp_drop('cooc_one_pass');
+DROP TABLE cooc_lines;
