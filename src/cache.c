@@ -638,13 +638,50 @@ mtdpp_lookup_model(const char *name, int *model_id)
 }
 
 /*
+ * Where the schedule of the active version of model NAME left off: the rate
+ * it began at into *RATE (0 if its row does not say) and the epoch it kept
+ * into *EPOCHS.
+ */
+static void
+warm_schedule(const char *name, double *rate, int *epochs)
+{
+	bool		isnull;
+	Datum		d;
+
+	*rate = 0.0;
+	*epochs = 0;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT best_epoch, "
+							  "COALESCE((hyperparams OPERATOR(pg_catalog.->>) 'warm_learning_rate')::pg_catalog.float8, "
+							  "(hyperparams OPERATOR(pg_catalog.->>) 'learning_rate')::pg_catalog.float8) "
+							  "FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND active",
+							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
+							  NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read mtdpp.models");
+	if (SPI_processed > 0)
+	{
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		if (!isnull)
+			*epochs = DatumGetInt32(d);
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+		if (!isnull)
+			*rate = DatumGetFloat8(d);
+	}
+	SPI_finish();
+}
+
+/*
  * The active version of the model P names as a warm start, as the current
- * role may read it; it must be of the kind and rank being trained.
+ * role may read it; it must be of the kind and rank being trained.  The
+ * warm start's own settings are resolved into P (mtdpp_params_warm).
  */
 const MtdppModel *
 mtdpp_warm_start(MtdppParams *p)
 {
 	const MtdppModel *warm = mtdpp_lookup_model(p->warm_start, NULL);
+	double		rate;
+	int			epochs;
 
 	if (warm->kind != p->kind || warm->rank != p->rank)
 		ereport(ERROR,
@@ -654,5 +691,7 @@ mtdpp_warm_start(MtdppParams *p)
 						mtdpp_kind_name(warm->kind), warm->rank),
 				 errhint("Train with kind => '%s' and rank => %d, or without warm_start.",
 						 mtdpp_kind_name(warm->kind), warm->rank)));
+	warm_schedule(p->warm_start, &rate, &epochs);
+	mtdpp_params_warm(p, rate, epochs);
 	return warm;
 }

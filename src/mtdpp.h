@@ -107,6 +107,11 @@ typedef struct MtdppParams
 	bool		verbose;
 	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */
 	const struct MtdppModel *warm;	/* its active version, looked up for the fit */
+	double		warm_learning_rate; /* where a warm start begins, < 0: chosen */
+	int			warm_epochs;	/* a warm start's epochs, unless epochs is given */
+	int			warm_patience;	/* and its patience, unless patience is given */
+	double		warm_old_baskets;	/* old baskets per new one in its epochs, 0 = all */
+	uint64		given;			/* keys the caller set, a bit per key of params.c */
 } MtdppParams;
 
 /* Baskets gathered by the training aggregate: CSR over dense item indices. */
@@ -310,6 +315,8 @@ extern void mtdpp_params_defaults(MtdppParams *p, MtdppKind kind);
 extern void mtdpp_params_parse(MtdppParams *p, Jsonb *json);
 extern void mtdpp_params_resolve(MtdppParams *p, Jsonb *json);
 extern void mtdpp_params_for_data(MtdppParams *p, int n_items);
+extern bool mtdpp_param_given(const MtdppParams *p, const char *name);
+extern void mtdpp_params_warm(MtdppParams *p, double old_rate, int old_epochs);
 extern char *mtdpp_params_to_json(const MtdppParams *p);
 
 /* kinds.c: the table of model kinds, and the calls through it */

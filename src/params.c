@@ -123,7 +123,18 @@ static const ParamKey param_keys[] = {
 	"ease: each item keeps its strongest weights to this many other items"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
+	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
+		"a number in (0, 10], or null (continue the schedule of the model started from)", true,
+	"step size a warm start begins at; null: where the schedule of the model started from left off (learning_rate if given)"},
+	{"warm_epochs", PARAM_INT, F(warm_epochs), 10, 1, 100000, NULL, "an integer from 1 to 100000", true,
+	"a warm start's epochs, unless epochs is given"},
+	{"warm_patience", PARAM_INT, F(warm_patience), 2, 1, 100000, NULL, "an integer from 1 to 100000", true,
+	"a warm start's patience, unless patience is given"},
+	{"warm_old_baskets", PARAM_REAL, F(warm_old_baskets), 3.0, 0.0, 1e6, NULL, "a number in [0, 1e6]", true,
+	"an epoch of a warm start trains on every new basket and this many old ones per new one, drawn afresh; 0: every basket"},
 };
+
+StaticAssertDecl(lengthof(param_keys) <= 64, "MtdppParams.given has a bit per key");
 
 static const ParamKey *
 find_key(const char *name)
@@ -333,6 +344,7 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 		}
 		if (tok != WJB_VALUE || v.type == jbvNull)
 			continue;			/* null means "the default" */
+		p->given |= UINT64CONST(1) << (key - param_keys);
 		if (key->type == PARAM_TEXT)
 		{
 			char	   *field = (char *) p + key->offset;
@@ -441,6 +453,47 @@ mtdpp_params_for_data(MtdppParams *p, int n_items)
 			candidates = Min(candidates, p->validation_candidates);
 		p->validation_baskets = Min(1000, Max(200, 2000000 / Max(candidates, 1)));
 	}
+}
+
+/* Whether the caller set key NAME (to a value other than null). */
+bool
+mtdpp_param_given(const MtdppParams *p, const char *name)
+{
+	const ParamKey *key = find_key(name);
+
+	if (key == NULL)
+		elog(ERROR, "unknown hyperparameter key \"%s\"", name);
+	return (p->given & (UINT64CONST(1) << (key - param_keys))) != 0;
+}
+
+/*
+ * A warm start's rate never falls below this share of learning_rate, however
+ * long the chain of warm starts before it: at a tenth, an epoch of
+ * uk_retail's validation baskets still gains as much as at a quarter.
+ */
+#define WARM_RATE_FLOOR 0.1
+
+/*
+ * What a warm start from a model that began at rate OLD_RATE and kept its
+ * epoch OLD_EPOCHS resolves: its rate continues that schedule (the old
+ * model's parameters were tuned at that rate, and a fresh optimiser at the
+ * initial rate first undoes them), its epochs and patience are its own.
+ * Whatever the caller gave wins.
+ */
+void
+mtdpp_params_warm(MtdppParams *p, double old_rate, int old_epochs)
+{
+	if (mtdpp_param_given(p, "warm_learning_rate"))
+		;
+	else if (mtdpp_param_given(p, "learning_rate") || !(old_rate > 0.0))
+		p->warm_learning_rate = p->learning_rate;
+	else
+		p->warm_learning_rate = Max(old_rate * pow(p->lr_decay, Max(old_epochs, 0)),
+									p->learning_rate * WARM_RATE_FLOOR);
+	if (!mtdpp_param_given(p, "epochs"))
+		p->epochs = p->warm_epochs;
+	if (!mtdpp_param_given(p, "patience"))
+		p->patience = p->warm_patience;
 }
 
 char *

@@ -140,6 +140,8 @@ typedef struct Trainer
 	Positive   *pool;			/* room for an epoch's positives */
 	int64		n_pool;
 	double		basket_share;	/* share of the training baskets an epoch samples */
+	int			first_new;		/* a warm start's first basket its model never saw */
+	double		old_share;		/* and the share of older ones an epoch samples */
 	const Positive *positives;	/* this epoch's, shuffled */
 	uint64		epoch_seed;		/* example k draws from epoch_seed + k */
 
@@ -237,7 +239,8 @@ training_memory(const MtdppBaskets *d, const MtdppParams *p)
 			max_len = Max(max_len, len);
 			eligible += len >= 2;
 		}
-		val = Min((int64) floor(eligible * p->validation_fraction), p->validation_baskets);
+		/* a warm start's slice may be smaller (validation.c): none, at most */
+		val = p->warm ? 0 : Min((int64) floor(eligible * p->validation_fraction), p->validation_baskets);
 		total = add_size(total, mul_size(sampled_pool(d->start[d->n_baskets],
 													  epoch_share(p, eligible - (val < 20 ? 0 : val)),
 													  max_len), sizeof(Positive)));
@@ -1105,6 +1108,42 @@ minibatch_flops(Trainer *tr, const bool *is_val, int nt_max)
 }
 
 /*
+ * A warm start's epochs train on every new basket (in order id order, those
+ * beyond the count its model was trained on: order lines that keep arriving)
+ * and a fresh sample of warm_old_baskets old ones per new one, at least per
+ * tenth of the N_TRAIN training baskets: what the old model lacks is in the
+ * new ones, and the sample keeps it from forgetting the rest.  Sets
+ * tr->first_new and tr->old_share; the old baskets' lines into *OLD_LINES.
+ */
+static void
+warm_budget(Trainer *tr, int64 n_train, int64 *old_lines)
+{
+	const MtdppBaskets *data = tr->data;
+	const MtdppParams *p = tr->p;
+	int64		n_old = 0;
+
+	tr->first_new = 0;
+	tr->old_share = 1.0;
+	*old_lines = 0;
+	if (p->warm == NULL || p->warm_old_baskets <= 0.0)
+		return;
+	tr->first_new = Min(p->warm->n_baskets, data->n_baskets);
+	for (int b = 0; b < tr->first_new; b++)
+		if (!tr->val.is_val[b] && data->start[b + 1] - data->start[b] >= 2)
+		{
+			*old_lines += data->start[b + 1] - data->start[b];
+			n_old++;
+		}
+	if (n_old > 0)
+		tr->old_share = Min(1.0, p->warm_old_baskets *
+							Max(n_train - n_old, n_train / 10) / n_old);
+	if (p->verbose)
+		ereport(NOTICE,
+				(errmsg("warm start: an epoch trains on " INT64_FORMAT " new baskets and %.0f%% of " INT64_FORMAT " old ones",
+						n_train - n_old, 100.0 * tr->old_share, n_old)));
+}
+
+/*
  * Sets TR up to train on DATA with P, in the current memory context: the
  * model with its initial parameters, the shards, the optimiser state, the
  * validation slice, the helper thread and the pool of positives.
@@ -1192,7 +1231,8 @@ trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p)
 
 	/* room for every positive example of an epoch: basket, position of the target */
 	{
-		int64		n_train = 0;
+		int64		n_train = 0,
+					old_lines = 0;
 
 		for (int b = 0; b < data->n_baskets; b++)
 			if (!tr->val.is_val[b] && data->start[b + 1] - data->start[b] >= 2)
@@ -1201,8 +1241,11 @@ trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p)
 				n_train++;
 			}
 		tr->basket_share = epoch_share(p, n_train);
-		if (tr->basket_share < 1.0)
-			tr->n_pool = sampled_pool(tr->n_pool, tr->basket_share, max_len);
+		warm_budget(tr, n_train, &old_lines);
+		if (tr->basket_share < 1.0 || tr->old_share < 1.0)
+			tr->n_pool = sampled_pool(tr->n_pool, tr->basket_share *
+									  (1.0 - (1.0 - tr->old_share) * old_lines / tr->n_pool),
+									  max_len);
 	}
 	if (tr->n_pool == 0)
 		ereport(ERROR,
@@ -1233,8 +1276,9 @@ epoch_positives(Trainer *tr)
 
 		if (tr->val.is_val[b] || len < 2)
 			continue;
-		if (tr->basket_share < 1.0 &&
-			(pg_prng_double(&tr->rng) >= tr->basket_share || n_pos + len > tr->n_pool))
+		if ((tr->basket_share < 1.0 || tr->old_share < 1.0) &&
+			(pg_prng_double(&tr->rng) >= tr->basket_share * (b < tr->first_new ? tr->old_share : 1.0) ||
+			 n_pos + len > tr->n_pool))
 			continue;
 		if (!tr->task_factors)
 			positives[n_pos++] = (Positive) {b, -1};
@@ -1331,7 +1375,7 @@ train_epochs(Trainer *tr, instr_time start)
 	double		best = -1.0,
 				mark = -1.0;	/* the validation MPR of the last gain */
 	int			since_best = 0;
-	double		lr = p->learning_rate;
+	double		lr = p->warm && p->warm_learning_rate > 0.0 ? p->warm_learning_rate : p->learning_rate;
 	instr_time	val_start;
 	double		val_seconds = 0.0;
 	int64		examples = 0;
@@ -1348,8 +1392,8 @@ train_epochs(Trainer *tr, instr_time start)
 		snapshot(tr, true);
 		if (p->verbose)
 			ereport(NOTICE,
-					(errmsg("warm start from model \"%s\": %d of %d items kept their parameters, validation MPR %.2f",
-							p->warm_start, tr->warm_items, m->n_items, val)));
+					(errmsg("warm start from model \"%s\": %d of %d items kept their parameters, validation MPR %.2f; learning rate %g, at most %d epochs, patience %d",
+							p->warm_start, tr->warm_items, m->n_items, val, lr, p->epochs, p->patience)));
 	}
 	for (int epoch = 0; epoch < p->epochs; epoch++)
 	{
@@ -1454,7 +1498,14 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 	trainer_setup(&tr, data, p);
 	train_epochs(&tr, start);
 	snapshot(&tr, false);
-	tr.m->hyperparams = mtdpp_params_to_json(p);
+	{
+		/* a warm start's slice is its own choice (validation.c): recorded */
+		MtdppParams stored = *p;
+
+		if (p->warm != NULL)
+			stored.validation_baskets = tr.val.n;
+		tr.m->hyperparams = mtdpp_params_to_json(&stored);
+	}
 	tr.m->seconds = elapsed_seconds(start);
 
 	/* copy the result out of the working context, which then goes */

@@ -28,8 +28,15 @@
  * validation_fraction of them, at most validation_baskets, and none when
  * fewer than 20 (too few to measure anything).  For a warm start, the newest
  * baskets (the last order ids), which the earlier model is the least likely
- * to have learnt from.  Draws from RNG.
+ * to have learnt from; and, unless validation_baskets is given, no more than
+ * a quarter of the new ones (those beyond the count the earlier model was
+ * trained on) and at least WARM_MIN_VALIDATION: the new baskets are what the
+ * earlier model lacks, and a slice of 1000 would take most of a day's
+ * orders away from training.  Draws from RNG.
  */
+/* the smallest slice a warm start measures on, however few new baskets */
+#define WARM_MIN_VALIDATION 200
+
 void
 mtdpp_validation_carve(MtdppValidation *v, const MtdppBaskets *d,
 					   const MtdppParams *p, pg_prng_state *rng)
@@ -48,6 +55,14 @@ mtdpp_validation_carve(MtdppValidation *v, const MtdppBaskets *d,
 			order[eligible++] = b;
 	want = (int) floor(eligible * p->validation_fraction);
 	want = Min(want, p->validation_baskets);
+	if (p->warm != NULL && !mtdpp_param_given(p, "validation_baskets"))
+	{
+		int			n_new = 0;
+
+		for (int k = eligible - 1; k >= 0 && order[k] >= p->warm->n_baskets; k--)
+			n_new++;
+		want = Min(want, Max(n_new / 4, WARM_MIN_VALIDATION));
+	}
 	if (want < 20)
 		want = 0;
 
