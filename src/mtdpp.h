@@ -111,6 +111,7 @@ typedef struct MtdppParams
 	int			warm_epochs;	/* a warm start's epochs, unless epochs is given */
 	int			warm_patience;	/* and its patience, unless patience is given */
 	double		warm_old_baskets;	/* old baskets per new one in its epochs, 0 = all */
+	bool		warm_slice;		/* a warm start chooses its validation slice */
 	uint64		given;			/* keys the caller set, a bit per key of params.c */
 } MtdppParams;
 

@@ -483,17 +483,19 @@ mtdpp_param_given(const MtdppParams *p, const char *name)
 void
 mtdpp_params_warm(MtdppParams *p, double old_rate, int old_epochs)
 {
-	if (mtdpp_param_given(p, "warm_learning_rate"))
-		;
-	else if (mtdpp_param_given(p, "learning_rate") || !(old_rate > 0.0))
-		p->warm_learning_rate = p->learning_rate;
-	else
-		p->warm_learning_rate = Max(old_rate * pow(p->lr_decay, Max(old_epochs, 0)),
-									p->learning_rate * WARM_RATE_FLOOR);
+	if (!mtdpp_param_given(p, "warm_learning_rate"))
+	{
+		if (mtdpp_param_given(p, "learning_rate") || !(old_rate > 0.0))
+			p->warm_learning_rate = p->learning_rate;
+		else
+			p->warm_learning_rate = Max(old_rate * pow(p->lr_decay, Max(old_epochs, 0)),
+										p->learning_rate * WARM_RATE_FLOOR);
+	}
 	if (!mtdpp_param_given(p, "epochs"))
 		p->epochs = p->warm_epochs;
 	if (!mtdpp_param_given(p, "patience"))
 		p->patience = p->warm_patience;
+	p->warm_slice = !mtdpp_param_given(p, "validation_baskets");
 }
 
 char *

@@ -51,6 +51,15 @@
  * is measured with the scorer that serves queries, and the best epoch's
  * parameters are kept.  Training stops after `patience` epochs without gain.
  *
+ * Warm starts.  From an earlier model (warm_start), the items it knows keep
+ * their parameters (initialise), and the run is built to cost a fraction of
+ * a cold start: it resumes at the rate where that model's schedule left off
+ * (params.c: a fresh optimiser at the initial rate first undoes what it had
+ * learnt), for at most warm_epochs with warm_patience, an epoch counting as
+ * a gain only if it gains WARM_MIN_GAIN; each epoch trains on every new
+ * basket and a sample of the old ones (warm_budget), and measures on the
+ * newest baskets (validation.c).
+ *
  * Memory.  The whole working set is sized and checked against
  * maintenance_work_mem before anything is allocated; everything lives in a
  * memory context of its own, so an error or a cancel frees it all.
@@ -1502,7 +1511,7 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 		/* a warm start's slice is its own choice (validation.c): recorded */
 		MtdppParams stored = *p;
 
-		if (p->warm != NULL)
+		if (p->warm != NULL && p->warm_slice)
 			stored.validation_baskets = tr.val.n;
 		tr.m->hyperparams = mtdpp_params_to_json(&stored);
 	}

@@ -23,6 +23,9 @@
 
 #include "mtdpp.h"
 
+/* the smallest slice a warm start measures on, however few new baskets */
+#define WARM_MIN_VALIDATION 200
+
 /*
  * Carves the slice out of DATA's baskets of two items or more: a random
  * validation_fraction of them, at most validation_baskets, and none when
@@ -34,9 +37,6 @@
  * earlier model lacks, and a slice of 1000 would take most of a day's
  * orders away from training.  Draws from RNG.
  */
-/* the smallest slice a warm start measures on, however few new baskets */
-#define WARM_MIN_VALIDATION 200
-
 void
 mtdpp_validation_carve(MtdppValidation *v, const MtdppBaskets *d,
 					   const MtdppParams *p, pg_prng_state *rng)
@@ -55,7 +55,7 @@ mtdpp_validation_carve(MtdppValidation *v, const MtdppBaskets *d,
 			order[eligible++] = b;
 	want = (int) floor(eligible * p->validation_fraction);
 	want = Min(want, p->validation_baskets);
-	if (p->warm != NULL && !mtdpp_param_given(p, "validation_baskets"))
+	if (p->warm != NULL && p->warm_slice)
 	{
 		int			n_new = 0;
 
