@@ -183,17 +183,25 @@ serialized_size(MtdppKind kind, int n_items, int rank, int epochs, int json_padd
 static void
 check_value_size(Size size, Size fixed, MtdppKind kind, int n_items, int rank)
 {
-	if (size > MaxAllocSize)
+	if (size <= MaxAllocSize)
+		return;
+	if (mtdpp_kind(kind)->neighbors)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("a %s model of %d items at rank %d takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
-						mtdpp_kind_name(kind), n_items, rank, size, (Size) MaxAllocSize),
-				 errdetail("The value of a model holds 16 bytes per item and rank unit."),
-				 fixed < MaxAllocSize && n_items > 0 && rank > 0 ?
-				 errhint("Train at a rank of at most %d for %d items.",
-						 (int) Min((MaxAllocSize - fixed) / ((Size) n_items * 2 * sizeof(double)),
-								   MTDPP_MAX_RANK), n_items) :
-				 errhint("Train on fewer items.")));
+				 errmsg("an %s model of %d items takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
+						mtdpp_kind_name(kind), n_items, size, (Size) MaxAllocSize),
+				 errdetail("The value of a model holds 8 bytes per pair of items in its neighbour lists, and 16 per item and rank unit."),
+				 errhint("Train on a more recent window of orders, or on fewer items.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("a %s model of %d items at rank %d takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
+					mtdpp_kind_name(kind), n_items, rank, size, (Size) MaxAllocSize),
+			 errdetail("The value of a model holds 16 bytes per item and rank unit."),
+			 fixed < MaxAllocSize && n_items > 0 && rank > 0 ?
+			 errhint("Train at a rank of at most %d for %d items.",
+					 (int) Min((MaxAllocSize - fixed) / ((Size) n_items * 2 * sizeof(double)),
+							   MTDPP_MAX_RANK), n_items) :
+			 errhint("Train on fewer items.")));
 }
 
 /*
