@@ -54,10 +54,27 @@ SELECT count(*) AS items,
 FROM mtdpp.items a JOIN mtdpp.items b USING (item_id)
 WHERE a.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_passes')
   AND b.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_pass');
+-- max_neighbors keeps each item's heaviest pairs (equal weights: the first
+-- items), in item order, and the model records it; without it every pair
+-- is kept (null: all, unless the lists outgrow a model value).
+SELECT items FROM mtdpp_train('cooc_cut', 'cooc_lines', kind => 'itemknn', params => '{"max_neighbors": 5}');
+WITH ranked AS (
+  SELECT item_id, nbr, row_number() OVER (PARTITION BY item_id ORDER BY w DESC, nbr) AS r
+  FROM mtdpp.items, unnest(neighbors, neighbor_weights) u(nbr, w)
+  WHERE model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_pass')),
+heaviest AS (SELECT item_id, array_agg(nbr ORDER BY nbr) AS top FROM ranked WHERE r <= 5 GROUP BY item_id)
+SELECT count(*) AS items, count(*) FILTER (WHERE c.neighbors = h.top) AS heaviest_kept,
+       max(cardinality(c.neighbors)) AS longest,
+       (SELECT max(cardinality(neighbors)) FROM mtdpp.items
+        WHERE model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_pass')) AS longest_uncut
+FROM mtdpp.items c JOIN heaviest h USING (item_id)
+WHERE c.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_cut');
+SELECT name, hyperparams->'max_neighbors' AS max_neighbors FROM mtdpp.models
+WHERE name IN ('cooc_cut', 'cooc_one_pass') ORDER BY name;
 -- What must fit is the distinct pairs, 8 bytes each: 12,000 baskets of 8
 -- of 1,000 items have too many for 1 MB.
 SET maintenance_work_mem = '1MB';
 SELECT length(mtdpp_fit(g / 8, (hashint4(g) & 1023) % 1000, NULL::int, '{"kind": "itemknn"}')) FROM generate_series(0, 95999) g;
 RESET maintenance_work_mem;
-SELECT mtdpp_drop('cooc_passes'), mtdpp_drop('cooc_one_pass');
+SELECT mtdpp_drop('cooc_passes'), mtdpp_drop('cooc_one_pass'), mtdpp_drop('cooc_cut');
 DROP TABLE cooc_lines;

@@ -226,9 +226,9 @@ ease_regularise(EaseWork *w, double lambda)
 		A[j + (size_t) j * n] = (float) (w->gdiag[j] + lambda);
 }
 
-/* the K-th largest (from 1) of the N values V, which it reorders */
-static float
-kth_largest(float *v, int n, int k)
+/* the K-th largest (from 1) of the N values V, which it reorders; item-kNN's cut too */
+float
+mtdpp_kth_largest(float *v, int n, int k)
 {
 	int			lo = 0,
 				hi = n - 1,
@@ -293,7 +293,7 @@ ease_select(EaseWork *w, const float *row, int j, int32 *idx, float4 *wt)
 			w->scratch[m++] = row[c];
 	if (m == 0)
 		return 0;
-	t = kth_largest(w->scratch, m, Min(m, w->cap));
+	t = mtdpp_kth_largest(w->scratch, m, Min(m, w->cap));
 	for (int c = 0; c < n && got < w->cap; c++)
 		if (c != j && row[c] > t)
 			w->kept[got++] = (EaseWeight) {row[c], c};
@@ -607,7 +607,8 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 				 MtdppModel *m)
 {
 	MtdppParams p = *given;
-	int			cap = Min(p.max_neighbors, Max(data->n_items - 1, 0));
+	int			cap = Min(p.max_neighbors > 0 ? p.max_neighbors : MTDPP_EASE_NEIGHBORS,
+						  Max(data->n_items - 1, 0));
 
 	if (data->n_items > EASE_REFINE_ITEMS ||
 		ease_memory(data, cap) > (Size) maintenance_work_mem * 1024)

@@ -254,7 +254,7 @@ report_search(const GridSums *s, const int *best_g, int form, double seconds)
  */
 static void
 choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
-			  const MtdppParams *p, HybridForm *form, double *beta,
+			  const MtdppParams *p, int cap, HybridForm *form, double *beta,
 			  MtdppMetrics *chosen, double *alpha, double *cosine_beta)
 {
 	MtdppBaskets *rest = mtdpp_baskets_without(data, v->is_val);
@@ -274,7 +274,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 				now;
 
 	INSTR_TIME_SET_CURRENT(start);
-	mtdpp_cooccurrence_lists(rest, evid);
+	mtdpp_cooccurrence_lists(rest, evid, cap);
 	*alpha = -1.0;
 	if (mtdpp_ease_lists(rest, p, &lambda, ease))
 		*alpha = lambda / ((double) rest->n_lines / Max(rest->n_items, 1));
@@ -388,15 +388,19 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 				cosine_beta = DEFAULT_BETA,
 				lambda = 0.0;
 	bool		built = false;
+	int			cap;
 	instr_time	start,
 				now;
 
 	INSTR_TIME_SET_CURRENT(start);
 	dp.kind = MTDPP_MULTITASK;
+	cap = mtdpp_neighbor_cap(data, p, MTDPP_HYBRID, p->rank);
+	if (cap > 0)
+		dp.max_neighbors = cap;
 	m = mtdpp_train_dpp_slice(data, &dp, &slice);
 	mtdpp_model_prepare(m);
 	if (slice.n > 0)
-		choose_weight(m, data, &slice, p, &form, &beta, &chosen, &alpha, &cosine_beta);
+		choose_weight(m, data, &slice, p, cap, &form, &beta, &chosen, &alpha, &cosine_beta);
 	else if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("hybrid: no validation slice, evidence %s with beta %g",
@@ -421,7 +425,9 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	}
 	if (!built)
 	{
-		mtdpp_cooccurrence_lists(data, m);
+		int64		distinct = mtdpp_cooccurrence_lists(data, m, cap);
+
+		mtdpp_report_neighbor_cap(&dp, p, distinct, m->nbr_start[m->n_items]);
 		for (int j = 0; j < m->n_items; j++)
 			for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
 				m->nbr_weight[q] = (float4) (beta * form_weight(form, (double) m->nbr_weight[q],
@@ -465,9 +471,16 @@ hybrid_score_some(const MtdppModel *m, const int32 *ctx, int b,
 	pfree(ev);
 }
 
+static const MtdppKindDefault hybrid_defaults[] = {
+	/* every co-occurring item, while the lists fit in a model value */
+	{"max_neighbors", -1},
+	{NULL, 0}
+};
+
 const MtdppKindRoutine mtdpp_kind_hybrid = {
 	.kind = MTDPP_HYBRID,
 	.name = "hybrid",
+	.defaults = hybrid_defaults,
 	.factors = true,
 	.task_factors = true,
 	.bias = true,

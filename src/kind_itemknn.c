@@ -42,37 +42,112 @@ grow_lists(MtdppModel *m, int64 *capacity, int64 need, int64 total, Size scratch
 	*capacity = cap;
 }
 
-/*
- * Co-occurrence lists of DATA's items into M's neighbour lists, weighted by
- * the cosine.  A first pass over the baskets sizes each item's list (with
- * repeats); then each pass fills the lists of a range of items into a
- * scratch area of at most a quarter of maintenance_work_mem, sorts each list
- * and sums its repeats into the kept lists.  Memory grows with the distinct
- * pairs, not with the pairs bought (which a grocer's history has by the
- * billion); the passes only cost reading the baskets again.  Shared with the
- * hybrid kind, which weighs this evidence beside a DPP.
- */
-void
-mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m)
+/* each item's appearances in pairs, counted with repeats (an upper bound on its list) */
+static int64 *
+pair_counts(const MtdppBaskets *data, int64 *total)
 {
-	int			n = data->n_items;
-	int64	   *start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
-	int64	   *fill = mtdpp_alloc_huge(sizeof(int64) * Max(n, 1));
-	int64		total = 0,
-				longest = 0,
-				chunk,
-				capacity,
-				kept = 0;
-	int32	   *scratch;
+	int64	   *start = mtdpp_alloc_huge(sizeof(int64) * (data->n_items + 1));
 
+	*total = 0;
 	for (int b = 0; b < data->n_baskets; b++)
 	{
 		int64		len = data->start[b + 1] - data->start[b];
 
 		for (int64 k = data->start[b]; k < data->start[b + 1]; k++)
 			start[data->items[k] + 1] += len - 1;
-		total += len * (len - 1);
+		*total += len * (len - 1);
 	}
+	return start;
+}
+
+/*
+ * The longest neighbour list an item of DATA keeps in a model of KIND at
+ * RANK trained with P, or 0 for no limit: max_neighbors when given; when it
+ * is not, every co-occurring item, unless the lists could outgrow the value
+ * a model is stored and served as (1 GB, MaxAllocSize), and then the
+ * longest that surely fit: an item's list is at most its pairs counted with
+ * repeats, so sum over items of min(pairs, cap) bounds the lists.
+ */
+int
+mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kind, int rank)
+{
+	int64		total,
+				room,
+				longest = 0;
+	int64	   *pairs;
+	int			lo,
+				hi;
+
+	if (p->max_neighbors > 0)
+		return p->max_neighbors;
+	room = mtdpp_neighbor_room(kind, data->n_items, rank, p->epochs);
+	pairs = pair_counts(data, &total);
+	if (total <= room)
+	{
+		pfree(pairs);
+		return 0;
+	}
+	/* a list holds each other item at most once */
+	for (int i = 0; i < data->n_items; i++)
+	{
+		pairs[i + 1] = Min(pairs[i + 1], data->n_items - 1);
+		longest = Max(longest, pairs[i + 1]);
+	}
+	/* the largest cap whose bound fits: bisection over [1, longest] */
+	lo = 1;
+	hi = (int) Min(longest, PG_INT32_MAX);
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+		int64		bound = 0;
+
+		for (int i = 0; i < data->n_items && bound <= room; i++)
+			bound += Min(pairs[i + 1], mid);
+		if (bound <= room)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	pfree(pairs);
+	return lo;
+}
+
+/* item-kNN's weight of the pair (I, C), bought together in COOC baskets */
+static inline float4
+cosine(const MtdppBaskets *data, int i, int c, int64 cooc)
+{
+	return (float4) (cooc / sqrt((double) data->popularity[i] * data->popularity[c]));
+}
+
+/*
+ * Co-occurrence lists of DATA's items into M's neighbour lists, weighted by
+ * the cosine, each cut to its CAP heaviest pairs if CAP > 0; returns the
+ * distinct pairs before the cut.  A first pass over the baskets sizes each
+ * item's list (with repeats); then each pass fills the lists of a range of
+ * items into a scratch area of at most a quarter of maintenance_work_mem
+ * and counts each list's items in a dense array.  Memory grows with the
+ * distinct pairs kept, not with the pairs bought (which a grocer's history
+ * has by the billion); the passes only cost reading the baskets again.
+ * Shared with the hybrid kind, which weighs this evidence beside a DPP.
+ */
+int64
+mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap)
+{
+	int			n = data->n_items;
+	int64		total,
+				longest = 0,
+				chunk,
+				capacity,
+				kept = 0,
+				distinct = 0;
+	int64	   *start = pair_counts(data, &total);
+	int64	   *fill = mtdpp_alloc_huge(sizeof(int64) * Max(n, 1));
+	int32	   *count = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
+	int32	   *seen = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
+	float4	   *weight = mtdpp_alloc_huge(sizeof(float4) * Max(n, 1));
+	float	   *heavy = cap > 0 ? mtdpp_alloc_huge(sizeof(float) * Max(n, 1)) : NULL;
+	int32	   *scratch;
+
 	for (int i = 0; i < n; i++)
 	{
 		longest = Max(longest, start[i + 1]);
@@ -109,43 +184,97 @@ mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m)
 			if ((b & 0xfff) == 0)
 				CHECK_FOR_INTERRUPTS();
 		}
-		/* sort each list, sum its repeats into cosine weights */
+		/* count each list's items, in item order, into cosine weights */
 		for (int i = lo; i < hi; i++)
 		{
 			int32	   *list = scratch + (start[i] - base);
 			int64		len = start[i + 1] - start[i];
+			int			d = 0;
 
 			m->nbr_start[i] = kept;
-			if (kept + len > capacity)
-				grow_lists(m, &capacity, kept + len, total, sizeof(int32) * chunk);
-			pg_qsort(list, len, sizeof(int32), mtdpp_cmp_int32);
-			for (int64 k = 0; k < len;)
+			for (int64 k = 0; k < len; k++)
+				if (count[list[k]]++ == 0)
+					seen[d++] = list[k];
+			distinct += d;
+			if (kept + d > capacity)
+				grow_lists(m, &capacity, kept + d, total, sizeof(int32) * chunk);
+			pg_qsort(seen, d, sizeof(int32), mtdpp_cmp_int32);
+			for (int t = 0; t < d; t++)
 			{
-				int64		run = k;
-				int32		c = list[k];
+				weight[t] = cosine(data, i, seen[t], count[seen[t]]);
+				count[seen[t]] = 0;
+			}
+			if (cap > 0 && d > cap)
+			{
+				/* the CAP heaviest, in item order; ties to the first items */
+				float		least;
+				int			ties = cap;
 
-				while (run < len && list[run] == c)
-					run++;
-				m->nbr_index[kept] = c;
-				m->nbr_weight[kept] = (float4) ((run - k) /
-												sqrt((double) data->popularity[i] * data->popularity[c]));
-				kept++;
-				k = run;
+				memcpy(heavy, weight, sizeof(float) * d);
+				least = mtdpp_kth_largest(heavy, d, cap);
+				for (int t = 0; t < d; t++)
+					ties -= weight[t] > least;
+				for (int t = 0; t < d; t++)
+					if (weight[t] > least || (weight[t] == least && ties-- > 0))
+					{
+						m->nbr_index[kept] = seen[t];
+						m->nbr_weight[kept++] = weight[t];
+					}
+				continue;
+			}
+			for (int t = 0; t < d; t++)
+			{
+				m->nbr_index[kept] = seen[t];
+				m->nbr_weight[kept++] = weight[t];
 			}
 		}
 	}
 	m->nbr_start[n] = kept;
+	if (heavy)
+		pfree(heavy);
+	pfree(weight);
 	pfree(scratch);
+	pfree(seen);
+	pfree(count);
 	pfree(fill);
 	pfree(start);
+	return distinct;
+}
+
+/*
+ * Says what the cut of the lists kept: a NOTICE when the cap was automatic
+ * (the lists would not have fitted in a model value), with verbose
+ * otherwise.  P: the parameters with the cap, GIVEN: as given.
+ */
+void
+mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
+						  int64 distinct, int64 kept)
+{
+	if (given->max_neighbors < 0 && kept < distinct)
+		ereport(NOTICE,
+				(errmsg("kept the %d strongest neighbours of each item: " INT64_FORMAT " of " INT64_FORMAT " distinct pairs of items bought together",
+						p->max_neighbors, kept, distinct),
+				 errdetail("All the pairs would not fit in the 1 GB value a model is stored and served as."),
+				 errhint("Give max_neighbors to choose the cut, or train on a more recent window of orders.")));
+	else if (given->verbose)
+		ereport(NOTICE,
+				(errmsg("neighbour lists: " INT64_FORMAT " of " INT64_FORMAT " distinct pairs of items bought together",
+						kept, distinct)));
 }
 
 static MtdppModel *
-itemknn_fit(MtdppBaskets *data, const MtdppParams *p)
+itemknn_fit(MtdppBaskets *data, const MtdppParams *given)
 {
-	MtdppModel *m = mtdpp_counts_model(data, p);
+	MtdppParams p = *given;
+	int			cap = mtdpp_neighbor_cap(data, &p, MTDPP_ITEMKNN, 0);
+	MtdppModel *m;
+	int64		distinct;
 
-	mtdpp_cooccurrence_lists(data, m);
+	if (cap > 0)
+		p.max_neighbors = cap;
+	m = mtdpp_counts_model(data, &p);
+	distinct = mtdpp_cooccurrence_lists(data, m, cap);
+	mtdpp_report_neighbor_cap(&p, given, distinct, m->nbr_start[m->n_items]);
 	return m;
 }
 
@@ -171,6 +300,8 @@ itemknn_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 static const MtdppKindDefault itemknn_defaults[] = {
 	/* no factors */
 	{"rank", 0},
+	/* every co-occurring item, while the lists fit in a model value */
+	{"max_neighbors", -1},
 	{NULL, 0}
 };
 

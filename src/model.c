@@ -191,7 +191,7 @@ check_value_size(Size size, Size fixed, MtdppKind kind, int n_items, int rank)
 				 errmsg("an %s model of %d items takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
 						mtdpp_kind_name(kind), n_items, size, (Size) MaxAllocSize),
 				 errdetail("The value of a model holds 8 bytes per pair of items in its neighbour lists, and 16 per item and rank unit."),
-				 errhint("Train on a more recent window of orders, or on fewer items.")));
+				 errhint("Give a smaller max_neighbors, or leave it out to keep the strongest pairs that fit.")));
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("a %s model of %d items at rank %d takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
@@ -202,6 +202,21 @@ check_value_size(Size size, Size fixed, MtdppKind kind, int n_items, int rank)
 					 (int) Min((MaxAllocSize - fixed) / ((Size) n_items * 2 * sizeof(double)),
 							   MTDPP_MAX_RANK), n_items) :
 			 errhint("Train on fewer items.")));
+}
+
+/*
+ * The pairs of neighbour lists a model value of KIND, N_ITEMS and RANK,
+ * trained for at most EPOCHS, has room for beside the rest (its
+ * hyperparameters given 64 kB, far more than they take).
+ */
+int64
+mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs)
+{
+	Size		fixed = serialized_size(kind, n_items, rank, epochs, 65536, 0);
+
+	if (fixed >= MaxAllocSize)
+		return 0;
+	return (int64) ((MaxAllocSize - fixed) / (sizeof(int32) + sizeof(float4)));
 }
 
 /*

@@ -40,6 +40,8 @@
 /* range of the hyperparameter w (and of exp(log_w) in a stored model) */
 #define MTDPP_MIN_W				1e-12
 #define MTDPP_MAX_W				1e12
+/* EASE weights an item keeps, unless max_neighbors says otherwise */
+#define MTDPP_EASE_NEIGHBORS	200
 /* largest neighbour weight of a hybrid model (evidence times its weight) */
 #define MTDPP_MAX_EVIDENCE		1e6
 
@@ -102,7 +104,7 @@ typedef struct MtdppParams
 	int			validation_baskets;	/* cap on the validation slice */
 	int			validation_candidates;	/* candidates ranked per validation basket */
 	double		lambda;			/* ease: L2 of its weights, < 0: chosen on validation */
-	int			max_neighbors;	/* ease: weights kept per item */
+	int			max_neighbors;	/* neighbour lists kept per item, < 0: automatic */
 	int64		seed;
 	bool		verbose;
 	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */
@@ -342,9 +344,14 @@ extern const MtdppKindRoutine mtdpp_kind_ease;
 extern const MtdppKindRoutine mtdpp_kind_hybrid;
 
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
-extern void mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m);
+extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,
+							   MtdppKind kind, int rank);
+extern int64 mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap);
+extern void mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
+									  int64 distinct, int64 kept);
 
 /* kind_ease.c: EASE's weights as neighbour lists, which the hybrid kind uses */
+extern float mtdpp_kth_largest(float *v, int n, int k);
 extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
 							 MtdppModel *m);
 
@@ -401,6 +408,7 @@ extern void mtdpp_model_prepare(MtdppModel *m);
 extern int	mtdpp_model_index(const MtdppModel *m, int32 item_id);
 extern int	mtdpp_cmp_int32(const void *a, const void *b);
 extern void mtdpp_check_model_size(const MtdppParams *p, int n_items);
+extern int64 mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
 extern void mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev);

@@ -119,8 +119,9 @@ static const ParamKey param_keys[] = {
 	"negatives drawn with probability proportional to popularity^negative_power (0: uniform)"},
 	{"lambda", PARAM_REAL, F(lambda), -1, 0.0, 1e12, NULL, "a number in [0, 1e12], or null (chosen on validation baskets)", true,
 	"ease: L2 regularisation of the item-item weights, (X^T X + lambda I)^-1; null: chosen on validation baskets, relative to the mean item popularity"},
-	{"max_neighbors", PARAM_INT, F(max_neighbors), 200, 1, 1000000, NULL, "an integer from 1 to 1000000", true,
-	"ease: each item keeps its strongest weights to this many other items"},
+	{"max_neighbors", PARAM_INT, F(max_neighbors), MTDPP_EASE_NEIGHBORS, 1, 1000000, NULL,
+		"an integer from 1 to 1000000, or null (the kind's default)", true,
+	"each item keeps its strongest weights to at most this many other items; null (itemknn, hybrid): all, unless the lists would outgrow a model value"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
@@ -403,7 +404,11 @@ append_json_value(StringInfo s, const MtdppParams *p, const ParamKey *key)
 	switch (key->type)
 	{
 		case PARAM_INT:
-			appendStringInfo(s, "%d", (int) d);
+			/* a negative default below the range: automatic, as null */
+			if (d < key->lo && d < 0)
+				appendStringInfoString(s, "null");
+			else
+				appendStringInfo(s, "%d", (int) d);
 			break;
 		case PARAM_INT64:
 			appendStringInfo(s, INT64_FORMAT, *(const int64 *) ((const char *) p + key->offset));
