@@ -61,91 +61,32 @@ pair_counts(const MtdppBaskets *data, int64 *total)
 }
 
 /*
- * The longest neighbour list an item of DATA keeps in a model of KIND at
- * RANK trained with P, or 0 for no limit: max_neighbors when given; when it
- * is not, every co-occurring item, unless the lists could outgrow the value
- * a model is stored and served as (1 GB, MaxAllocSize), and then the
- * longest that surely fit: an item's list is at most its pairs counted with
- * repeats, so sum over items of min(pairs, cap) bounds the lists.
+ * What is done with item I's co-occurrence list: its D distinct items in
+ * SEEN (in item order), how many baskets each shares with I in COUNT
+ * (indexed by item).
  */
-int
-mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kind, int rank)
-{
-	int64		total,
-				room,
-				longest = 0;
-	int64	   *pairs;
-	int			lo,
-				hi;
-
-	if (p->max_neighbors > 0)
-		return p->max_neighbors;
-	room = mtdpp_neighbor_room(kind, data->n_items, rank, p->epochs);
-	pairs = pair_counts(data, &total);
-	if (total <= room)
-	{
-		pfree(pairs);
-		return 0;
-	}
-	/* a list holds each other item at most once */
-	for (int i = 0; i < data->n_items; i++)
-	{
-		pairs[i + 1] = Min(pairs[i + 1], data->n_items - 1);
-		longest = Max(longest, pairs[i + 1]);
-	}
-	/* the largest cap whose bound fits: bisection over [1, longest] */
-	lo = 1;
-	hi = (int) Min(longest, PG_INT32_MAX);
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo + 1) / 2;
-		int64		bound = 0;
-
-		for (int i = 0; i < data->n_items && bound <= room; i++)
-			bound += Min(pairs[i + 1], mid);
-		if (bound <= room)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
-	pfree(pairs);
-	return lo;
-}
-
-/* item-kNN's weight of the pair (I, C), bought together in COOC baskets */
-static inline float4
-cosine(const MtdppBaskets *data, int i, int c, int64 cooc)
-{
-	return (float4) (cooc / sqrt((double) data->popularity[i] * data->popularity[c]));
-}
+typedef void (*ListVisitor) (int i, const int32 *seen, const int32 *count, int d, void *arg);
 
 /*
- * Co-occurrence lists of DATA's items into M's neighbour lists, weighted by
- * the cosine, each cut to its CAP heaviest pairs if CAP > 0; returns the
- * distinct pairs before the cut.  A first pass over the baskets sizes each
- * item's list (with repeats); then each pass fills the lists of a range of
- * items into a scratch area of at most a quarter of maintenance_work_mem
- * and counts each list's items in a dense array.  Memory grows with the
- * distinct pairs kept, not with the pairs bought (which a grocer's history
- * has by the billion); the passes only cost reading the baskets again.
- * Shared with the hybrid kind, which weighs this evidence beside a DPP.
+ * Hands every item's co-occurrence list in DATA to VISIT.  A first pass
+ * over the baskets sizes each item's list with repeats; then each pass
+ * fills the lists of a range of items into a scratch area of at most a
+ * quarter of maintenance_work_mem (*SCRATCH_BYTES: its size) and counts
+ * each list in a dense array.  Memory grows with what VISIT keeps, not
+ * with the pairs bought (which a grocer's history has by the billion); the
+ * passes only cost reading the baskets again.
  */
-int64
-mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap)
+static void
+visit_lists(const MtdppBaskets *data, ListVisitor visit, void *arg, Size *scratch_bytes)
 {
 	int			n = data->n_items;
 	int64		total,
 				longest = 0,
-				chunk,
-				capacity,
-				kept = 0,
-				distinct = 0;
+				chunk;
 	int64	   *start = pair_counts(data, &total);
 	int64	   *fill = mtdpp_alloc_huge(sizeof(int64) * Max(n, 1));
 	int32	   *count = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
 	int32	   *seen = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
-	float4	   *weight = mtdpp_alloc_huge(sizeof(float4) * Max(n, 1));
-	float	   *heavy = cap > 0 ? mtdpp_alloc_huge(sizeof(float) * Max(n, 1)) : NULL;
 	int32	   *scratch;
 
 	for (int i = 0; i < n; i++)
@@ -155,11 +96,7 @@ mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap)
 	}
 	chunk = Min(total, Max(longest, (int64) ((Size) maintenance_work_mem * 1024 / 4 / sizeof(int32))));
 	scratch = mtdpp_alloc_huge(sizeof(int32) * Max(chunk, 1));
-	capacity = 0;
-	m->nbr_index = mtdpp_alloc_huge(sizeof(int32));
-	m->nbr_weight = mtdpp_alloc_huge(sizeof(float4));
-	grow_lists(m, &capacity, Min(total, chunk), Max(total, 1), sizeof(int32) * chunk);
-	m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
+	*scratch_bytes = sizeof(int32) * Max(chunk, 1);
 
 	for (int lo = 0, hi = 0; lo < n; lo = hi)
 	{
@@ -184,61 +121,178 @@ mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap)
 			if ((b & 0xfff) == 0)
 				CHECK_FOR_INTERRUPTS();
 		}
-		/* count each list's items, in item order, into cosine weights */
 		for (int i = lo; i < hi; i++)
 		{
 			int32	   *list = scratch + (start[i] - base);
 			int64		len = start[i + 1] - start[i];
 			int			d = 0;
 
-			m->nbr_start[i] = kept;
 			for (int64 k = 0; k < len; k++)
 				if (count[list[k]]++ == 0)
 					seen[d++] = list[k];
-			distinct += d;
-			if (kept + d > capacity)
-				grow_lists(m, &capacity, kept + d, total, sizeof(int32) * chunk);
 			pg_qsort(seen, d, sizeof(int32), mtdpp_cmp_int32);
+			visit(i, seen, count, d, arg);
 			for (int t = 0; t < d; t++)
-			{
-				weight[t] = cosine(data, i, seen[t], count[seen[t]]);
 				count[seen[t]] = 0;
-			}
-			if (cap > 0 && d > cap)
-			{
-				/* the CAP heaviest, in item order; ties to the first items */
-				float		least;
-				int			ties = cap;
-
-				memcpy(heavy, weight, sizeof(float) * d);
-				least = mtdpp_kth_largest(heavy, d, cap);
-				for (int t = 0; t < d; t++)
-					ties -= weight[t] > least;
-				for (int t = 0; t < d; t++)
-					if (weight[t] > least || (weight[t] == least && ties-- > 0))
-					{
-						m->nbr_index[kept] = seen[t];
-						m->nbr_weight[kept++] = weight[t];
-					}
-				continue;
-			}
-			for (int t = 0; t < d; t++)
-			{
-				m->nbr_index[kept] = seen[t];
-				m->nbr_weight[kept++] = weight[t];
-			}
 		}
 	}
-	m->nbr_start[n] = kept;
-	if (heavy)
-		pfree(heavy);
-	pfree(weight);
 	pfree(scratch);
 	pfree(seen);
 	pfree(count);
 	pfree(fill);
 	pfree(start);
-	return distinct;
+}
+
+static void
+visit_length(int i, const int32 *seen, const int32 *count, int d, void *arg)
+{
+	((int64 *) arg)[i] = d;
+}
+
+/*
+ * The longest neighbour list an item of DATA keeps in a model of KIND at
+ * RANK trained with P, or 0 for no limit: max_neighbors when given; when it
+ * is not, every co-occurring item, unless the lists would outgrow the value
+ * a model is stored and served as (1 GB, MaxAllocSize), and then the
+ * longest that fit.  The pairs counted with repeats bound the lists; only
+ * when that bound does not fit are the lists counted exactly (a pass as
+ * long as filling them).
+ */
+int
+mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kind, int rank)
+{
+	int			n = data->n_items;
+	int64		total = 0,
+				room,
+				longest = 0;
+	int64	   *length;
+	int			lo,
+				hi;
+	Size		scratch;
+
+	if (p->max_neighbors > 0)
+		return p->max_neighbors;
+	room = mtdpp_neighbor_room(kind, n, rank, p->epochs);
+	length = pair_counts(data, &total);
+	total = 0;
+	for (int i = 0; i < n; i++)
+		total += Min(length[i + 1], n - 1);
+	if (total > room)
+	{
+		visit_lists(data, visit_length, length, &scratch);
+		total = 0;
+		for (int i = 0; i < n; i++)
+		{
+			total += length[i];
+			longest = Max(longest, length[i]);
+		}
+	}
+	if (total <= room)
+	{
+		pfree(length);
+		return 0;
+	}
+	/* the largest cap whose lists fit: bisection over [1, longest] */
+	lo = 1;
+	hi = (int) longest;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+		int64		kept = 0;
+
+		for (int i = 0; i < n && kept <= room; i++)
+			kept += Min(length[i], mid);
+		if (kept <= room)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	pfree(length);
+	return lo;
+}
+
+/* item-kNN's weight of the pair (I, C), bought together in COOC baskets */
+static inline float4
+cosine(const MtdppBaskets *data, int i, int c, int64 cooc)
+{
+	return (float4) (cooc / sqrt((double) data->popularity[i] * data->popularity[c]));
+}
+
+typedef struct ListBuilder
+{
+	const MtdppBaskets *data;
+	MtdppModel *m;
+	int			cap;			/* pairs kept per item, 0: all */
+	int64		capacity;		/* of m's arrays */
+	int64		kept;
+	int64		distinct;
+	int64		total;			/* pairs with repeats, a bound on kept */
+	Size		scratch;		/* bytes visit_lists holds beside the lists */
+	float4	   *weight;			/* one list's weights */
+	float	   *heavy;			/* a copy for the selection */
+} ListBuilder;
+
+/* item I's cosine weights into the lists, cut to the CAP heaviest */
+static void
+visit_build(int i, const int32 *seen, const int32 *count, int d, void *arg)
+{
+	ListBuilder *lb = arg;
+	MtdppModel *m = lb->m;
+	bool		cut = lb->cap > 0 && d > lb->cap;
+	float		least = 0;
+	int			ties = 0;
+
+	m->nbr_start[i] = lb->kept;
+	lb->distinct += d;
+	for (int t = 0; t < d; t++)
+		lb->weight[t] = cosine(lb->data, i, seen[t], count[seen[t]]);
+	if (cut)
+	{
+		/* the CAP heaviest, in item order; of equal weights, the first items */
+		memcpy(lb->heavy, lb->weight, sizeof(float) * d);
+		least = mtdpp_kth_largest(lb->heavy, d, lb->cap);
+		ties = lb->cap;
+		for (int t = 0; t < d; t++)
+			ties -= lb->weight[t] > least;
+	}
+	if (lb->kept + (cut ? lb->cap : d) > lb->capacity)
+		grow_lists(m, &lb->capacity, lb->kept + (cut ? lb->cap : d), lb->total, lb->scratch);
+	for (int t = 0; t < d; t++)
+		if (!cut || lb->weight[t] > least || (lb->weight[t] == least && ties-- > 0))
+		{
+			m->nbr_index[lb->kept] = seen[t];
+			m->nbr_weight[lb->kept++] = lb->weight[t];
+		}
+}
+
+/*
+ * Co-occurrence lists of DATA's items into M's neighbour lists, weighted by
+ * the cosine, each cut to its CAP heaviest pairs if CAP > 0; returns the
+ * distinct pairs before the cut.  Shared with the hybrid kind, which weighs
+ * this evidence beside a DPP.
+ */
+int64
+mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap)
+{
+	int			n = data->n_items;
+	ListBuilder lb = {0};
+
+	lb.data = data;
+	lb.m = m;
+	lb.cap = cap;
+	pfree(pair_counts(data, &lb.total));
+	lb.weight = mtdpp_alloc_huge(sizeof(float4) * Max(n, 1));
+	lb.heavy = mtdpp_alloc_huge(sizeof(float) * Max(n, 1));
+	/* until visit_lists says, a quarter of maintenance_work_mem */
+	lb.scratch = (Size) maintenance_work_mem * 1024 / 4;
+	m->nbr_index = mtdpp_alloc_huge(sizeof(int32));
+	m->nbr_weight = mtdpp_alloc_huge(sizeof(float4));
+	m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
+	visit_lists(data, visit_build, &lb, &lb.scratch);
+	m->nbr_start[n] = lb.kept;
+	pfree(lb.heavy);
+	pfree(lb.weight);
+	return lb.distinct;
 }
 
 /*
