@@ -559,6 +559,9 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	int64		lines;
 	int			runs = 0,
 				threads = 1;
+	MemoryContext caller,
+				fit;
+	bytea	   *value;
 
 	aggregate_context(fcinfo, "mtdpp_fit_finalfn");
 	if (st != NULL)
@@ -575,6 +578,13 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 				 errmsg("mtdpp_fit received no order lines"),
 				 errhint("The source is empty, or every row has a NULL order id or item id.")));
 
+	/*
+	 * The baskets and the fitted model live in a context of their own, gone
+	 * once the value is built: the value is all the caller copies out, and a
+	 * large model would otherwise be held three times (model, value, copy).
+	 */
+	fit = AllocSetContextCreate(CurrentMemoryContext, "mtdpp fit", ALLOCSET_DEFAULT_SIZES);
+	caller = MemoryContextSwitchTo(fit);
 	mtdpp_params_resolve(&p, st->params);
 	if (p.warm_start[0] != '\0')
 		p.warm = mtdpp_warm_start(&p);
@@ -611,5 +621,8 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	mtdpp_check_model_size(&p, data->n_items);
 	m = mtdpp_fit_model(data, &p);
 	mtdpp_model_validate(m, MTDPP_FROM_TRAINING);
-	PG_RETURN_BYTEA_P(mtdpp_model_serialize(m));
+	MemoryContextSwitchTo(caller);
+	value = mtdpp_model_serialize(m);
+	MemoryContextDelete(fit);
+	PG_RETURN_BYTEA_P(value);
 }

@@ -54,6 +54,7 @@
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "portability/instr_time.h"
+#include "utils/memutils.h"
 
 #include "mtdpp.h"
 
@@ -400,7 +401,17 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	m = mtdpp_train_dpp_slice(data, &dp, &slice);
 	mtdpp_model_prepare(m);
 	if (slice.n > 0)
+	{
+		/* the search's baskets and lists go before the final lists are built */
+		MemoryContext search = AllocSetContextCreate(CurrentMemoryContext,
+													 "mtdpp hybrid weight search",
+													 ALLOCSET_DEFAULT_SIZES);
+		MemoryContext caller = MemoryContextSwitchTo(search);
+
 		choose_weight(m, data, &slice, p, cap, &form, &beta, &chosen, &alpha, &cosine_beta);
+		MemoryContextSwitchTo(caller);
+		MemoryContextDelete(search);
+	}
 	else if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("hybrid: no validation slice, evidence %s with beta %g",

@@ -10,7 +10,9 @@
  * neighbors and neighbor_weights), so a completion costs the neighbours of
  * the basket's items, not the catalog squared.  It is exact, needs no
  * hyperparameters and has no factors (rank 0); a basket of which it knows
- * no item is completed by popularity.
+ * no item is completed by popularity.  An item keeps every item it met,
+ * unless max_neighbors says otherwise or the lists would not fit in a model
+ * value (1 GB: about 130 million pairs), and then its heaviest pairs.
  */
 #include "postgres.h"
 

@@ -218,6 +218,7 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	MtdppParams p;
 	Datum		pjson;
 	MtdppModel *m;
+	bytea	   *value;
 	int			model_id;
 
 	mtdpp_check_name("model name", name);
@@ -235,7 +236,9 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	(void) mtdpp_text_arg(fcinfo, 2, "order_col");
 	(void) mtdpp_text_arg(fcinfo, 3, "item_col");
 	pjson = training_params(fcinfo, name, &p);
-	m = mtdpp_model_deserialize(run_fit(fcinfo, relid, pjson));
+	value = run_fit(fcinfo, relid, pjson);
+	m = mtdpp_model_deserialize(value);
+	pfree(value);				/* up to 1 GB, copied into m */
 	model_id = mtdpp_store_model(text_to_cstring(name), m,
 								 PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11),
 								 DatumGetCString(DirectFunctionCall1(regclassout,
