@@ -73,13 +73,15 @@ typedef void (*ListVisitor) (int i, const int32 *seen, const int32 *count, int d
  * Hands every item's co-occurrence list in DATA to VISIT.  A first pass
  * over the baskets sizes each item's list with repeats; then each pass
  * fills the lists of a range of items into a scratch area of at most a
- * quarter of maintenance_work_mem (*SCRATCH_BYTES: its size) and counts
- * each list in a dense array.  Memory grows with what VISIT keeps, not
+ * quarter of maintenance_work_mem (*SCRATCH_BYTES: its size; *PAIRS:
+ * the pairs with repeats, both set before the first visit) and counts each
+ * list in a dense array.  Memory grows with what VISIT keeps, not
  * with the pairs bought (which a grocer's history has by the billion); the
  * passes only cost reading the baskets again.
  */
 static void
-visit_lists(const MtdppBaskets *data, ListVisitor visit, void *arg, Size *scratch_bytes)
+visit_lists(const MtdppBaskets *data, ListVisitor visit, void *arg, Size *scratch_bytes,
+			int64 *pairs)
 {
 	int			n = data->n_items;
 	int64		total,
@@ -99,6 +101,7 @@ visit_lists(const MtdppBaskets *data, ListVisitor visit, void *arg, Size *scratc
 	chunk = Min(total, Max(longest, (int64) ((Size) maintenance_work_mem * 1024 / 4 / sizeof(int32))));
 	scratch = mtdpp_alloc_huge(sizeof(int32) * Max(chunk, 1));
 	*scratch_bytes = sizeof(int32) * Max(chunk, 1);
+	*pairs = total;
 
 	for (int lo = 0, hi = 0; lo < n; lo = hi)
 	{
@@ -181,7 +184,7 @@ mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kin
 		total += Min(length[i + 1], n - 1);
 	if (total > room)
 	{
-		visit_lists(data, visit_length, length, &scratch);
+		visit_lists(data, visit_length, length, &scratch, &total);
 		total = 0;
 		for (int i = 0; i < n; i++)
 		{
@@ -282,17 +285,15 @@ mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap)
 	lb.data = data;
 	lb.m = m;
 	lb.cap = cap;
-	pfree(pair_counts(data, &lb.total));
 	lb.weight = mtdpp_alloc_huge(sizeof(float4) * Max(n, 1));
-	lb.heavy = mtdpp_alloc_huge(sizeof(float) * Max(n, 1));
-	/* until visit_lists says, a quarter of maintenance_work_mem */
-	lb.scratch = (Size) maintenance_work_mem * 1024 / 4;
+	lb.heavy = cap > 0 ? mtdpp_alloc_huge(sizeof(float) * Max(n, 1)) : NULL;
 	m->nbr_index = mtdpp_alloc_huge(sizeof(int32));
 	m->nbr_weight = mtdpp_alloc_huge(sizeof(float4));
 	m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
-	visit_lists(data, visit_build, &lb, &lb.scratch);
+	visit_lists(data, visit_build, &lb, &lb.scratch, &lb.total);
 	m->nbr_start[n] = lb.kept;
-	pfree(lb.heavy);
+	if (lb.heavy)
+		pfree(lb.heavy);
 	pfree(lb.weight);
 	return lb.distinct;
 }
