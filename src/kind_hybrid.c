@@ -468,6 +468,7 @@ hybrid_score_some(const MtdppModel *m, const int32 *ctx, int b,
 const MtdppKindRoutine mtdpp_kind_hybrid = {
 	.kind = MTDPP_HYBRID,
 	.name = "hybrid",
+	.defaults = mtdpp_capacity_defaults,
 	.factors = true,
 	.task_factors = true,
 	.bias = true,

@@ -204,7 +204,8 @@ void
 mtdpp_check_model_size(const MtdppParams *p, int n_items)
 {
 	int			json_padded = TYPEALIGN(8, strlen(mtdpp_params_to_json(p)) + 1);
-	int			rank = mtdpp_kind(p->kind)->factors ? p->rank : 0;
+	int			rank = !mtdpp_kind(p->kind)->factors ? 0 :
+		p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank;
 
 	check_value_size(serialized_size(p->kind, n_items, rank, p->epochs, json_padded, 0),
 					 serialized_size(p->kind, n_items, 0, p->epochs, json_padded, 0),
