@@ -9,19 +9,22 @@
  * instacart slice (bench/capacity/results.md).  Neither the number of items
  * nor of baskets tells them apart, so the data decides: the fit trains the
  * small candidate (rank 32, L2 1e-5, as until 0.3.0), then the large one
- * (rank 128, L2 1e-6, half the patience: it overfits sooner) on the same
- * validation slice, and keeps the one with the better validation MPR (the
- * small one on a tie, or when there is no slice to measure on).
+ * (rank 128, L2 1e-6) on the same validation slice, and keeps the one with
+ * the better validation MPR (the small one on a tie, or when there is no
+ * slice to measure on).
  *
- * The search costs a bounded multiple of the former default.  An epoch costs
- * about rank + CAPACITY_EPOCH_OVERHEAD (measured: an epoch at rank 128 costs
- * 2.7 to 3.3 times one at rank 32 on four datasets), so the large candidate
- * may run as many epochs as cost CAPACITY_BUDGET times what the small one
- * ran: the whole search under 3 times the small fit, whatever the data.  Counted in epochs, not seconds, so that a seed still makes the
- * same model on a loaded machine.
- *
+ * The search costs at most 3 times the former default.  Every term of an
+ * epoch's cost grows at most linearly with the rank (the c x c kernels of a
+ * context cost 2 c^2 r to build, their Cholesky factor does not depend on
+ * it), so an epoch at rank 128 costs at most 4 times one at rank 32 (2.7 to
+ * 3.6 times, measured on four datasets), and the large candidate may run
+ * half the epochs the small one ran: at most twice its cost.  Counted in
+ * epochs, not seconds, so that a seed still makes the same model on a
+ * loaded machine.  On amazon_daf, the large candidate's fourth epoch
+ * completes as well on test baskets as its fifth.
+
  * What was tried and what each reached is written into the model's
- * hyperparams ("capacity"), beside the rank, L2 and patience kept; verbose
+ * hyperparams ("capacity"), beside the rank and L2 kept; verbose
  * reports it.  A rank or an L2 given (or a warm start, which keeps its
  * model's) makes one fit, the other taking its value from before 0.4.0.
  */
@@ -35,8 +38,7 @@
 #include "mtdpp.h"
 
 #define CAPACITY_HIGH_L2		1e-6
-#define CAPACITY_EPOCH_OVERHEAD 16.0
-#define CAPACITY_BUDGET			1.75
+#define CAPACITY_BUDGET			2.0 /* the large candidate's cost, at most, in small fits */
 
 /* a kind whose rank and L2 the fit chooses: both left unset by default */
 const MtdppKindDefault mtdpp_capacity_defaults[] = {
@@ -157,11 +159,9 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 	cand[1] = *p;
 	cand[1].rank = MTDPP_CAPACITY_MAX_RANK;
 	cand[1].l2 = CAPACITY_HIGH_L2;
-	cand[1].patience = Max(1, p->patience / 2);
 	cand[1].epochs = Min(p->epochs,
 						 Max(1, (int) floor(CAPACITY_BUDGET * fit[0]->epochs_run *
-											(MTDPP_CAPACITY_LOW_RANK + CAPACITY_EPOCH_OVERHEAD) /
-											(MTDPP_CAPACITY_MAX_RANK + CAPACITY_EPOCH_OVERHEAD))));
+											MTDPP_CAPACITY_LOW_RANK / MTDPP_CAPACITY_MAX_RANK)));
 	max_epochs[1] = cand[1].epochs;
 	if (val.n > 0 && !isnan(best_mpr(fit[0])))
 	{
