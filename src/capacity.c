@@ -8,7 +8,7 @@
  * registries and on uk_retail, and loses most of a point of MPR on the
  * instacart slice (bench/capacity/results.md).  Neither the number of items
  * nor of baskets tells them apart, so the data decides: the fit trains the
- * small candidate (rank 32, L2 1e-5, as until 0.3.0), then the large one
+ * small candidate (rank 32, L2 1e-5: the former defaults), then the large one
  * (rank 128, L2 1e-6) on the same validation slice, and keeps the one with
  * the better validation MPR (the small one on a tie, or when there is no
  * slice to measure on).
@@ -26,7 +26,7 @@
  * What was tried and what each reached is written into the model's
  * hyperparams ("capacity"), beside the rank and L2 kept; verbose
  * reports it.  A rank or an L2 given (or a warm start, which keeps its
- * model's) makes one fit, the other taking its value from before 0.4.0.
+ * model's) makes one fit, the other taking its former default.
  */
 #include "postgres.h"
 
