@@ -82,7 +82,7 @@ append_candidate(StringInfo s, const MtdppParams *p, MtdppModel *m,
 	appendStringInfo(s, "{\"rank\": %d, \"l2\": %g, \"patience\": %d, \"max_epochs\": %d, \"epochs\": %d, \"best_epoch\": %d, \"validation_mpr\": ",
 					 p->rank, p->l2, p->patience, max_epochs, m->epochs_run, m->best_epoch);
 	if (isnan(mpr))
-		appendStringInfoString(s, "null");
+		appendStringInfo(s, "null");
 	else
 		appendStringInfo(s, "%.4f", mpr);
 	if (v->n > 0)
@@ -91,7 +91,7 @@ append_candidate(StringInfo s, const MtdppParams *p, MtdppModel *m,
 		mtdpp_validation_measure(v, m, &mm);
 		appendStringInfo(s, ", \"validation_p20\": %.4f", mm.p20);
 	}
-	appendStringInfo(s, ", \"seconds\": %.3f}", m->seconds);
+	appendStringInfo(s, "}");
 }
 
 /*
@@ -107,7 +107,7 @@ capacity_json(const MtdppParams *given, MtdppParams *cand, MtdppModel **fit,
 
 	p.epochs = given->epochs;
 	initStringInfo(&s);
-	appendStringInfoString(&s, mtdpp_params_to_json(&p));
+	appendStringInfo(&s, "%s", mtdpp_params_to_json(&p));
 	s.len--;					/* the closing brace */
 	s.data[s.len] = '\0';
 	appendStringInfo(&s, ", \"capacity\": {\"chosen\": \"%s\", \"baskets\": %d, \"candidates\": [",
@@ -115,10 +115,10 @@ capacity_json(const MtdppParams *given, MtdppParams *cand, MtdppModel **fit,
 	for (int c = 0; c < n; c++)
 	{
 		if (c > 0)
-			appendStringInfoString(&s, ", ");
+			appendStringInfo(&s, ", ");
 		append_candidate(&s, &cand[c], fit[c], max_epochs[c], v);
 	}
-	appendStringInfoString(&s, "]}}");
+	appendStringInfo(&s, "]}}");
 	return s.data;
 }
 
