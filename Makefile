@@ -8,6 +8,7 @@ MODULE_big = mtdpp
 OBJS = \
 	src/aggregate.o \
 	src/cache.o \
+	src/capacity.o \
 	src/complete.o \
 	src/diverse.o \
 	src/evaluate.o \

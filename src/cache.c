@@ -683,6 +683,16 @@ mtdpp_warm_start(MtdppParams *p)
 	double		rate;
 	int			epochs;
 
+	/* a rank left to choose is the earlier model's, with its L2: no search */
+	if (p->rank == MTDPP_RANK_CHOSEN)
+	{
+		const char *l2 = warm->hyperparams ? strstr(warm->hyperparams, "\"l2\": ") : NULL;
+
+		p->rank = warm->rank;
+		p->l2 = l2 ? strtod(l2 + strlen("\"l2\": "), NULL) : MTDPP_CAPACITY_LOW_L2;
+		if (!(p->l2 >= 0.0))
+			p->l2 = MTDPP_CAPACITY_LOW_L2;
+	}
 	if (warm->kind != p->kind || warm->rank != p->rank)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

@@ -395,7 +395,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 
 	INSTR_TIME_SET_CURRENT(start);
 	dp.kind = MTDPP_MULTITASK;
-	cap = mtdpp_neighbor_cap(data, p, MTDPP_HYBRID, p->rank);
+	cap = mtdpp_neighbor_cap(data, p, MTDPP_HYBRID, mtdpp_capacity_max_rank(p));
 	if (cap > 0)
 		dp.max_neighbors = cap;
 	m = mtdpp_train_dpp_slice(data, &dp, &slice);
@@ -483,6 +483,9 @@ hybrid_score_some(const MtdppModel *m, const int32 *ctx, int b,
 }
 
 static const MtdppKindDefault hybrid_defaults[] = {
+	/* the DPP's rank and L2 chosen on validation baskets (capacity.c) */
+	{"rank", MTDPP_RANK_CHOSEN},
+	{"l2", -1.0},
 	/* every co-occurring item, while the lists fit in a model value */
 	{"max_neighbors", -1},
 	{NULL, 0}

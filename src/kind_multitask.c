@@ -61,6 +61,7 @@ multitask_score_some(const MtdppModel *m, const int32 *ctx, int b,
 const MtdppKindRoutine mtdpp_kind_multitask = {
 	.kind = MTDPP_MULTITASK,
 	.name = "multitask",
+	.defaults = mtdpp_capacity_defaults,
 	.factors = true,
 	.task_factors = true,
 	.bias = true,
@@ -73,6 +74,7 @@ const MtdppKindRoutine mtdpp_kind_multitask = {
 const MtdppKindRoutine mtdpp_kind_multitask_nobias = {
 	.kind = MTDPP_MULTITASK_NOBIAS,
 	.name = "multitask_nobias",
+	.defaults = mtdpp_capacity_defaults,
 	.factors = true,
 	.task_factors = true,
 	.bounded = true,

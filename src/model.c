@@ -227,7 +227,7 @@ void
 mtdpp_check_model_size(const MtdppParams *p, int n_items)
 {
 	int			json_padded = TYPEALIGN(8, strlen(mtdpp_params_to_json(p)) + 1);
-	int			rank = mtdpp_kind(p->kind)->factors ? p->rank : 0;
+	int			rank = mtdpp_kind(p->kind)->factors ? mtdpp_capacity_max_rank(p) : 0;
 
 	check_value_size(serialized_size(p->kind, n_items, rank, p->epochs, json_padded, 0),
 					 serialized_size(p->kind, n_items, 0, p->epochs, json_padded, 0),

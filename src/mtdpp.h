@@ -436,6 +436,22 @@ extern void mtdpp_validation_release(MtdppValidation *v, int k);
 
 /* train.c: the fit of the DPP kinds */
 extern MtdppModel *mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p);
+extern MtdppModel *mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
+										const MtdppValidation *given,
+										MtdppValidation *slice);
+extern MtdppModel *mtdpp_model_copy(const MtdppModel *m);
+
+/*
+ * capacity.c: the rank and L2 of the multi-task kinds, chosen on the
+ * validation slice when neither is given (rank MTDPP_RANK_CHOSEN)
+ */
+#define MTDPP_RANK_CHOSEN		(-1)
+#define MTDPP_CAPACITY_LOW_RANK	32	/* the smaller rank the choice tries, */
+#define MTDPP_CAPACITY_LOW_L2	1e-5	/* with this L2: the defaults until 0.3.0 */
+#define MTDPP_CAPACITY_MAX_RANK	128 /* the larger rank the choice tries */
+extern const MtdppKindDefault mtdpp_capacity_defaults[];
+extern void mtdpp_capacity_resolve(MtdppParams *p);
+extern int	mtdpp_capacity_max_rank(const MtdppParams *p);
 extern MtdppModel *mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 										 MtdppValidation *slice);
 

@@ -63,7 +63,7 @@ static const ParamKey param_keys[] = {
 	{"kind", PARAM_CHOICE, F(kind), MTDPP_MULTITASK, 0, 0, NULL, "a model kind", true,
 	"model kind"},
 	{"rank", PARAM_INT, F(rank), 32, 1, MTDPP_MAX_RANK, NULL, "an integer from 1 to 1024", true,
-	"number of latent factors"},
+	"number of latent factors; null: chosen on validation baskets with l2 (multi-task kinds)"},
 	{"epochs", PARAM_INT, F(epochs), 30, 1, 100000, NULL, "an integer from 1 to 100000", true,
 	"maximum number of passes over the training baskets"},
 	{"target", PARAM_CHOICE, F(target), MTDPP_TARGET_RANDOM, 0, 0, target_names,
@@ -86,7 +86,7 @@ static const ParamKey param_keys[] = {
 	{"patience", PARAM_INT, F(patience), 4, 1, 100000, NULL, "an integer from 1 to 100000", true,
 	"epochs without validation gain before training stops"},
 	{"l2", PARAM_REAL, F(l2), 1e-5, 0.0, 100.0, NULL, "a number in [0, 100]", true,
-	"L2 regularisation of the factors, weighted by item rarity"},
+	"L2 regularisation of the factors, weighted by item rarity; null: chosen on validation baskets with the rank (multi-task kinds)"},
 	{"l2_bias", PARAM_REAL, F(l2_bias), 1e-5, 0.0, 100.0, NULL, "a number in [0, 100]", true,
 	"L2 regularisation of the item bias"},
 	{"w", PARAM_LOG, F(log_w), 0.01, MTDPP_MIN_W, MTDPP_MAX_W, NULL, "a number in [1e-12, 1e12]", true,
@@ -379,6 +379,7 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 		mtdpp_params_defaults(p, kind);
 		mtdpp_params_parse(p, json);
 	}
+	mtdpp_capacity_resolve(p);
 
 	/*
 	 * A single-kernel DPP trained on swapped baskets has one score per

@@ -1158,7 +1158,8 @@ warm_budget(Trainer *tr, int64 n_train, int64 *old_lines)
  * validation slice, the helper thread and the pool of positives.
  */
 static void
-trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p)
+trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p,
+			  const MtdppValidation *given)
 {
 	const MtdppKindRoutine *kind = mtdpp_kind(p->kind);
 	MtdppModel *m;
@@ -1224,7 +1225,11 @@ trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p)
 			tr->neg_logq[i] = log(data->n_items * pow(Max(data->popularity[i], 1), p->negative_power) / total);
 	}
 	tr->warm_items = initialise(tr);
-	mtdpp_validation_carve(&tr->val, data, p, &tr->rng);
+	/* a slice given is another fit's, so that both are measured alike */
+	if (given != NULL)
+		mtdpp_validation_copy(&tr->val, given);
+	else
+		mtdpp_validation_carve(&tr->val, data, p, &tr->rng);
 
 	/*
 	 * A second thread when allowed and when a minibatch is worth it: below a
@@ -1445,9 +1450,9 @@ train_epochs(Trainer *tr, instr_time start)
 	m->n_examples = examples;
 }
 
-/* A copy of the trained model M in the current memory context. */
-static MtdppModel *
-model_copy(const MtdppModel *m)
+/* A copy of the trained model M, its record included, in the current memory context. */
+MtdppModel *
+mtdpp_model_copy(const MtdppModel *m)
 {
 	Size		cells = (Size) m->n_items * m->rank;
 	MtdppModel *result = mtdpp_model_alloc(m->kind, m->n_items, m->rank);
@@ -1474,8 +1479,8 @@ model_copy(const MtdppModel *m)
 
 /*
  * Trains a DPP model of kind p->kind on DATA: the fit of the DPP kinds
- * (kind_multitask.c, kind_single.c).  The result is allocated in the
- * caller's memory context; the working set in a context deleted on return.
+ * (kind_multitask.c, kind_single.c), its rank chosen by capacity.c when not
+ * given.  The result is allocated in the caller's memory context.
  */
 MtdppModel *
 mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
@@ -1484,13 +1489,15 @@ mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 }
 
 /*
- * mtdpp_train_dpp, and the validation slice it held out into SLICE (if not
- * NULL, in the caller's memory context): a fit that chooses more on the
- * slice (kind_hybrid.c) measures on baskets the model never learnt from.
+ * One fit at p->rank: on the validation slice GIVEN (another fit's) if not
+ * NULL, else on one it carves; that slice is copied into SLICE (if not NULL,
+ * in the caller's memory context), so that a fit that chooses more on it
+ * (capacity.c, kind_hybrid.c) measures on baskets the model never learnt
+ * from.  The working set lives in a context deleted on return.
  */
 MtdppModel *
-mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
-					  MtdppValidation *slice)
+mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
+					 const MtdppValidation *given, MtdppValidation *slice)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
@@ -1498,13 +1505,14 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 	MtdppModel *result;
 	instr_time	start;
 
+	Assert(p->rank >= 0);
 	INSTR_TIME_SET_CURRENT(start);
 	check_memory(data, p);
 	work = AllocSetContextCreate(CurrentMemoryContext, "mtdpp training",
 								 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(work);
 
-	trainer_setup(&tr, data, p);
+	trainer_setup(&tr, data, p, given);
 	train_epochs(&tr, start);
 	snapshot(&tr, false);
 	{
@@ -1519,7 +1527,7 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 
 	/* copy the result out of the working context, which then goes */
 	MemoryContextSwitchTo(caller);
-	result = model_copy(tr.m);
+	result = mtdpp_model_copy(tr.m);
 	if (slice != NULL)
 		mtdpp_validation_copy(slice, &tr.val);
 	MemoryContextDelete(work);
