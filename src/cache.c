@@ -639,22 +639,24 @@ mtdpp_lookup_model(const char *name, int *model_id)
 
 /*
  * Where the schedule of the active version of model NAME left off: the rate
- * it began at into *RATE (0 if its row does not say) and the epoch it kept
- * into *EPOCHS.
+ * it began at into *RATE (0 if its row does not say), the epoch it kept
+ * into *EPOCHS and its L2 into *L2 (-1 if its row does not say).
  */
 static void
-warm_schedule(const char *name, double *rate, int *epochs)
+warm_schedule(const char *name, double *rate, int *epochs, double *l2)
 {
 	bool		isnull;
 	Datum		d;
 
 	*rate = 0.0;
 	*epochs = 0;
+	*l2 = -1.0;
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (SPI_execute_with_args("SELECT best_epoch, "
 							  "COALESCE((hyperparams OPERATOR(pg_catalog.->>) 'warm_learning_rate')::pg_catalog.float8, "
-							  "(hyperparams OPERATOR(pg_catalog.->>) 'learning_rate')::pg_catalog.float8) "
+							  "(hyperparams OPERATOR(pg_catalog.->>) 'learning_rate')::pg_catalog.float8), "
+							  "(hyperparams OPERATOR(pg_catalog.->>) 'l2')::pg_catalog.float8 "
 							  "FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND active",
 							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
 							  NULL, true, 1) != SPI_OK_SELECT)
@@ -667,6 +669,9 @@ warm_schedule(const char *name, double *rate, int *epochs)
 		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
 		if (!isnull)
 			*rate = DatumGetFloat8(d);
+		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull);
+		if (!isnull)
+			*l2 = DatumGetFloat8(d);
 	}
 	SPI_finish();
 }
@@ -680,18 +685,16 @@ const MtdppModel *
 mtdpp_warm_start(MtdppParams *p)
 {
 	const MtdppModel *warm = mtdpp_lookup_model(p->warm_start, NULL);
-	double		rate;
+	double		rate,
+				l2;
 	int			epochs;
 
+	warm_schedule(p->warm_start, &rate, &epochs, &l2);
 	/* a rank left to choose is the earlier model's, with its L2: no search */
 	if (p->rank == MTDPP_RANK_CHOSEN)
 	{
-		const char *l2 = warm->hyperparams ? strstr(warm->hyperparams, "\"l2\": ") : NULL;
-
 		p->rank = warm->rank;
-		p->l2 = l2 ? strtod(l2 + strlen("\"l2\": "), NULL) : MTDPP_CAPACITY_LOW_L2;
-		if (!(p->l2 >= 0.0))
-			p->l2 = MTDPP_CAPACITY_LOW_L2;
+		p->l2 = l2 >= 0.0 ? l2 : MTDPP_CAPACITY_LOW_L2;
 	}
 	if (warm->kind != p->kind || warm->rank != p->rank)
 		ereport(ERROR,
@@ -701,7 +704,6 @@ mtdpp_warm_start(MtdppParams *p)
 						mtdpp_kind_name(warm->kind), warm->rank),
 				 errhint("Train with kind => '%s' and rank => %d, or without warm_start.",
 						 mtdpp_kind_name(warm->kind), warm->rank)));
-	warm_schedule(p->warm_start, &rate, &epochs);
 	mtdpp_params_warm(p, rate, epochs);
 	return warm;
 }
