@@ -23,7 +23,16 @@ FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'hyb';
 CREATE TEMP TABLE hyb_choice AS
 SELECT hyperparams->>'evidence' AS form, (hyperparams->>'evidence_weight')::float8 AS beta
 FROM mtdpp.models WHERE name = 'hyb';
+-- EASE's weights: those of an ease model with the lambda the hybrid chose
+SELECT 1 FROM hyb_choice WHERE form = 'ease'
+  AND EXISTS (SELECT 1 FROM mtdpp_train('hyb_ease', 'train_lines', kind => 'ease',
+                params => jsonb_build_object('lambda', (SELECT (hyperparams->>'evidence_lambda')::float8 FROM mtdpp.models WHERE name = 'hyb'))));
 CREATE TEMP VIEW evidence AS
+SELECT i.item_id AS j, n.c, h.beta * n.w AS g
+FROM mtdpp.items i JOIN mtdpp.models m USING (model_id), unnest(i.neighbors, i.neighbor_weights) n(c, w), hyb_choice h
+WHERE m.name = 'hyb_ease' AND m.active AND h.form = 'ease'
+UNION ALL
+SELECT * FROM (
 WITH b AS (SELECT DISTINCT order_id, item_id FROM train_lines),
      f AS (SELECT item_id, count(*) AS n FROM b GROUP BY item_id),
      c AS (SELECT x.item_id AS j, y.item_id AS c, count(*) AS n
@@ -31,12 +40,12 @@ WITH b AS (SELECT DISTINCT order_id, item_id FROM train_lines),
 SELECT c.j, c.c, h.beta * CASE h.form WHEN 'cosine' THEN c.n / sqrt(fj.n * fc.n)
                                       WHEN 'log_cosine' THEN ln(1 + c.n / sqrt(fj.n * fc.n) / 0.01)
                                       ELSE c.n::float8 / fj.n END AS g
-FROM c JOIN f fj ON fj.item_id = c.j JOIN f fc ON fc.item_id = c.c, hyb_choice h;
+FROM c JOIN f fj ON fj.item_id = c.j JOIN f fc ON fc.item_id = c.c, hyb_choice h WHERE h.form <> 'ease') cooc;
 WITH basket(items) AS (VALUES (ARRAY[11, 14, 2])),
      cands AS (SELECT array_agg(i) AS items FROM generate_series(1, 60) i WHERE i NOT IN (11, 14, 2)),
      ev AS (SELECT c AS item_id, sum(g) AS e FROM evidence WHERE j IN (11, 14, 2) GROUP BY c)
 SELECT count(*) AS compared, count(*) FILTER (WHERE coalesce(ev.e, 0) > 0) AS with_evidence,
-       max(abs(h.score - (d.score + coalesce(ev.e, 0)))) < 1e-4 AS dpp_plus_evidence
+       max(abs(h.score - (d.score + coalesce(ev.e, 0))) / (1 + abs(h.score))) < 1e-5 AS dpp_plus_evidence
 FROM basket, cands, mtdpp_score(basket.items, cands.items, 'hyb') h
 JOIN mtdpp_score(ARRAY[11, 14, 2], (SELECT items FROM cands), 'hyb_dpp') d USING (item_id)
 LEFT JOIN ev USING (item_id);

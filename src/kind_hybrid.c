@@ -42,10 +42,15 @@
  * it, under every form and every beta of a grid at once (the candidates
  * that can pass it under some beta are the DPP's that can reach its score,
  * plus the neighbours of its basket: mtdpp_scores_reaching), with contexts
- * of at most max_context items, as the trainer's validation.  The pair with
- * the best sum of MPR, P@5, P@10 and P@20 (averaged with the neighbouring
- * betas) wins; the evidence is then rebuilt from every training basket.  The choice, and what each form
- * reached, go into the model's hyperparams; verbose reports the search.
+ * of at most max_context items, as the trainer's validation.  Each form's
+ * beta is the one with the best sum of MPR, P@5, P@10 and P@20 (averaged
+ * with the neighbouring betas).  The form is EASE's where it is offered,
+ * and otherwise the best of the three that count pairs: picking among all
+ * four on the slice fits its noise (bench/hybrid/forms.md: on half a slice,
+ * the form chosen on the other half loses to EASE's on every metric); the
+ * evidence is then rebuilt from every training basket.  The choice, and
+ * what each form reached, go into the model's hyperparams; verbose reports
+ * the search.
  */
 #include "postgres.h"
 
@@ -333,7 +338,8 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 				best_g[f] = g;
 			}
 		}
-		if (form_best > best)
+		/* EASE's weights, where offered, over the forms that count pairs */
+		if (form_best > best || f == FORM_EASE)
 		{
 			best = form_best;
 			*form = f;
