@@ -3,7 +3,7 @@
 SELECT kind, items, best_epoch IS NOT NULL AS fitted_by_sgd
 FROM mtdpp_train('hyb', 'train_lines', kind => 'hybrid', rank => 8, epochs => 8, seed => 3);
 SELECT kind, rank, hyperparams->>'kind' AS recorded_kind,
-       hyperparams->>'evidence' IN ('cosine', 'log_cosine', 'confidence', 'ease') AS form_recorded,
+       hyperparams->>'evidence' IN ('cosine', 'log_cosine', 'confidence', 'ease', 'cosine+ease') AS form_recorded,
        (hyperparams->>'evidence_weight')::float8 >= 0 AS weight_recorded,
        (hyperparams->'evidence_validation'->>'baskets')::int AS validation_baskets
 FROM mtdpp.models WHERE name = 'hyb';
@@ -20,17 +20,23 @@ SELECT (SELECT model_id FROM mtdpp.models WHERE name = 'hyb_dpp'), item_id, popu
 FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'hyb';
 -- hybrid score = DPP score + beta * sum over the basket of g(j, c), the
 -- evidence computed here in SQL from the order lines
+-- (cosine+ease: beta * cosine + evidence_ease_weight * EASE's weight; this
+-- basket data chooses the pair, so the merged lists are checked too)
+SELECT hyperparams->>'evidence' AS form FROM mtdpp.models WHERE name = 'hyb';
 CREATE TEMP TABLE hyb_choice AS
-SELECT hyperparams->>'evidence' AS form, (hyperparams->>'evidence_weight')::float8 AS beta
-FROM mtdpp.models WHERE name = 'hyb';
+SELECT CASE f WHEN 'cosine+ease' THEN 'cosine' ELSE f END AS form,
+       CASE f WHEN 'ease' THEN 0 ELSE w END AS beta,
+       CASE f WHEN 'ease' THEN w ELSE coalesce((hyperparams->>'evidence_ease_weight')::float8, 0) END AS ease_beta
+FROM mtdpp.models, LATERAL (SELECT hyperparams->>'evidence' AS f, (hyperparams->>'evidence_weight')::float8 AS w) e
+WHERE name = 'hyb';
 -- EASE's weights: those of an ease model with the lambda the hybrid chose
-SELECT 1 FROM hyb_choice WHERE form = 'ease'
+SELECT 1 FROM hyb_choice WHERE ease_beta > 0
   AND EXISTS (SELECT 1 FROM mtdpp_train('hyb_ease', 'train_lines', kind => 'ease',
                 params => jsonb_build_object('lambda', (SELECT (hyperparams->>'evidence_lambda')::float8 FROM mtdpp.models WHERE name = 'hyb'))));
 CREATE TEMP VIEW evidence AS
-SELECT i.item_id AS j, n.c, h.beta * n.w AS g
+SELECT i.item_id AS j, n.c, h.ease_beta * n.w AS g
 FROM mtdpp.items i JOIN mtdpp.models m USING (model_id), unnest(i.neighbors, i.neighbor_weights) n(c, w), hyb_choice h
-WHERE m.name = 'hyb_ease' AND m.active AND h.form = 'ease'
+WHERE m.name = 'hyb_ease' AND m.active AND h.ease_beta > 0
 UNION ALL
 SELECT * FROM (
 WITH b AS (SELECT DISTINCT order_id, item_id FROM train_lines),
@@ -40,7 +46,7 @@ WITH b AS (SELECT DISTINCT order_id, item_id FROM train_lines),
 SELECT c.j, c.c, h.beta * CASE h.form WHEN 'cosine' THEN c.n / sqrt(fj.n * fc.n)
                                       WHEN 'log_cosine' THEN ln(1 + c.n / sqrt(fj.n * fc.n) / 0.01)
                                       ELSE c.n::float8 / fj.n END AS g
-FROM c JOIN f fj ON fj.item_id = c.j JOIN f fc ON fc.item_id = c.c, hyb_choice h WHERE h.form <> 'ease') cooc;
+FROM c JOIN f fj ON fj.item_id = c.j JOIN f fc ON fc.item_id = c.c, hyb_choice h WHERE h.beta > 0) cooc;
 WITH basket(items) AS (VALUES (ARRAY[11, 14, 2])),
      cands AS (SELECT array_agg(i) AS items FROM generate_series(1, 60) i WHERE i NOT IN (11, 14, 2)),
      ev AS (SELECT c AS item_id, sum(g) AS e FROM evidence WHERE j IN (11, 14, 2) GROUP BY c)

@@ -11,7 +11,7 @@
  *
  *		score(c) = ln w + ln det K_c[B]  +  sum_{j in B} beta * g(j, c)
  *
- * K_c the multi-task kernel (kind_multitask.c), g one of three forms of
+ * K_c the multi-task kernel (kind_multitask.c), g one of four forms of
  * co-occurrence evidence of the pair, with cooc(j, c) the training baskets
  * holding both and f the baskets holding one:
  *
@@ -25,6 +25,11 @@
  *				accounted for, where the forms above count pairs alone.
  *				Offered up to 8,000 items (an EASE fit costs the catalog
  *				cubed), its lambda chosen on a slice of the other baskets.
+ *
+ * or, where EASE is offered, two of them: beta * g = beta * cosine +
+ * ease_beta * B[j][c] (cosine+ease), since neither kind of evidence wins
+ * everywhere: EASE's where co-occurrence is rich, the cosine where baskets
+ * are many and short (bench/hybrid/forms.md).
  *
  * g is zero where j and c never met, so the evidence lives on the
  * neighbour lists of the basket's items, stored pre-multiplied by beta in
@@ -44,13 +49,18 @@
  * plus the neighbours of its basket: mtdpp_scores_reaching), with contexts
  * of at most max_context items, as the trainer's validation.  Each form's
  * beta is the one with the best sum of MPR, P@5, P@10 and P@20 (averaged
- * with the neighbouring betas).  The form is EASE's where it is offered,
- * and otherwise the best of the three that count pairs: picking among all
- * four on the slice fits its noise (bench/hybrid/forms.md: on half a slice,
- * the form chosen on the other half loses to EASE's on every metric); the
- * evidence is then rebuilt from every training basket.  The choice, and
- * what each form reached, go into the model's hyperparams; verbose reports
- * the search.
+ * with the neighbouring betas).  Where EASE is offered, the choice is the
+ * pair (beta, ease_beta) of a coarser grid with the best sum (averaged over
+ * the neighbouring pairs): one of its betas may be zero, which is the
+ * other form alone.  The pair is one smooth choice where picking one of
+ * four forms on a slice of a thousand baskets or fewer fits its noise:
+ * that choice lost 0.2 to 0.5 points of precision to the pair's on
+ * amazon_diaper's splits.  Elsewhere the best of the three forms that
+ * count pairs is chosen.  The evidence is then rebuilt from every training
+ * basket (with the pair, each item's list is the union of its two lists,
+ * cut to max_neighbors if the cosine lists were).  The choice, and what
+ * each form reached, go into the model's hyperparams; verbose reports the
+ * search.
  */
 #include "postgres.h"
 
@@ -69,13 +79,15 @@ typedef enum HybridForm
 	FORM_LOG_COSINE,
 	FORM_CONFIDENCE,
 	FORM_EASE,
-	N_FORMS
+	N_FORMS,
+	/* a choice, not a form of its own: beta * cosine + ease_beta * ease */
+	FORM_COSINE_EASE = N_FORMS
 } HybridForm;
 
 /* the forms computed from the cosine lists: those before FORM_EASE */
 #define N_COSINE_FORMS		FORM_EASE
 
-static const char *const form_names[N_FORMS] = {"cosine", "log_cosine", "confidence", "ease"};
+static const char *const form_names[N_FORMS + 1] = {"cosine", "log_cosine", "confidence", "ease", "cosine+ease"};
 
 /* the cosine at which log_cosine is ln 2 */
 #define LOG_COSINE_SCALE	0.01
@@ -91,6 +103,15 @@ static double
 grid_beta(int g)
 {
 	return g == 0 ? 0.0 : pow(2.0, (g - 1) / 2.0 - 4.0);
+}
+
+/* the grid of the pair (cosine, ease): every other beta, 0 and 2^-3.5 to 2^10.5 */
+#define N_PAIR_BETAS		16
+
+static double
+pair_beta(int g)
+{
+	return grid_beta(2 * g);
 }
 
 /* g(j, c) of FORM, from their cosine and the baskets holding each */
@@ -120,6 +141,11 @@ typedef struct GridSums
 	int			top5[N_FORMS][N_BETAS];
 	int			top10[N_FORMS][N_BETAS];
 	int			top20[N_FORMS][N_BETAS];
+	/* beta of the cosine, beta of EASE's weights */
+	double		pair_pr[N_PAIR_BETAS][N_PAIR_BETAS];
+	int			pair_top5[N_PAIR_BETAS][N_PAIR_BETAS];
+	int			pair_top10[N_PAIR_BETAS][N_PAIR_BETAS];
+	int			pair_top20[N_PAIR_BETAS][N_PAIR_BETAS];
 } GridSums;
 
 static void
@@ -130,6 +156,16 @@ grid_metrics(const GridSums *s, int f, int g, MtdppMetrics *out)
 	out->p5 = 100.0 * s->top5[f][g] / Max(s->n, 1);
 	out->p10 = 100.0 * s->top10[f][g] / Max(s->n, 1);
 	out->p20 = 100.0 * s->top20[f][g] / Max(s->n, 1);
+}
+
+static void
+pair_metrics(const GridSums *s, int g1, int g2, MtdppMetrics *out)
+{
+	out->n = s->n;
+	out->mpr = s->pair_pr[g1][g2] / Max(s->n, 1);
+	out->p5 = 100.0 * s->pair_top5[g1][g2] / Max(s->n, 1);
+	out->p10 = 100.0 * s->pair_top10[g1][g2] / Max(s->n, 1);
+	out->p20 = 100.0 * s->pair_top20[g1][g2] / Max(s->n, 1);
 }
 
 /*
@@ -208,6 +244,29 @@ grid_basket(MtdppValidation *v, int k, const MtdppModel *dpp, const MtdppModel *
 			sums->top10[f][g] += rank <= 10.0;
 			sums->top20[f][g] += rank <= 20.0;
 		}
+	for (int g1 = 0; ease && g1 < N_PAIR_BETAS && n > 1; g1++)
+		for (int g2 = 0; g2 < N_PAIR_BETAS; g2++)
+		{
+			double		b1 = pair_beta(g1),
+						b2 = pair_beta(g2),
+						target = sh + b1 * ev[FORM_COSINE][held] + b2 * ev[FORM_EASE][held],
+						rank;
+			int			above = 0,
+						ties = 0;
+
+			for (int j = 0; j < np; j++)
+			{
+				double		s = scores[j] + b1 * ev[FORM_COSINE][cands[j]] + b2 * ev[FORM_EASE][cands[j]];
+
+				above += s > target;
+				ties += s == target;
+			}
+			rank = 1.0 + above + 0.5 * ties;
+			sums->pair_pr[g1][g2] += 100.0 * (n - rank) / (n - 1);
+			sums->pair_top5[g1][g2] += rank <= 5.0;
+			sums->pair_top10[g1][g2] += rank <= 10.0;
+			sums->pair_top20[g1][g2] += rank <= 20.0;
+		}
 	sums->n += n > 1;
 
 	for (int t = 0; t < nt; t++)
@@ -221,7 +280,7 @@ grid_basket(MtdppValidation *v, int k, const MtdppModel *dpp, const MtdppModel *
 
 /* Reports the search (verbose): the DPP alone, then each form's best. */
 static void
-report_search(const GridSums *s, const int *best_g, int form, double seconds)
+report_search(const GridSums *s, const int *best_g, const int *pair_g, int form, double seconds)
 {
 	MtdppMetrics mt;
 
@@ -242,13 +301,67 @@ report_search(const GridSums *s, const int *best_g, int form, double seconds)
 		ereport(NOTICE,
 				(errmsg("hybrid: evidence %s, best beta %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f%s",
 						form_names[f], grid_beta(best_g[f]), mt.mpr, mt.p5, mt.p10, mt.p20,
-						f == form ? " (chosen)" : "")));
+						f == form && pair_g[0] < 0 ? " (chosen)" : "")));
 		grid_metrics(s, f, N_BETAS - 1, &mt);
 		ereport(NOTICE,
 				(errmsg("hybrid: evidence %s, largest beta %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f",
 						form_names[f], grid_beta(N_BETAS - 1), mt.mpr, mt.p5, mt.p10, mt.p20)));
 	}
+	if (pair_g[0] >= 0)
+	{
+		pair_metrics(s, pair_g[0], pair_g[1], &mt);
+		ereport(NOTICE,
+				(errmsg("hybrid: evidence cosine+ease, best betas %g and %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f (chosen)",
+						pair_beta(pair_g[0]), pair_beta(pair_g[1]), mt.mpr, mt.p5, mt.p10, mt.p20)));
+	}
 	ereport(NOTICE, (errmsg("hybrid: weight search %.1f s", seconds)));
+}
+
+/*
+ * The pair of betas (cosine, EASE's weights) with the best sum of the four
+ * metrics, averaged over the neighbouring pairs of the grid; ties go to the
+ * smaller betas.  Into PAIR_G, and as the form and betas of the choice: a
+ * pair with one beta zero is the other form alone.
+ */
+static void
+choose_pair(const GridSums *sums, int *pair_g, HybridForm *form, double *beta,
+			double *ease_beta, MtdppMetrics *chosen)
+{
+	double		sum[N_PAIR_BETAS][N_PAIR_BETAS];
+	double		best = -1.0;
+
+	for (int g1 = 0; g1 < N_PAIR_BETAS; g1++)
+		for (int g2 = 0; g2 < N_PAIR_BETAS; g2++)
+		{
+			MtdppMetrics mt;
+
+			pair_metrics(sums, g1, g2, &mt);
+			sum[g1][g2] = mt.mpr + mt.p5 + mt.p10 + mt.p20;
+		}
+	for (int g1 = 0; g1 < N_PAIR_BETAS; g1++)
+		for (int g2 = 0; g2 < N_PAIR_BETAS; g2++)
+		{
+			double		smooth = 0.0;
+			int			cells = 0;
+
+			for (int h1 = Max(g1 - 1, 0); h1 <= Min(g1 + 1, N_PAIR_BETAS - 1); h1++)
+				for (int h2 = Max(g2 - 1, 0); h2 <= Min(g2 + 1, N_PAIR_BETAS - 1); h2++)
+				{
+					smooth += sum[h1][h2];
+					cells++;
+				}
+			smooth /= cells;
+			if (smooth > best)
+			{
+				best = smooth;
+				pair_g[0] = g1;
+				pair_g[1] = g2;
+			}
+		}
+	*form = pair_g[1] == 0 ? FORM_COSINE : pair_g[0] == 0 ? FORM_EASE : FORM_COSINE_EASE;
+	*beta = pair_beta(*form == FORM_EASE ? pair_g[1] : pair_g[0]);
+	*ease_beta = *form == FORM_COSINE_EASE ? pair_beta(pair_g[1]) : 0.0;
+	pair_metrics(sums, pair_g[0], pair_g[1], chosen);
 }
 
 /*
@@ -261,7 +374,7 @@ report_search(const GridSums *s, const int *best_g, int form, double seconds)
 static void
 choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 			  const MtdppParams *p, int cap, HybridForm *form, double *beta,
-			  MtdppMetrics *chosen, double *alpha, double *cosine_beta)
+			  double *ease_beta, MtdppMetrics *chosen, double *alpha, double *cosine_beta)
 {
 	MtdppBaskets *rest = mtdpp_baskets_without(data, v->is_val);
 	MtdppModel *evid = mtdpp_model_alloc(MTDPP_ITEMKNN, data->n_items, 0);
@@ -275,6 +388,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 	double	   *scores = palloc(sizeof(double) * Max(n, 1));
 	GridSums   *sums = palloc0(sizeof(GridSums));
 	int			best_g[N_FORMS];
+	int			pair_g[2] = {-1, -1};
 	double		best = -1.0;
 	instr_time	start,
 				now;
@@ -338,8 +452,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 				best_g[f] = g;
 			}
 		}
-		/* EASE's weights, where offered, over the forms that count pairs */
-		if (form_best > best || f == FORM_EASE)
+		if (form_best > best)
 		{
 			best = form_best;
 			*form = f;
@@ -347,11 +460,14 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 		}
 	}
 	*cosine_beta = grid_beta(best_g[FORM_COSINE]);
+	*ease_beta = 0.0;
 	grid_metrics(sums, *form, best_g[*form], chosen);
+	if (ease != NULL)
+		choose_pair(sums, pair_g, form, beta, ease_beta, chosen);
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, start);
 	if (p->verbose)
-		report_search(sums, best_g, *form, INSTR_TIME_GET_DOUBLE(now));
+		report_search(sums, best_g, pair_g, *form, INSTR_TIME_GET_DOUBLE(now));
 }
 
 /*
@@ -360,7 +476,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
  */
 static char *
 hybrid_json(const MtdppModel *dpp, const MtdppParams *p, HybridForm form,
-			double beta, double lambda, const MtdppMetrics *chosen)
+			double beta, double ease_beta, double lambda, const MtdppMetrics *chosen)
 {
 	const char *prefix = "{\"kind\": \"multitask\"";
 	StringInfoData s;
@@ -373,13 +489,94 @@ hybrid_json(const MtdppModel *dpp, const MtdppParams *p, HybridForm form,
 	s.len--;					/* the closing brace */
 	appendStringInfo(&s, ", \"evidence\": \"%s\", \"evidence_weight\": %.15g",
 					 form_names[form], beta);
-	if (form == FORM_EASE)
+	if (form == FORM_COSINE_EASE)
+		appendStringInfo(&s, ", \"evidence_ease_weight\": %.15g", ease_beta);
+	if (form == FORM_EASE || form == FORM_COSINE_EASE)
 		appendStringInfo(&s, ", \"evidence_lambda\": %.15g", lambda);
 	if (chosen->n > 0)
 		appendStringInfo(&s, ", \"evidence_validation\": {\"baskets\": %d, \"mpr\": %.4f, \"p5\": %.4f, \"p10\": %.4f, \"p20\": %.4f}",
 						 chosen->n, chosen->mpr, chosen->p5, chosen->p10, chosen->p20);
 	appendStringInfo(&s, "}");
 	return s.data;
+}
+
+/* weights of the union of two lists, read by cmp_by_weight */
+static int
+cmp_by_weight(const void *a, const void *b, void *arg)
+{
+	const double *w = (const double *) arg;
+	double		wa = w[*(const int32 *) a],
+				wb = w[*(const int32 *) b];
+
+	return wa > wb ? -1 : wa < wb ? 1 : (*(const int32 *) a > *(const int32 *) b) - (*(const int32 *) a < *(const int32 *) b);
+}
+
+/*
+ * M's lists (cosines) become BETA * cosine + EASE_BETA * EASE's weight, over
+ * the union of each item's two lists; with CAP > 0, each item keeps its CAP
+ * strongest, as the cosine lists alone would.
+ */
+static void
+merge_lists(MtdppModel *m, const MtdppModel *ease, double beta, double ease_beta, int cap)
+{
+	int			n = m->n_items;
+	int64		room = m->nbr_start[n] + ease->nbr_start[n],
+				kept = 0;
+	int64	   *start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
+	int32	   *index = mtdpp_alloc_huge(sizeof(int32) * Max(room, 1));
+	float4	   *weight = mtdpp_alloc_huge(sizeof(float4) * Max(room, 1));
+	double	   *w = palloc0(sizeof(double) * Max(n, 1));
+	bool	   *in = palloc0(sizeof(bool) * Max(n, 1));
+	int32	   *list = palloc(sizeof(int32) * Max(n, 1));
+
+	for (int j = 0; j < n; j++)
+	{
+		int			len = 0;
+
+		CHECK_FOR_INTERRUPTS();
+		for (int side = 0; side < 2; side++)
+		{
+			const MtdppModel *from = side == 0 ? m : ease;
+			double		scale = side == 0 ? beta : ease_beta;
+
+			for (int64 q = from->nbr_start[j]; q < from->nbr_start[j + 1]; q++)
+			{
+				int			c = from->nbr_index[q];
+
+				if (!in[c])
+				{
+					in[c] = true;
+					list[len++] = c;
+				}
+				w[c] += scale * from->nbr_weight[q];
+			}
+		}
+		if (cap > 0 && len > cap)
+			qsort_arg(list, len, sizeof(int32), cmp_by_weight, w);
+		start[j] = kept;
+		for (int t = 0; t < len; t++)
+		{
+			int			c = list[t];
+
+			if (cap <= 0 || t < cap)
+			{
+				index[kept] = c;
+				weight[kept++] = (float4) w[c];
+			}
+			in[c] = false;
+			w[c] = 0.0;
+		}
+	}
+	start[n] = kept;
+	pfree(m->nbr_start);
+	pfree(m->nbr_index);
+	pfree(m->nbr_weight);
+	pfree(w);
+	pfree(in);
+	pfree(list);
+	m->nbr_start = start;
+	m->nbr_index = index;
+	m->nbr_weight = weight;
 }
 
 static MtdppModel *
@@ -393,6 +590,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	double		beta = DEFAULT_BETA,
 				alpha = -1.0,
 				cosine_beta = DEFAULT_BETA,
+				ease_beta = 0.0,
 				lambda = 0.0;
 	bool		built = false;
 	int			cap;
@@ -414,7 +612,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 													 ALLOCSET_DEFAULT_SIZES);
 		MemoryContext caller = MemoryContextSwitchTo(search);
 
-		choose_weight(m, data, &slice, p, cap, &form, &beta, &chosen, &alpha, &cosine_beta);
+		choose_weight(m, data, &slice, p, cap, &form, &beta, &ease_beta, &chosen, &alpha, &cosine_beta);
 		MemoryContextSwitchTo(caller);
 		MemoryContextDelete(search);
 	}
@@ -425,19 +623,29 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 
 	/* the evidence of every training basket, pre-multiplied by beta */
 	m->kind = MTDPP_HYBRID;
-	if (form == FORM_EASE)
+	if (form == FORM_EASE || form == FORM_COSINE_EASE)
 	{
+		MtdppModel *ease = form == FORM_EASE ? m : mtdpp_model_alloc(MTDPP_EASE, data->n_items, 0);
+
 		/* lambda scales with the baskets: the same multiple of the mean popularity */
 		lambda = alpha * data->n_lines / Max(data->n_items, 1);
-		built = mtdpp_ease_lists(data, p, &lambda, m);
-		if (built)
+		built = mtdpp_ease_lists(data, p, &lambda, ease);
+		if (built && form == FORM_EASE)
 			for (int64 q = 0; q < m->nbr_start[m->n_items]; q++)
 				m->nbr_weight[q] = (float4) (beta * m->nbr_weight[q]);
+		else if (built)
+		{
+			int64		distinct = mtdpp_cooccurrence_lists(data, m, cap);
+
+			mtdpp_report_neighbor_cap(&dp, p, distinct, m->nbr_start[m->n_items]);
+			merge_lists(m, ease, beta, ease_beta, cap);
+		}
 		else
 		{
 			/* not positive definite on all the baskets: the best cosine */
 			form = FORM_COSINE;
 			beta = cosine_beta;
+			ease_beta = 0.0;
 		}
 	}
 	if (!built)
@@ -453,7 +661,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	}
 	if (beta == 0.0)
 		memset(m->nbr_start, 0, sizeof(int64) * (m->n_items + 1));
-	m->hyperparams = hybrid_json(m, p, form, beta, lambda, &chosen);
+	m->hyperparams = hybrid_json(m, p, form, beta, ease_beta, lambda, &chosen);
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, start);
 	m->seconds = INSTR_TIME_GET_DOUBLE(now);
