@@ -52,11 +52,11 @@
  * with the neighbouring betas).  Where EASE is offered, the choice is the
  * pair (beta, ease_beta) of a coarser grid with the best sum (averaged over
  * the neighbouring pairs): one of its betas may be zero, which is the
- * other form alone.  The pair is one smooth choice where picking one of
- * four forms on a slice of a thousand baskets or fewer fits its noise:
- * that choice lost 0.2 to 0.5 points of precision to the pair's on
- * amazon_diaper's splits.  Elsewhere the best of the three forms that
- * count pairs is chosen.  The evidence is then rebuilt from every training
+ * other form alone.  Picking one form on a slice of a thousand baskets or
+ * fewer flips between forms with its noise (on amazon_diaper's worst split
+ * it fell below item-kNN's P@10, where the pair stayed above it); the pair
+ * is never far from the better form (bench/hybrid/forms.md).  Above 8,000
+ * items the best of the three forms that count pairs is chosen.  The evidence is then rebuilt from every training
  * basket (with the pair, each item's list is the union of its two lists,
  * cut to max_neighbors if the cosine lists were).  The choice, and what
  * each form reached, go into the model's hyperparams; verbose reports the
