@@ -133,39 +133,58 @@ form_weight(HybridForm form, double cosine, int32 freq_j, int32 freq_c)
 	pg_unreachable();
 }
 
-/* What every (form, beta) of the grid reached on the slice, summed. */
+/* What one choice of weights reached on the slice, summed over its baskets. */
+typedef struct RankSums
+{
+	double		pr;				/* percentile ranks */
+	int			top5;
+	int			top10;
+	int			top20;
+} RankSums;
+
+/* Every (form, beta) of the grid, and every pair (cosine beta, EASE beta). */
 typedef struct GridSums
 {
 	int			n;				/* baskets measured */
-	double		pr[N_FORMS][N_BETAS];
-	int			top5[N_FORMS][N_BETAS];
-	int			top10[N_FORMS][N_BETAS];
-	int			top20[N_FORMS][N_BETAS];
-	/* beta of the cosine, beta of EASE's weights */
-	double		pair_pr[N_PAIR_BETAS][N_PAIR_BETAS];
-	int			pair_top5[N_PAIR_BETAS][N_PAIR_BETAS];
-	int			pair_top10[N_PAIR_BETAS][N_PAIR_BETAS];
-	int			pair_top20[N_PAIR_BETAS][N_PAIR_BETAS];
+	RankSums	grid[N_FORMS][N_BETAS];
+	RankSums	pair[N_PAIR_BETAS][N_PAIR_BETAS];
 } GridSums;
 
 static void
-grid_metrics(const GridSums *s, int f, int g, MtdppMetrics *out)
+sums_metrics(const RankSums *r, int n, MtdppMetrics *out)
 {
-	out->n = s->n;
-	out->mpr = s->pr[f][g] / Max(s->n, 1);
-	out->p5 = 100.0 * s->top5[f][g] / Max(s->n, 1);
-	out->p10 = 100.0 * s->top10[f][g] / Max(s->n, 1);
-	out->p20 = 100.0 * s->top20[f][g] / Max(s->n, 1);
+	out->n = n;
+	out->mpr = r->pr / Max(n, 1);
+	out->p5 = 100.0 * r->top5 / Max(n, 1);
+	out->p10 = 100.0 * r->top10 / Max(n, 1);
+	out->p20 = 100.0 * r->top20 / Max(n, 1);
 }
 
+/*
+ * Adds to R the rank among N items of the held-out item scoring TARGET, the
+ * other candidates scoring SCORES[j] + B1 * EV1[c] + B2 * EV2[c] (c =
+ * CANDS[j], NP of them).
+ */
 static void
-pair_metrics(const GridSums *s, int g1, int g2, MtdppMetrics *out)
+add_rank(RankSums *r, int n, double target, const double *scores, const int32 *cands,
+		 int np, const double *ev1, double b1, const double *ev2, double b2)
 {
-	out->n = s->n;
-	out->mpr = s->pair_pr[g1][g2] / Max(s->n, 1);
-	out->p5 = 100.0 * s->pair_top5[g1][g2] / Max(s->n, 1);
-	out->p10 = 100.0 * s->pair_top10[g1][g2] / Max(s->n, 1);
-	out->p20 = 100.0 * s->pair_top20[g1][g2] / Max(s->n, 1);
+	int			above = 0,
+				ties = 0;
+	double		rank;
+
+	for (int j = 0; j < np; j++)
+	{
+		double		s = scores[j] + b1 * ev1[cands[j]] + b2 * ev2[cands[j]];
+
+		above += s > target;
+		ties += s == target;
+	}
+	rank = 1.0 + above + 0.5 * ties;
+	r->pr += 100.0 * (n - rank) / (n - 1);
+	r->top5 += rank <= 5.0;
+	r->top10 += rank <= 10.0;
+	r->top20 += rank <= 20.0;
 }
 
 /*
@@ -224,48 +243,16 @@ grid_basket(MtdppValidation *v, int k, const MtdppModel *dpp, const MtdppModel *
 
 	for (int f = 0; f < (ease ? N_FORMS : N_COSINE_FORMS) && n > 1; f++)
 		for (int g = 0; g < N_BETAS; g++)
-		{
-			double		beta = grid_beta(g),
-						target = sh + beta * ev[f][held],
-						rank;
-			int			above = 0,
-						ties = 0;
-
-			for (int j = 0; j < np; j++)
-			{
-				double		s = scores[j] + beta * ev[f][cands[j]];
-
-				above += s > target;
-				ties += s == target;
-			}
-			rank = 1.0 + above + 0.5 * ties;
-			sums->pr[f][g] += 100.0 * (n - rank) / (n - 1);
-			sums->top5[f][g] += rank <= 5.0;
-			sums->top10[f][g] += rank <= 10.0;
-			sums->top20[f][g] += rank <= 20.0;
-		}
+			add_rank(&sums->grid[f][g], n, sh + grid_beta(g) * ev[f][held], scores, cands, np,
+					 ev[f], grid_beta(g), ev[f], 0.0);
 	for (int g1 = 0; ease && g1 < N_PAIR_BETAS && n > 1; g1++)
 		for (int g2 = 0; g2 < N_PAIR_BETAS; g2++)
 		{
 			double		b1 = pair_beta(g1),
-						b2 = pair_beta(g2),
-						target = sh + b1 * ev[FORM_COSINE][held] + b2 * ev[FORM_EASE][held],
-						rank;
-			int			above = 0,
-						ties = 0;
+						b2 = pair_beta(g2);
 
-			for (int j = 0; j < np; j++)
-			{
-				double		s = scores[j] + b1 * ev[FORM_COSINE][cands[j]] + b2 * ev[FORM_EASE][cands[j]];
-
-				above += s > target;
-				ties += s == target;
-			}
-			rank = 1.0 + above + 0.5 * ties;
-			sums->pair_pr[g1][g2] += 100.0 * (n - rank) / (n - 1);
-			sums->pair_top5[g1][g2] += rank <= 5.0;
-			sums->pair_top10[g1][g2] += rank <= 10.0;
-			sums->pair_top20[g1][g2] += rank <= 20.0;
+			add_rank(&sums->pair[g1][g2], n, sh + b1 * ev[FORM_COSINE][held] + b2 * ev[FORM_EASE][held],
+					 scores, cands, np, ev[FORM_COSINE], b1, ev[FORM_EASE], b2);
 		}
 	sums->n += n > 1;
 
@@ -284,7 +271,7 @@ report_search(const GridSums *s, const int *best_g, const int *pair_g, int form,
 {
 	MtdppMetrics mt;
 
-	grid_metrics(s, 0, 0, &mt);
+	sums_metrics(&s->grid[0][0], s->n, &mt);
 	ereport(NOTICE,
 			(errmsg("hybrid: %d validation baskets, whole catalog; DPP alone: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f",
 					s->n, mt.mpr, mt.p5, mt.p10, mt.p20)));
@@ -297,19 +284,19 @@ report_search(const GridSums *s, const int *best_g, const int *pair_g, int form,
 							form_names[f])));
 			continue;
 		}
-		grid_metrics(s, f, best_g[f], &mt);
+		sums_metrics(&s->grid[f][best_g[f]], s->n, &mt);
 		ereport(NOTICE,
 				(errmsg("hybrid: evidence %s, best beta %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f%s",
 						form_names[f], grid_beta(best_g[f]), mt.mpr, mt.p5, mt.p10, mt.p20,
 						f == form && pair_g[0] < 0 ? " (chosen)" : "")));
-		grid_metrics(s, f, N_BETAS - 1, &mt);
+		sums_metrics(&s->grid[f][N_BETAS - 1], s->n, &mt);
 		ereport(NOTICE,
 				(errmsg("hybrid: evidence %s, largest beta %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f",
 						form_names[f], grid_beta(N_BETAS - 1), mt.mpr, mt.p5, mt.p10, mt.p20)));
 	}
 	if (pair_g[0] >= 0)
 	{
-		pair_metrics(s, pair_g[0], pair_g[1], &mt);
+		sums_metrics(&s->pair[pair_g[0]][pair_g[1]], s->n, &mt);
 		ereport(NOTICE,
 				(errmsg("hybrid: evidence cosine+ease, best betas %g and %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f (chosen)",
 						pair_beta(pair_g[0]), pair_beta(pair_g[1]), mt.mpr, mt.p5, mt.p10, mt.p20)));
@@ -335,7 +322,7 @@ choose_pair(const GridSums *sums, int *pair_g, HybridForm *form, double *beta,
 		{
 			MtdppMetrics mt;
 
-			pair_metrics(sums, g1, g2, &mt);
+			sums_metrics(&sums->pair[g1][g2], sums->n, &mt);
 			sum[g1][g2] = mt.mpr + mt.p5 + mt.p10 + mt.p20;
 		}
 	for (int g1 = 0; g1 < N_PAIR_BETAS; g1++)
@@ -361,7 +348,7 @@ choose_pair(const GridSums *sums, int *pair_g, HybridForm *form, double *beta,
 	*form = pair_g[1] == 0 ? FORM_COSINE : pair_g[0] == 0 ? FORM_EASE : FORM_COSINE_EASE;
 	*beta = pair_beta(*form == FORM_EASE ? pair_g[1] : pair_g[0]);
 	*ease_beta = *form == FORM_COSINE_EASE ? pair_beta(pair_g[1]) : 0.0;
-	pair_metrics(sums, pair_g[0], pair_g[1], chosen);
+	sums_metrics(&sums->pair[pair_g[0]][pair_g[1]], sums->n, chosen);
 }
 
 /*
@@ -434,7 +421,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 		{
 			MtdppMetrics mt;
 
-			grid_metrics(sums, f, g, &mt);
+			sums_metrics(&sums->grid[f][g], sums->n, &mt);
 			sum[g] = mt.mpr + mt.p5 + mt.p10 + mt.p20;
 		}
 		best_g[f] = 0;
@@ -461,7 +448,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 	}
 	*cosine_beta = grid_beta(best_g[FORM_COSINE]);
 	*ease_beta = 0.0;
-	grid_metrics(sums, *form, best_g[*form], chosen);
+	sums_metrics(&sums->grid[*form][best_g[*form]], sums->n, chosen);
 	if (ease != NULL)
 		choose_pair(sums, pair_g, form, beta, ease_beta, chosen);
 	INSTR_TIME_SET_CURRENT(now);
