@@ -56,11 +56,11 @@
  * fewer flips between forms with its noise (on amazon_diaper's worst split
  * it fell below item-kNN's P@10, where the pair stayed above it); the pair
  * is never far from the better form (bench/hybrid/forms.md).  Above 8,000
- * items the best of the three forms that count pairs is chosen.  The evidence is then rebuilt from every training
- * basket (with the pair, each item's list is the union of its two lists,
- * cut to max_neighbors if the cosine lists were).  The choice, and what
- * each form reached, go into the model's hyperparams; verbose reports the
- * search.
+ * items the best of the three forms that count pairs is chosen.  The
+ * evidence is then rebuilt from every training basket (with the pair, each
+ * item's list is the union of its two lists, cut to max_neighbors if the
+ * cosine lists were).  The choice, and what each form reached, go into the
+ * model's hyperparams; verbose reports the search.
  */
 #include "postgres.h"
 
@@ -188,6 +188,51 @@ add_rank(RankSums *r, int n, double target, const double *scores, const int32 *c
 }
 
 /*
+ * The cell of the ROWS x COLS grid SUMS (row-major, over N baskets) whose sum
+ * of MPR, P@5, P@10 and P@20, averaged with the neighbouring cells, is
+ * best: a slice of a thousand baskets measures a precision within a point
+ * or two, so a lone peak is more likely noise than better weights.  Ties go
+ * to the earlier cell.  The cell into *ROW and *COL; returns its average.
+ */
+static double
+best_smoothed(const RankSums *sums, int rows, int cols, int n, int *row, int *col)
+{
+	double	   *total = palloc(sizeof(double) * rows * cols);
+	double		best = -1.0;
+
+	for (int c = 0; c < rows * cols; c++)
+	{
+		MtdppMetrics mt;
+
+		sums_metrics(&sums[c], n, &mt);
+		total[c] = mt.mpr + mt.p5 + mt.p10 + mt.p20;
+	}
+	*row = *col = 0;
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++)
+		{
+			double		smooth = 0.0;
+			int			cells = 0;
+
+			for (int h = Max(r - 1, 0); h <= Min(r + 1, rows - 1); h++)
+				for (int k = Max(c - 1, 0); k <= Min(c + 1, cols - 1); k++)
+				{
+					smooth += total[h * cols + k];
+					cells++;
+				}
+			smooth /= cells;
+			if (smooth > best)
+			{
+				best = smooth;
+				*row = r;
+				*col = c;
+			}
+		}
+	pfree(total);
+	return best;
+}
+
+/*
  * Ranks the held-out item of validation basket K under every form and beta,
  * adding to SUMS.  EV holds one dense array of evidence per form, zero
  * everywhere (and left so); ALSO, CANDS, SCORES and TOUCHED are scratch of
@@ -305,46 +350,15 @@ report_search(const GridSums *s, const int *best_g, const int *pair_g, int form,
 }
 
 /*
- * The pair of betas (cosine, EASE's weights) with the best sum of the four
- * metrics, averaged over the neighbouring pairs of the grid; ties go to the
- * smaller betas.  Into PAIR_G, and as the form and betas of the choice: a
+ * The pair of betas (cosine, EASE's weights) of the best smoothed sum of
+ * the four metrics; ties go to the smaller betas.  Into PAIR_G, and as the form and betas of the choice: a
  * pair with one beta zero is the other form alone.
  */
 static void
 choose_pair(const GridSums *sums, int *pair_g, HybridForm *form, double *beta,
 			double *ease_beta, MtdppMetrics *chosen)
 {
-	double		sum[N_PAIR_BETAS][N_PAIR_BETAS];
-	double		best = -1.0;
-
-	for (int g1 = 0; g1 < N_PAIR_BETAS; g1++)
-		for (int g2 = 0; g2 < N_PAIR_BETAS; g2++)
-		{
-			MtdppMetrics mt;
-
-			sums_metrics(&sums->pair[g1][g2], sums->n, &mt);
-			sum[g1][g2] = mt.mpr + mt.p5 + mt.p10 + mt.p20;
-		}
-	for (int g1 = 0; g1 < N_PAIR_BETAS; g1++)
-		for (int g2 = 0; g2 < N_PAIR_BETAS; g2++)
-		{
-			double		smooth = 0.0;
-			int			cells = 0;
-
-			for (int h1 = Max(g1 - 1, 0); h1 <= Min(g1 + 1, N_PAIR_BETAS - 1); h1++)
-				for (int h2 = Max(g2 - 1, 0); h2 <= Min(g2 + 1, N_PAIR_BETAS - 1); h2++)
-				{
-					smooth += sum[h1][h2];
-					cells++;
-				}
-			smooth /= cells;
-			if (smooth > best)
-			{
-				best = smooth;
-				pair_g[0] = g1;
-				pair_g[1] = g2;
-			}
-		}
+	best_smoothed(&sums->pair[0][0], N_PAIR_BETAS, N_PAIR_BETAS, sums->n, &pair_g[0], &pair_g[1]);
 	*form = pair_g[1] == 0 ? FORM_COSINE : pair_g[0] == 0 ? FORM_EASE : FORM_COSINE_EASE;
 	*beta = pair_beta(*form == FORM_EASE ? pair_g[1] : pair_g[0]);
 	*ease_beta = *form == FORM_COSINE_EASE ? pair_beta(pair_g[1]) : 0.0;
@@ -400,45 +414,18 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 					scores, touched, sums);
 	}
 
-	/*
-	 * The best sum of the four metrics, averaged with the neighbouring betas
-	 * of the grid: a slice of a thousand baskets measures a precision within
-	 * a point or two, so a lone peak is more likely noise than a better beta.
-	 * Ties go to the earlier form and the smaller beta.
-	 */
+	/* each form's best smoothed beta; ties go to the earlier form */
 	*form = FORM_COSINE;
 	*beta = 0.0;
 	for (int f = 0; f < N_FORMS; f++)
 	{
-		double		form_best = -1.0;
-		double		sum[N_BETAS];
+		double		form_best;
+		int			row;
 
 		best_g[f] = -1;
 		if (f == FORM_EASE && ease == NULL)
 			continue;
-
-		for (int g = 0; g < N_BETAS; g++)
-		{
-			MtdppMetrics mt;
-
-			sums_metrics(&sums->grid[f][g], sums->n, &mt);
-			sum[g] = mt.mpr + mt.p5 + mt.p10 + mt.p20;
-		}
-		best_g[f] = 0;
-		for (int g = 0; g < N_BETAS; g++)
-		{
-			int			lo = Max(g - 1, 0),
-						hi = Min(g + 1, N_BETAS - 1);
-			double		smooth = 0.0;
-
-			for (int h = lo; h <= hi; h++)
-				smooth += sum[h] / (hi - lo + 1);
-			if (smooth > form_best)
-			{
-				form_best = smooth;
-				best_g[f] = g;
-			}
-		}
+		form_best = best_smoothed(sums->grid[f], 1, N_BETAS, sums->n, &row, &best_g[f]);
 		if (form_best > best)
 		{
 			best = form_best;
