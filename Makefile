@@ -2,7 +2,7 @@
 # installed, through Debian's alternatives for libblas.so.3/liblapack.so.3).
 
 EXTENSION = mtdpp
-EXTVERSION = 0.3.0
+EXTVERSION = 0.4.0
 
 MODULE_big = mtdpp
 OBJS = \
@@ -37,8 +37,10 @@ OBJS = \
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.1.0.sql \
 	sql/$(EXTENSION)--0.2.0.sql \
+	sql/$(EXTENSION)--0.3.0.sql \
 	sql/$(EXTENSION)--0.1.0--0.2.0.sql \
-	sql/$(EXTENSION)--0.2.0--0.3.0.sql
+	sql/$(EXTENSION)--0.2.0--0.3.0.sql \
+	sql/$(EXTENSION)--0.3.0--0.4.0.sql
 REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid bad_input models security validate limits negligible
 REGRESS_OPTS = --load-extension=$(EXTENSION)
 TAP_TESTS = 1
