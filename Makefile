@@ -56,5 +56,5 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on the shared header; the order lines on theirs
-$(OBJS): src/mtdpp.h
+$(OBJS): src/mtdpp.h src/linalg.h
 src/aggregate.o src/lines.o: src/lines.h src/radix_sort.h

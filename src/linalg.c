@@ -30,7 +30,7 @@
 
 #include "miscadmin.h"
 
-#include "mtdpp.h"
+#include "linalg.h"
 
 #define SMALL_N 48
 
@@ -49,24 +49,13 @@ mtdpp_blas_init(void)
 }
 
 /*
- * Cholesky factorisation in place of the symmetric n x n matrix A (only its
- * lower triangle, row-major, is read): A = L L^T, L in the lower triangle.
- * Returns false if A is not numerically positive definite.
+ * The unblocked loops, row-major, on the lower triangle: the small kernels'
+ * whole work, and the diagonal blocks of the single-precision inverse below.
+ * A = L L^T in place; false if A is not numerically positive definite.
  */
-MTDPP_VECTORISED
-bool
-mtdpp_cholesky(double *A, int n)
+static inline bool
+cholesky_unblocked(double *A, int n)
 {
-	if (n > SMALL_N)
-	{
-		/* row-major lower is column-major upper */
-		lapack_int	info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, A, n);
-
-		if (info < 0)
-			elog(ERROR, "dpotrf: argument %d is invalid", (int) -info);
-		return info == 0;
-	}
-
 	for (int j = 0; j < n; j++)
 	{
 		double	   *Aj = A + (size_t) j * n;
@@ -89,6 +78,60 @@ mtdpp_cholesky(double *A, int n)
 		}
 	}
 	return true;
+}
+
+/* L^-1 in place of the lower triangular L */
+static inline void
+triangular_inverse_unblocked(double *A, int n)
+{
+	for (int j = 0; j < n; j++)
+	{
+		A[(size_t) j * n + j] = 1.0 / A[(size_t) j * n + j];
+		for (int i = j + 1; i < n; i++)
+		{
+			double		s = 0.0;
+
+			for (int k = j; k < i; k++)
+				s -= A[(size_t) i * n + k] * A[(size_t) k * n + j];
+			A[(size_t) i * n + j] = s / A[(size_t) i * n + i];
+		}
+	}
+}
+
+/* the lower triangle of X^T X in place of the lower triangular X: sum_k>=i X[k][i] X[k][j] */
+static inline void
+lower_gram_unblocked(double *A, int n)
+{
+	for (int i = 0; i < n; i++)
+		for (int j = 0; j <= i; j++)
+		{
+			double		s = 0.0;
+
+			for (int k = i; k < n; k++)
+				s += A[(size_t) k * n + i] * A[(size_t) k * n + j];
+			A[(size_t) i * n + j] = s;
+		}
+}
+
+/*
+ * Cholesky factorisation in place of the symmetric n x n matrix A (only its
+ * lower triangle, row-major, is read): A = L L^T, L in the lower triangle.
+ * Returns false if A is not numerically positive definite.
+ */
+MTDPP_VECTORISED
+bool
+mtdpp_cholesky(double *A, int n)
+{
+	if (n > SMALL_N)
+	{
+		/* row-major lower is column-major upper */
+		lapack_int	info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, A, n);
+
+		if (info < 0)
+			elog(ERROR, "dpotrf: argument %d is invalid", (int) -info);
+		return info == 0;
+	}
+	return cholesky_unblocked(A, n);
 }
 
 /* ln det A from its Cholesky factor */
@@ -119,28 +162,8 @@ mtdpp_cholesky_inverse(double *A, int n)
 	else
 	{
 		/* invert L in place (lower triangle), then A^-1 = L^-T L^-1 */
-		for (int j = 0; j < n; j++)
-		{
-			A[(size_t) j * n + j] = 1.0 / A[(size_t) j * n + j];
-			for (int i = j + 1; i < n; i++)
-			{
-				double		s = 0.0;
-
-				for (int k = j; k < i; k++)
-					s -= A[(size_t) i * n + k] * A[(size_t) k * n + j];
-				A[(size_t) i * n + j] = s / A[(size_t) i * n + i];
-			}
-		}
-		/* lower triangle of L^-T L^-1: (i >= j) sum_k>=i Linv[k][i] Linv[k][j] */
-		for (int i = 0; i < n; i++)
-			for (int j = 0; j <= i; j++)
-			{
-				double		s = 0.0;
-
-				for (int k = i; k < n; k++)
-					s += A[(size_t) k * n + i] * A[(size_t) k * n + j];
-				A[(size_t) i * n + j] = s;
-			}
+		triangular_inverse_unblocked(A, n);
+		lower_gram_unblocked(A, n);
 	}
 	/* mirror the lower triangle (row-major) into the upper one */
 	for (int i = 0; i < n; i++)
@@ -280,17 +303,73 @@ mtdpp_log_p_zero(double log_z)
  * Inverse of the symmetric positive definite n x n matrix A, in single
  * precision and column-major, read from and written to its lower triangle
  * (diagonal included) only: the strict upper triangle is left as it was, free
- * to hold another matrix.  These are LAPACK's blocked Cholesky factorisation
- * (spotrf), triangular inverse (strtri) and product L^-T L^-1 (slauum),
- * written out block column by block column, each block's work in level-3
- * BLAS, so that an inversion of minutes can be cancelled between blocks.
+ * to hold another matrix.  Block column by block column, as LAPACK's blocked
+ * Cholesky factorisation (spotrf), triangular inverse (strtri) and product
+ * L^-T L^-1 (slauum), so that an inversion of minutes can be cancelled
+ * between blocks.
+ *
+ * The n^3 work is all matrix products (sgemm), on rectangular blocks; the
+ * triangular work on each diagonal block (its factor, its inverse, its
+ * product) is done here, in double precision, by the loops of the small
+ * kernels above, and a triangular solve or product against a diagonal block
+ * is an sgemm with that block's inverse or a zero-filled copy.  No
+ * triangular routine of the BLAS is called: their kernels are the ones that
+ * crash or write out of bounds on some sizes with some kernel sets (OpenBLAS
+ * 0.3.21's SSE3 strsm kernel, which it picks on every CPU it does not know),
+ * whereas GEMM is the kernel every BLAS tunes and tests first.  Compared with
+ * the triangular routines it adds O(n^2 INV_BLOCK) flops, a few percent at
+ * 1,000 items and less above.
+ *
  * Returns false if A is not numerically positive definite.
  */
 #define INV_BLOCK 256
 #define AT(i, j) (A + (i) + (size_t) (j) * n)
 
+typedef struct SpdInverseWork
+{
+	double	   *block;			/* a diagonal block, row-major, double */
+	float	   *square;			/* a diagonal block, column-major, float */
+	float	   *panel;			/* n x INV_BLOCK floats */
+} SpdInverseWork;
+
+/* block := the lower triangle of A's jb x jb diagonal block at j (row-major) */
+static void
+block_from(const float *A, int n, int j, int jb, double *block)
+{
+	for (int c = 0; c < jb; c++)
+		for (int r = c; r < jb; r++)
+			block[(size_t) r * jb + c] = *AT(j + r, j + c);
+}
+
+/* A's diagonal block at j := the lower triangle of block */
+static void
+block_to(float *A, int n, int j, int jb, const double *block)
+{
+	for (int c = 0; c < jb; c++)
+		for (int r = c; r < jb; r++)
+			*AT(j + r, j + c) = (float) block[(size_t) r * jb + c];
+}
+
+/* square := the lower triangle of block, zeros above, column-major float */
+static void
+square_from(const double *block, int jb, float *square)
+{
+	for (int c = 0; c < jb; c++)
+		for (int r = 0; r < jb; r++)
+			square[r + (size_t) c * jb] = r >= c ? (float) block[(size_t) r * jb + c] : 0.0f;
+}
+
+/* B (rows x cols, leading dimension ld) copied into dense column-major out */
+static void
+copy_block(const float *B, int ld, int rows, int cols, float *out)
+{
+	for (int c = 0; c < cols; c++)
+		memcpy(out + (size_t) c * rows, B + (size_t) c * ld, sizeof(float) * rows);
+}
+
+/* A = L L^T in A's lower triangle, left-looking by block columns */
 static bool
-spd_factor_float(float *A, int n)
+spd_factor_float(float *A, int n, SpdInverseWork *w)
 {
 	for (int j = 0; j < n; j += INV_BLOCK)
 	{
@@ -298,81 +377,142 @@ spd_factor_float(float *A, int n)
 					rest = n - j - jb;
 
 		CHECK_FOR_INTERRUPTS();
+		block_from(A, n, j, jb, w->block);
 		if (j > 0)
-			cblas_ssyrk(CblasColMajor, CblasLower, CblasNoTrans, jb, j,
-						-1.0f, AT(j, 0), n, 1.0f, AT(j, j), n);
-		if (LAPACKE_spotrf_work(LAPACK_COL_MAJOR, 'L', jb, AT(j, j), n) != 0)
+		{
+			/* A_jj - L_j0 L_j0^T, the product in full (only its lower half is read) */
+			cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, jb, jb, j,
+						1.0f, AT(j, 0), n, AT(j, 0), n, 0.0f, w->square, jb);
+			for (int c = 0; c < jb; c++)
+				for (int r = c; r < jb; r++)
+					w->block[(size_t) r * jb + c] -= w->square[r + (size_t) c * jb];
+		}
+		if (!cholesky_unblocked(w->block, jb))
 			return false;
+		block_to(A, n, j, jb, w->block);
 		if (rest == 0)
 			continue;
+		/* the panel below: (A_pj - L_p0 L_j0^T) L_jj^-T */
 		if (j > 0)
 			cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, rest, jb, j,
 						-1.0f, AT(j + jb, 0), n, AT(j, 0), n, 1.0f, AT(j + jb, j), n);
-		cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
-					rest, jb, 1.0f, AT(j, j), n, AT(j + jb, j), n);
+		triangular_inverse_unblocked(w->block, jb);
+		square_from(w->block, jb, w->square);
+		copy_block(AT(j + jb, j), n, rest, jb, w->panel);
+		cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, rest, jb, jb,
+					1.0f, w->panel, rest, w->square, jb, 0.0f, AT(j + jb, j), n);
 	}
 	return true;
 }
 
-/* L^-1 in place of the lower Cholesky factor L (strtri, lower, by blocks) */
+/*
+ * X = L^-1 in place of the lower factor L, block columns from the last:
+ * X_pj = -X_pp L_pj X_jj, X_pp (lower, already inverted) taken by block rows.
+ */
 static void
-triangular_inverse_float(float *A, int n)
+triangular_inverse_float(float *A, int n, SpdInverseWork *w)
 {
 	for (int j = ((n - 1) / INV_BLOCK) * INV_BLOCK; j >= 0; j -= INV_BLOCK)
 	{
 		int			jb = Min(INV_BLOCK, n - j),
 					rest = n - j - jb;
-		lapack_int	info;
 
 		CHECK_FOR_INTERRUPTS();
+		block_from(A, n, j, jb, w->block);
+		triangular_inverse_unblocked(w->block, jb);
 		if (rest > 0)
 		{
-			cblas_strmm(CblasColMajor, CblasLeft, CblasLower, CblasNoTrans, CblasNonUnit,
-						rest, jb, 1.0f, AT(j + jb, j + jb), n, AT(j + jb, j), n);
-			cblas_strsm(CblasColMajor, CblasRight, CblasLower, CblasNoTrans, CblasNonUnit,
-						rest, jb, -1.0f, AT(j, j), n, AT(j + jb, j), n);
+			/* panel := L_pj X_jj */
+			square_from(w->block, jb, w->square);
+			cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, rest, jb, jb,
+						1.0f, AT(j + jb, j), n, w->square, jb, 0.0f, w->panel, rest);
+			for (int i = j + jb; i < n; i += INV_BLOCK)
+			{
+				int			ib = Min(INV_BLOCK, n - i),
+							off = i - j - jb;
+				double	   *diag = w->block + (size_t) jb * jb;
+
+				/* X_ij = -(X_i,(j+jb..i) panel_(..i) + X_ii panel_i) */
+				if (off > 0)
+					cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, ib, jb, off,
+								-1.0f, AT(i, j + jb), n, w->panel, rest, 0.0f, AT(i, j), n);
+				block_from(A, n, i, ib, diag);
+				square_from(diag, ib, w->square);
+				cblas_sgemm(CblasColMajor, CblasNoTrans, CblasNoTrans, ib, jb, ib,
+							-1.0f, w->square, ib, w->panel + off, rest,
+							off > 0 ? 1.0f : 0.0f, AT(i, j), n);
+			}
 		}
-		info = LAPACKE_strtri_work(LAPACK_COL_MAJOR, 'L', 'N', jb, AT(j, j), n);
-		if (info != 0)
-			elog(ERROR, "strtri failed with info %d on a block of %d rows", (int) info, jb);
+		block_to(A, n, j, jb, w->block);
 	}
 }
 
-/* M^T M in place of the lower triangular M (slauum, lower, by blocks) */
+/*
+ * X^T X in place of the lower triangular X, block rows from the first:
+ * row i's blocks are X_ii^T X_i,(0..i) + X_(below i),i^T X_(below i),(0..i),
+ * which reads only rows at i and below, not yet overwritten.
+ */
 static void
-lower_gram_float(float *A, int n)
+lower_gram_float(float *A, int n, SpdInverseWork *w)
 {
 	for (int i = 0; i < n; i += INV_BLOCK)
 	{
 		int			ib = Min(INV_BLOCK, n - i),
 					rest = n - i - ib;
-		lapack_int	info;
 
 		CHECK_FOR_INTERRUPTS();
+		block_from(A, n, i, ib, w->block);
 		if (i > 0)
-			cblas_strmm(CblasColMajor, CblasLeft, CblasLower, CblasTrans, CblasNonUnit,
-						ib, i, 1.0f, AT(i, i), n, AT(i, 0), n);
-		info = LAPACKE_slauum_work(LAPACK_COL_MAJOR, 'L', ib, AT(i, i), n);
-		if (info != 0)
-			elog(ERROR, "slauum failed with info %d on a block of %d rows", (int) info, ib);
-		if (rest == 0)
-			continue;
-		if (i > 0)
-			cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, ib, i, rest,
-						1.0f, AT(i + ib, i), n, AT(i + ib, 0), n, 1.0f, AT(i, 0), n);
-		cblas_ssyrk(CblasColMajor, CblasLower, CblasTrans, ib, rest,
-					1.0f, AT(i + ib, i), n, 1.0f, AT(i, i), n);
+		{
+			square_from(w->block, ib, w->square);
+			copy_block(AT(i, 0), n, ib, i, w->panel);
+			cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, ib, i, ib,
+						1.0f, w->square, ib, w->panel, ib, 0.0f, AT(i, 0), n);
+			if (rest > 0)
+				cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, ib, i, rest,
+							1.0f, AT(i + ib, i), n, AT(i + ib, 0), n, 1.0f, AT(i, 0), n);
+		}
+		lower_gram_unblocked(w->block, ib);
+		if (rest > 0)
+		{
+			cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, ib, ib, rest,
+						1.0f, AT(i + ib, i), n, AT(i + ib, i), n, 0.0f, w->square, ib);
+			for (int c = 0; c < ib; c++)
+				for (int r = c; r < ib; r++)
+					w->block[(size_t) r * ib + c] += w->square[r + (size_t) c * ib];
+		}
+		block_to(A, n, i, ib, w->block);
 	}
 }
 
 #undef AT
 
+/* the scratch mtdpp_spd_inverse_float allocates for n rows, in bytes */
+Size
+mtdpp_spd_inverse_float_memory(int n)
+{
+	return sizeof(double) * 2 * INV_BLOCK * INV_BLOCK +
+		sizeof(float) * INV_BLOCK * INV_BLOCK +
+		sizeof(float) * (Size) Max(n, 1) * INV_BLOCK;
+}
+
 bool
 mtdpp_spd_inverse_float(float *A, int n)
 {
-	if (!spd_factor_float(A, n))
-		return false;
-	triangular_inverse_float(A, n);
-	lower_gram_float(A, n);
-	return true;
+	SpdInverseWork w;
+	bool		ok;
+
+	w.block = palloc(sizeof(double) * 2 * INV_BLOCK * INV_BLOCK);
+	w.square = palloc(sizeof(float) * INV_BLOCK * INV_BLOCK);
+	w.panel = palloc(sizeof(float) * (Size) Max(n, 1) * INV_BLOCK);
+	ok = spd_factor_float(A, n, &w);
+	if (ok)
+	{
+		triangular_inverse_float(A, n, &w);
+		lower_gram_float(A, n, &w);
+	}
+	pfree(w.block);
+	pfree(w.square);
+	pfree(w.panel);
+	return ok;
 }

@@ -27,6 +27,7 @@
 #include "common/pg_prng.h"
 #include "fmgr.h"
 #include "utils/jsonb.h"
+#include "linalg.h"
 
 /* bumped whenever the serialised model or aggregate state changes shape */
 #define MTDPP_FORMAT_VERSION	1
@@ -256,21 +257,6 @@ typedef struct MtdppKindRoutine
 } MtdppKindRoutine;
 
 /*
- * The few loops that do most of the work outside BLAS (small Cholesky
- * factors and solves, kernel assembly, gradient and optimiser steps) are
- * compiled twice on x86-64: for the baseline and for AVX2 with FMA, chosen
- * at load time by the CPU (about twice as fast where AVX2 exists).
- */
-#if defined(__x86_64__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define MTDPP_VECTORISED __attribute__((target_clones("arch=x86-64-v3", "default")))
-#endif
-#endif
-#ifndef MTDPP_VECTORISED
-#define MTDPP_VECTORISED
-#endif
-
-/*
  * A cached model holds R squared in panels of MTDPP_PANEL items: a panel is
  * rank rows of MTDPP_PANEL floats, one per item (the last panel padded with
  * zeros).  The bounds of every candidate (topk.c) then run with one item a
@@ -359,24 +345,6 @@ extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *l
 /* kind_popularity.c: what the other kinds share with it */
 extern MtdppModel *mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p);
 extern void mtdpp_popularity_scores(const MtdppModel *m, double *scores);
-
-/* linalg.c: the only file that calls BLAS/LAPACK */
-extern void mtdpp_blas_init(void);
-extern bool mtdpp_cholesky(double *A, int n);
-extern double mtdpp_cholesky_logdet(const double *L, int n);
-extern void mtdpp_cholesky_inverse(double *A, int n);
-extern void mtdpp_cholesky_solve(const double *L, int n, double *B, int m);
-extern void mtdpp_gemm_nt(int m, int n, int k, const double *A, int lda,
-						  const double *B, int ldb, double *C, int ldc);
-extern void mtdpp_trsm_right_lt(int m, int n, const double *L, double *B);
-extern void mtdpp_symmetric_eigen(double *A, int n, double *W);
-extern void mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,
-						  const double *B, int ldb, double *C, int ldc);
-extern bool mtdpp_spd_inverse_float(float *A, int n);
-extern void mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
-						  const double *B, int ldb, double *C, int ldc);
-extern double mtdpp_log_p_one(double log_z);
-extern double mtdpp_log_p_zero(double log_z);
 
 /* helper.c: a second thread for computation only */
 typedef struct MtdppHelper MtdppHelper;
