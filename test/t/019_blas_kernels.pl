@@ -1,0 +1,91 @@
+# Every kind trains on a server whose OpenBLAS runs its generic SSE3 kernels
+# (OPENBLAS_CORETYPE=Prescott), as it does on any CPU it does not know, on
+# catalogs of sizes where those kernels once crashed the backend (odd sizes
+# above 256: 701 and 965 items).  Then the ease weights trained under
+# Prescott and under Haswell's kernels (where this CPU runs them) agree
+# within single precision.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use MtdppTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+$ENV{OPENBLAS_CORETYPE} = 'Prescott';
+my $node = mtdpp_node('blas_kernels');
+
+# the postmaster's environment, which every backend inherits
+like(slurp_file("/proc/$node->{_pid}/environ"), qr/(^|\0)OPENBLAS_CORETYPE=Prescott\0/,
+	'the server runs with OPENBLAS_CORETYPE=Prescott');
+
+# A catalog of N items, every one bought: each basket holds three items
+# spread over the catalog and two of its group of 16, with repeats dropped.
+sub catalog
+{
+	my ($table, $n, $baskets) = @_;
+	$node->safe_psql('postgres', qq{
+CREATE TABLE $table AS
+SELECT DISTINCT b AS order_id, item_id
+FROM generate_series(1, $baskets) b,
+     LATERAL (VALUES (b % $n + 1), ((b * 37) % $n + 1), ((b * 101 + 13) % $n + 1),
+                     (((b % $n) / 16) * 16 % $n + 1 + (b * 7) % 16 % 3),
+                     ((((b % $n) / 16) * 16 + (b * 11) % 16) % $n + 1)) v(item_id);
+});
+	is($node->safe_psql('postgres', "SELECT count(DISTINCT item_id) FROM $table"),
+		$n, "$table: every one of the $n items is bought");
+}
+
+catalog('lines_701', 701, 3000);
+catalog('lines_965', 965, 4000);
+
+my @kinds = qw(ease hybrid itemknn multitask multitask_nobias logistic lowrank popularity);
+for my $table (qw(lines_701 lines_965))
+{
+	for my $kind (@kinds)
+	{
+		my $name = "${kind}_$table";
+		my ($ok, $out, $err) = $node->psql('postgres',
+			"SELECT * FROM mtdpp_train('$name', '$table', kind => '$kind')");
+		is($ok, 0, "$kind trains on $table under Prescott") or diag($err);
+		is($node->safe_psql('postgres', qq{
+SELECT count(*) FILTER (WHERE score OPERATOR(pg_catalog.>) '-Infinity'::float8
+                         AND score OPERATOR(pg_catalog.<) 'Infinity'::float8)
+FROM mtdpp_complete(ARRAY[1, 2, 17], 10, '$name')}), 10,
+			"$kind on $table completes a basket with 10 finite scores");
+	}
+}
+ok($node->safe_psql('postgres', 'SELECT 1') eq '1', 'the server is still up');
+
+# The same ease model under Haswell's kernels, where the CPU has them.
+my $flags = (grep { /^flags/ } split /\n/, slurp_file('/proc/cpuinfo'))[0] // '';
+SKIP:
+{
+	skip 'this CPU has no AVX2: Haswell kernels cannot run', 2
+	  unless $flags =~ /\bavx2\b/ && $flags =~ /\bfma\b/;
+
+	$node->safe_psql('postgres', qq{
+SELECT * FROM mtdpp_train('ease_prescott', 'lines_965', kind => 'ease', params => '{"lambda": 20}')});
+	$node->stop;
+	$ENV{OPENBLAS_CORETYPE} = 'Haswell';
+	$node->start;
+	$node->safe_psql('postgres', qq{
+SELECT * FROM mtdpp_train('ease_haswell', 'lines_965', kind => 'ease', params => '{"lambda": 20}')});
+	my ($pairs, $common, $worst) = split /\|/, $node->safe_psql('postgres', q{
+WITH w AS (
+    SELECT m.name, i.item_id, n.c, n.w
+    FROM mtdpp.items i JOIN mtdpp.models m USING (model_id),
+         unnest(i.neighbors, i.neighbor_weights) n(c, w)
+    WHERE m.name IN ('ease_prescott', 'ease_haswell') AND m.active)
+SELECT count(*), count(h.w),
+       max(abs(p.w - h.w) / greatest(abs(h.w), 1e-3))
+FROM w p LEFT JOIN w h ON h.name = 'ease_haswell' AND h.item_id = p.item_id AND h.c = p.c
+WHERE p.name = 'ease_prescott'});
+	ok($pairs > 0 && $common >= 0.99 * $pairs,
+		"the two models keep the same neighbours ($common of $pairs)");
+	cmp_ok($worst, '<', 1e-3, "and the same weights within single precision (worst relative difference $worst)");
+}
+
+$node->stop;
+done_testing();
