@@ -113,6 +113,8 @@ ease_memory(const MtdppBaskets *d, int cap)
 	Size		n = d->n_items;
 	Size		s = mul_size(mul_size(n, n), sizeof(float));
 
+	/* the inverse's scratch */
+	s = add_size(s, mtdpp_spd_inverse_float_memory(n));
 	/* one model's lists at a time, the rows of B, per-item vectors */
 	s = add_size(s, mul_size(mul_size(n, cap), sizeof(int32) + sizeof(float4)));
 	s = add_size(s, mul_size(mul_size(n, EASE_BLOCK + 1), sizeof(float)));

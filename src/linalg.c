@@ -49,13 +49,24 @@ mtdpp_blas_init(void)
 }
 
 /*
- * The unblocked loops, row-major, on the lower triangle: the small kernels'
- * whole work, and the diagonal blocks of the single-precision inverse below.
- * A = L L^T in place; false if A is not numerically positive definite.
+ * Cholesky factorisation in place of the symmetric n x n matrix A (only its
+ * lower triangle, row-major, is read): A = L L^T, L in the lower triangle.
+ * Returns false if A is not numerically positive definite.
  */
-static inline bool
-cholesky_unblocked(double *A, int n)
+MTDPP_VECTORISED
+bool
+mtdpp_cholesky(double *A, int n)
 {
+	if (n > SMALL_N)
+	{
+		/* row-major lower is column-major upper */
+		lapack_int	info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, A, n);
+
+		if (info < 0)
+			elog(ERROR, "dpotrf: argument %d is invalid", (int) -info);
+		return info == 0;
+	}
+
 	for (int j = 0; j < n; j++)
 	{
 		double	   *Aj = A + (size_t) j * n;
@@ -78,60 +89,6 @@ cholesky_unblocked(double *A, int n)
 		}
 	}
 	return true;
-}
-
-/* L^-1 in place of the lower triangular L */
-static inline void
-triangular_inverse_unblocked(double *A, int n)
-{
-	for (int j = 0; j < n; j++)
-	{
-		A[(size_t) j * n + j] = 1.0 / A[(size_t) j * n + j];
-		for (int i = j + 1; i < n; i++)
-		{
-			double		s = 0.0;
-
-			for (int k = j; k < i; k++)
-				s -= A[(size_t) i * n + k] * A[(size_t) k * n + j];
-			A[(size_t) i * n + j] = s / A[(size_t) i * n + i];
-		}
-	}
-}
-
-/* the lower triangle of X^T X in place of the lower triangular X: sum_k>=i X[k][i] X[k][j] */
-static inline void
-lower_gram_unblocked(double *A, int n)
-{
-	for (int i = 0; i < n; i++)
-		for (int j = 0; j <= i; j++)
-		{
-			double		s = 0.0;
-
-			for (int k = i; k < n; k++)
-				s += A[(size_t) k * n + i] * A[(size_t) k * n + j];
-			A[(size_t) i * n + j] = s;
-		}
-}
-
-/*
- * Cholesky factorisation in place of the symmetric n x n matrix A (only its
- * lower triangle, row-major, is read): A = L L^T, L in the lower triangle.
- * Returns false if A is not numerically positive definite.
- */
-MTDPP_VECTORISED
-bool
-mtdpp_cholesky(double *A, int n)
-{
-	if (n > SMALL_N)
-	{
-		/* row-major lower is column-major upper */
-		lapack_int	info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, A, n);
-
-		if (info < 0)
-			elog(ERROR, "dpotrf: argument %d is invalid", (int) -info);
-		return info == 0;
-	}
-	return cholesky_unblocked(A, n);
 }
 
 /* ln det A from its Cholesky factor */
@@ -162,8 +119,28 @@ mtdpp_cholesky_inverse(double *A, int n)
 	else
 	{
 		/* invert L in place (lower triangle), then A^-1 = L^-T L^-1 */
-		triangular_inverse_unblocked(A, n);
-		lower_gram_unblocked(A, n);
+		for (int j = 0; j < n; j++)
+		{
+			A[(size_t) j * n + j] = 1.0 / A[(size_t) j * n + j];
+			for (int i = j + 1; i < n; i++)
+			{
+				double		s = 0.0;
+
+				for (int k = j; k < i; k++)
+					s -= A[(size_t) i * n + k] * A[(size_t) k * n + j];
+				A[(size_t) i * n + j] = s / A[(size_t) i * n + i];
+			}
+		}
+		/* lower triangle of L^-T L^-1: (i >= j) sum_k>=i Linv[k][i] Linv[k][j] */
+		for (int i = 0; i < n; i++)
+			for (int j = 0; j <= i; j++)
+			{
+				double		s = 0.0;
+
+				for (int k = i; k < n; k++)
+					s += A[(size_t) k * n + i] * A[(size_t) k * n + j];
+				A[(size_t) i * n + j] = s;
+			}
 	}
 	/* mirror the lower triangle (row-major) into the upper one */
 	for (int i = 0; i < n; i++)
@@ -310,24 +287,102 @@ mtdpp_log_p_zero(double log_z)
  *
  * The n^3 work is all matrix products (sgemm), on rectangular blocks; the
  * triangular work on each diagonal block (its factor, its inverse, its
- * product) is done here, in double precision, by the loops of the small
- * kernels above, and a triangular solve or product against a diagonal block
- * is an sgemm with that block's inverse or a zero-filled copy.  No
+ * product) is done here, in double precision, and a triangular solve or
+ * product against a diagonal block is an sgemm with that block's inverse or
+ * a zero-filled copy.  No
  * triangular routine of the BLAS is called: their kernels are the ones that
  * crash or write out of bounds on some sizes with some kernel sets (OpenBLAS
  * 0.3.21's SSE3 strsm kernel, which it picks on every CPU it does not know),
  * whereas GEMM is the kernel every BLAS tunes and tests first.  Compared with
- * the triangular routines it adds O(n^2 INV_BLOCK) flops, a few percent at
- * 1,000 items and less above.
+ * the triangular routines it adds about 5 n^2 INV_BLOCK flops to the n^3.
  *
  * Returns false if A is not numerically positive definite.
  */
-#define INV_BLOCK 256
+#define INV_BLOCK 128
 #define AT(i, j) (A + (i) + (size_t) (j) * n)
+
+/*
+ * The diagonal blocks' triangular work, row-major on the lower triangle of
+ * a b x b block, each inner loop a contiguous axpy that the compiler
+ * vectorises (the small kernels' loops above are dot products, kept as they
+ * are so that completions score to the last digit as before).  ROW is b
+ * doubles of scratch.
+ */
+MTDPP_VECTORISED
+static bool
+block_cholesky(double *A, int b, double *row)
+{
+	for (int j = 0; j < b; j++)
+	{
+		double		d = A[(size_t) j * b + j];
+
+		if (!(d > 0.0))			/* also catches NaN */
+			return false;
+		d = sqrt(d);
+		A[(size_t) j * b + j] = d;
+		for (int i = j + 1; i < b; i++)
+			row[i] = A[(size_t) i * b + j] /= d;
+		for (int i = j + 1; i < b; i++)
+		{
+			double	   *restrict Ai = A + (size_t) i * b;
+			double		l = row[i];
+
+			for (int k = j + 1; k <= i; k++)
+				Ai[k] -= l * row[k];
+		}
+	}
+	return true;
+}
+
+/* L^-1 in place of the lower L, row by row: X_i = -(sum_k<i L_ik X_k) / L_ii */
+MTDPP_VECTORISED
+static void
+block_triangular_inverse(double *A, int b, double *row)
+{
+	for (int i = 0; i < b; i++)
+	{
+		double	   *restrict Ai = A + (size_t) i * b;
+		double		inv = 1.0 / Ai[i];
+
+		memset(row, 0, sizeof(double) * i);
+		for (int k = 0; k < i; k++)
+		{
+			const double *restrict Xk = A + (size_t) k * b;
+			double		l = Ai[k];
+
+			for (int j = 0; j <= k; j++)
+				row[j] += l * Xk[j];
+		}
+		for (int j = 0; j < i; j++)
+			Ai[j] = -row[j] * inv;
+		Ai[i] = inv;
+	}
+}
+
+/* X^T X in place of the lower X, row by row from the first: G_i = sum_k>=i X_ki X_k */
+MTDPP_VECTORISED
+static void
+block_lower_gram(double *A, int b, double *row)
+{
+	for (int i = 0; i < b; i++)
+	{
+		memset(row, 0, sizeof(double) * (i + 1));
+		for (int k = i; k < b; k++)
+		{
+			const double *restrict Xk = A + (size_t) k * b;
+			double		x = Xk[i];
+
+			for (int j = 0; j <= i; j++)
+				row[j] += x * Xk[j];
+		}
+		memcpy(A + (size_t) i * b, row, sizeof(double) * (i + 1));
+	}
+}
 
 typedef struct SpdInverseWork
 {
-	double	   *block;			/* a diagonal block, row-major, double */
+	double	   *block;			/* two diagonal blocks, row-major, double */
+	double	   *row;			/* one row of a block */
 	float	   *square;			/* a diagonal block, column-major, float */
 	float	   *panel;			/* n x INV_BLOCK floats */
 } SpdInverseWork;
@@ -387,7 +442,7 @@ spd_factor_float(float *A, int n, SpdInverseWork *w)
 				for (int r = c; r < jb; r++)
 					w->block[(size_t) r * jb + c] -= w->square[r + (size_t) c * jb];
 		}
-		if (!cholesky_unblocked(w->block, jb))
+		if (!block_cholesky(w->block, jb, w->row))
 			return false;
 		block_to(A, n, j, jb, w->block);
 		if (rest == 0)
@@ -396,7 +451,7 @@ spd_factor_float(float *A, int n, SpdInverseWork *w)
 		if (j > 0)
 			cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, rest, jb, j,
 						-1.0f, AT(j + jb, 0), n, AT(j, 0), n, 1.0f, AT(j + jb, j), n);
-		triangular_inverse_unblocked(w->block, jb);
+		block_triangular_inverse(w->block, jb, w->row);
 		square_from(w->block, jb, w->square);
 		copy_block(AT(j + jb, j), n, rest, jb, w->panel);
 		cblas_sgemm(CblasColMajor, CblasNoTrans, CblasTrans, rest, jb, jb,
@@ -419,7 +474,7 @@ triangular_inverse_float(float *A, int n, SpdInverseWork *w)
 
 		CHECK_FOR_INTERRUPTS();
 		block_from(A, n, j, jb, w->block);
-		triangular_inverse_unblocked(w->block, jb);
+		block_triangular_inverse(w->block, jb, w->row);
 		if (rest > 0)
 		{
 			/* panel := L_pj X_jj */
@@ -472,7 +527,7 @@ lower_gram_float(float *A, int n, SpdInverseWork *w)
 				cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, ib, i, rest,
 							1.0f, AT(i + ib, i), n, AT(i + ib, 0), n, 1.0f, AT(i, 0), n);
 		}
-		lower_gram_unblocked(w->block, ib);
+		block_lower_gram(w->block, ib, w->row);
 		if (rest > 0)
 		{
 			cblas_sgemm(CblasColMajor, CblasTrans, CblasNoTrans, ib, ib, rest,
@@ -491,7 +546,7 @@ lower_gram_float(float *A, int n, SpdInverseWork *w)
 Size
 mtdpp_spd_inverse_float_memory(int n)
 {
-	return sizeof(double) * 2 * INV_BLOCK * INV_BLOCK +
+	return sizeof(double) * (2 * INV_BLOCK + 1) * INV_BLOCK +
 		sizeof(float) * INV_BLOCK * INV_BLOCK +
 		sizeof(float) * (Size) Max(n, 1) * INV_BLOCK;
 }
@@ -503,6 +558,7 @@ mtdpp_spd_inverse_float(float *A, int n)
 	bool		ok;
 
 	w.block = palloc(sizeof(double) * 2 * INV_BLOCK * INV_BLOCK);
+	w.row = palloc(sizeof(double) * INV_BLOCK);
 	w.square = palloc(sizeof(float) * INV_BLOCK * INV_BLOCK);
 	w.panel = palloc(sizeof(float) * (Size) Max(n, 1) * INV_BLOCK);
 	ok = spd_factor_float(A, n, &w);
@@ -512,6 +568,7 @@ mtdpp_spd_inverse_float(float *A, int n)
 		lower_gram_float(A, n, &w);
 	}
 	pfree(w.block);
+	pfree(w.row);
 	pfree(w.square);
 	pfree(w.panel);
 	return ok;
