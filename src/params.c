@@ -6,7 +6,8 @@
  *
  * Every key is checked against the table with its type and range, so a typo
  * is an error whose hint lists the valid keys rather than a setting silently
- * ignored.  The resolved values (defaults included) are stored with the
+ * ignored; so is a key the kind does not use (key_scopes), and a kind that
+ * chooses something on a validation slice without one.  The resolved values (defaults included) are stored with the
  * model, so a model row always says exactly how it was trained.
  */
 #include "postgres.h"
