@@ -130,5 +130,103 @@ SELECT mtdpp_save('x', '\x00'::bytea);
 \echo :LAST_ERROR_SQLSTATE
 SELECT mtdpp_save('x', NULL);
 \echo :LAST_ERROR_SQLSTATE
+-- model values with bytes after their end, a best epoch outside 0 to the
+-- epochs run, a training time that is not a finite non-negative number
+-- (header: best_epoch at bytes 41-44, seconds at 57-64, little-endian)
+CREATE TABLE bad_blob AS SELECT mtdpp_fit(order_id, item_id, NULL::int, '{"rank": 2, "epochs": 2}') AS b FROM train_lines;
+SELECT mtdpp_save('x', b || '\x00'::bytea) FROM bad_blob;
+\echo :LAST_ERROR_SQLSTATE
+SELECT mtdpp_save('x', overlay(b placing '\x00000080'::bytea from 41 for 4)) FROM bad_blob;
+\echo :LAST_ERROR_SQLSTATE
+SELECT mtdpp_save('x', overlay(b placing '\x03000000'::bytea from 41 for 4)) FROM bad_blob;
+\echo :LAST_ERROR_SQLSTATE
+SELECT mtdpp_save('x', overlay(b placing '\x000000000000f0ff'::bytea from 57 for 8)) FROM bad_blob;
+\echo :LAST_ERROR_SQLSTATE
+SELECT mtdpp_save('x', overlay(b placing '\x000000000000f0bf'::bytea from 57 for 8)) FROM bad_blob;
+\echo :LAST_ERROR_SQLSTATE
+DROP TABLE bad_blob;
+-- a diverse set holds at most 500 items; a ranking (diversity 0) any number
+SELECT count(*) FROM mtdpp_complete_set(ARRAY[1, 2], 501, 'planted');
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) FROM mtdpp_complete_set(ARRAY[1, 2], 100000, 'planted', diversity => 1);
+\echo :LAST_ERROR_SQLSTATE
+SELECT count(*) AS ranked FROM mtdpp_complete_set(ARRAY[1, 2], 100000, 'planted', diversity => 0);
+SELECT count(*) AS chosen FROM mtdpp_complete_set(ARRAY[1, 2], 500, 'planted');
+-- numbers beyond double precision: the key, its range and the number in
+-- short; seeds over the whole bigint range
+SELECT * FROM mtdpp_train('x', 'train_lines', params => '{"learning_rate": 1e400}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', params => '{"l2": -12345678901234567890123456789e300}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', params => '{"learning_rate": 1e-400}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT length(mtdpp_fit(order_id, item_id, NULL::int, '{"kind": "popularity", "seed": 9223372036854775808}')) FROM train_lines;
+\echo :LAST_ERROR_SQLSTATE
+SELECT length(mtdpp_fit(order_id, item_id, NULL::int, '{"kind": "popularity", "seed": 1.5}')) FROM train_lines;
+\echo :LAST_ERROR_SQLSTATE
+SELECT kind, items FROM mtdpp_train('seed_max', 'train_lines', kind => 'popularity', seed => 9223372036854775807);
+SELECT kind, items FROM mtdpp_train('seed_min', 'train_lines', kind => 'popularity', seed => -9223372036854775808);
+SELECT name, hyperparams->'seed' AS seed FROM mtdpp.models WHERE name LIKE 'seed\_%' ORDER BY name;
+SELECT mtdpp_drop('seed_max'), mtdpp_drop('seed_min');
+-- keys that do not apply to the kind; no validation slice for a kind that
+-- chooses on one
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'itemknn', params => '{"lambda": 10}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'popularity', params => '{"learning_rate": 0.1}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', warm_start => true);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'multitask', params => '{"max_neighbors": 10}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'hybrid', params => '{"validation_fraction": 0}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', params => '{"validation_baskets": 0}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"validation_fraction": 0}');
+\echo :LAST_ERROR_SQLSTATE
+-- (a rank given trains every epoch without a slice; ease with a lambda
+-- given needs none; the kinds without factors ignore rank and epochs)
+SELECT items, best_epoch FROM mtdpp_train('noslice', 'train_lines', rank => 2, epochs => 2, params => '{"validation_fraction": 0}');
+SELECT items FROM mtdpp_train('noslice', 'train_lines', kind => 'ease', params => '{"lambda": 10, "validation_fraction": 0}');
+SELECT items FROM mtdpp_train('noslice', 'train_lines', kind => 'popularity', rank => 8, epochs => 3);
+SELECT mtdpp_drop('noslice');
+-- item columns: a domain over an integer type is its base type; a bigint
+-- beyond integer is named
+CREATE DOMAIN item_number AS int CHECK (VALUE > 0);
+CREATE TABLE domain_lines AS SELECT order_id, item_id::item_number AS item_id FROM train_lines;
+SELECT kind, items FROM mtdpp_train('domain_items', 'domain_lines', kind => 'popularity');
+SELECT mtdpp_drop('domain_items');
+CREATE TABLE wide_lines AS SELECT order_id, item_id::bigint AS item_id, pos::bigint AS pos FROM train_lines;
+SELECT kind, items FROM mtdpp_train('wide_items', 'wide_lines', kind => 'popularity', position_col => 'pos');
+SELECT mtdpp_drop('wide_items');
+INSERT INTO wide_lines VALUES (1, 3000000000, 1);
+SELECT kind, items FROM mtdpp_train('x', 'wide_lines', kind => 'popularity');
+\echo :LAST_ERROR_SQLSTATE
+UPDATE wide_lines SET item_id = 1, pos = -2147483649 WHERE item_id = 3000000000;
+SELECT kind, items FROM mtdpp_train('x', 'wide_lines', kind => 'popularity', position_col => 'pos');
+\echo :LAST_ERROR_SQLSTATE
+DROP TABLE domain_lines, wide_lines;
+DROP DOMAIN item_number;
+-- names, keys and values of 100,000 characters are quoted in part
+SELECT * FROM mtdpp_complete(ARRAY[1, 2], 5, repeat('m', 100000));
+\echo :LAST_ERROR_SQLSTATE
+SELECT mtdpp_activate(repeat('m', 100000), 2);
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train(repeat('n', 100000), 'train_lines');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => repeat('k', 100000));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', target => repeat('t', 100000));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', item_col => repeat('c', 100000));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', params => jsonb_build_object(repeat('p', 100000), 1));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', params => jsonb_build_object('optimizer', repeat('o', 100000)));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', params => jsonb_build_object('l2', ('1' || repeat('0', 100000))::numeric));
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_evaluate('planted', 'test_baskets', basket_col => repeat('b', 100000));
+\echo :LAST_ERROR_SQLSTATE
 -- nothing half-written was left behind
 SELECT count(*) AS models_named_x FROM mtdpp.models WHERE name = 'x';

@@ -58,7 +58,7 @@ SELECT bool_and(item_id NOT IN (3, 4, 5, 6, 7)) AS none_excluded, count(*) AS n
 FROM mtdpp_complete_set(ARRAY[1, 2], 10, 'planted', 0.8, excluded => ARRAY[3, 4, 5, 6, 7]);
 SELECT count(*) AS n FROM mtdpp_complete_set(ARRAY[1, 2], 10, 'planted', 0.8, allowed => '{}');
 -- k beyond the catalog: every other item; an empty basket: by popularity
-SELECT count(*) AS n, count(DISTINCT item_id) AS distinct_items FROM mtdpp_complete_set(ARRAY[1, 2], 1000, 'planted', 0.5);
+SELECT count(*) AS n, count(DISTINCT item_id) AS distinct_items FROM mtdpp_complete_set(ARRAY[1, 2], 500, 'planted', 0.5);
 SELECT count(*) AS n FROM mtdpp_complete_set('{}', 5, 'planted', 0.5);
 -- kinds without item factors rank, and refuse diversity
 SELECT count(*) AS knn FROM mtdpp_train('div_knn', 'train_lines', kind => 'itemknn');

@@ -289,6 +289,14 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 						mtdpp_kind_name(m->kind)),
 				 errdetail("Diverse completion measures the similarity of two items by their factors."),
 				 errhint("Use a model of kind multitask, multitask_nobias, logistic, lowrank or hybrid, or diversity => 0.")));
+	/* greedy MAP costs O(M k (k + rank)) for M = max(10k, 100) candidates */
+	if (diversity > 0.0 && k > MTDPP_SET_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("k is %d, a diverse set holds at most %d items", k, MTDPP_SET_MAX_K),
+				 errdetail("Choosing k items among the best max(10k, 100) takes time growing with the cube of k."),
+				 errhint("Ask for at most %d items, or for diversity => 0 (the ranking of mtdpp_complete), which takes any k.",
+						 MTDPP_SET_MAX_K)));
 	in_ctx = completion_candidates(fcinfo, m, 4, 5, &ctx, &b, &allowed, &n_allowed);
 
 	k = Min(k, m->n_items);

@@ -49,7 +49,8 @@ check_column(Oid relid, const char *col, const char *what)
 	if (get_attnum(relid, col) == InvalidAttrNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" (%s) does not exist in %s", col, what, get_rel_name(relid)),
+				 errmsg("column \"%s\" (%s) does not exist in %s", mtdpp_shown(col), what,
+						get_rel_name(relid)),
 				 errhint("The test source needs a basket (int[]) and a held-out item (int) column; name them with basket_col and held_out_col.")));
 }
 

@@ -66,7 +66,7 @@ mtdpp_kind_from_name(const char *name)
 						 kinds[k]->name);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("unknown model kind \"%s\"", name),
+			 errmsg("unknown model kind \"%s\"", mtdpp_shown(name)),
 			 errhint("Valid kinds are %s.", valid.data)));
 	pg_unreachable();
 }

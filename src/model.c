@@ -388,6 +388,14 @@ mtdpp_model_deserialize(bytea *blob)
 						(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 						 errmsg("mtdpp model neighbour lists are corrupt")));
 	}
+	if (pos != end)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model value has %zu bytes after its end", (Size) (end - pos)),
+				 errdetail("Its header describes %d items at rank %d, which take %zu bytes of its %zu.",
+						   h.n_items, h.rank, (Size) (pos - (const char *) VARDATA_ANY(blob)),
+						   (Size) VARSIZE_ANY_EXHDR(blob)),
+				 errhint("Pass the value returned by the mtdpp_fit aggregate unchanged.")));
 	for (int i = 1; i < m->n_items; i++)
 		if (m->item_ids[i] <= m->item_ids[i - 1])
 			ereport(ERROR,

@@ -36,6 +36,10 @@
 #define MTDPP_MAX_RANK			1024
 /* model names: at most this many bytes */
 #define MTDPP_NAME_MAX			200
+/* a user's text (a name, a key, a value) quoted in an error: at most this many bytes */
+#define MTDPP_SHOWN_MAX			64
+/* items of a diverse set (mtdpp_complete_set with diversity above 0) */
+#define MTDPP_SET_MAX_K			500
 /* contexts beyond this many items keep their last (or a random) 100 */
 #define MTDPP_MAX_CONTEXT		100
 /* range of the hyperparameter w (and of exp(log_w) in a stored model) */
@@ -425,6 +429,7 @@ extern MtdppModel *mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *
 
 /* store.c */
 extern void mtdpp_check_name(const char *what, text *name);
+extern const char *mtdpp_shown(const char *s);
 extern text *mtdpp_text_arg(FunctionCallInfo fcinfo, int arg, const char *what);
 extern void mtdpp_unknown_model(const char *name);
 extern char *mtdpp_qualified_relation(Oid relid);

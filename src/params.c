@@ -6,7 +6,8 @@
  *
  * Every key is checked against the table with its type and range, so a typo
  * is an error whose hint lists the valid keys rather than a setting silently
- * ignored.  The resolved values (defaults included) are stored with the
+ * ignored; so is a key the kind does not use (key_scopes), and a kind that
+ * chooses something on a validation slice without one.  The resolved values (defaults included) are stored with the
  * model, so a model row always says exactly how it was trained.
  */
 #include "postgres.h"
@@ -69,7 +70,8 @@ static const ParamKey param_keys[] = {
 	{"target", PARAM_CHOICE, F(target), MTDPP_TARGET_RANDOM, 0, 0, target_names,
 		"'random' or 'last'", true,
 	"which item of a training basket is a target: any, or the last added (needs positions)"},
-	{"seed", PARAM_INT64, F(seed), 0, -9.0e15, 9.0e15, NULL, "an integer", true,
+	{"seed", PARAM_INT64, F(seed), 0, (double) PG_INT64_MIN, (double) PG_INT64_MAX, NULL,
+		"an integer from -9223372036854775808 to 9223372036854775807", true,
 	"random seed"},
 	{"verbose", PARAM_BOOL, F(verbose), 0, 0, 0, NULL, "true or false", false,
 	"one NOTICE per epoch"},
@@ -137,6 +139,43 @@ static const ParamKey param_keys[] = {
 
 StaticAssertDecl(lengthof(param_keys) <= 64, "MtdppParams.given has a bit per key");
 
+/*
+ * The kinds a key applies to.  Most keys steer the stochastic gradient of
+ * the kinds with factors (SCOPE_FACTORS); the exceptions are listed here.  A
+ * key given for a kind it does not apply to is an error rather than a
+ * setting silently stored and ignored, but for rank and epochs, named
+ * arguments of mtdpp_train that a loop over kinds may pass to every kind:
+ * the kinds without factors ignore them, as they always have.
+ */
+typedef enum KeyScope
+{
+	SCOPE_FACTORS,				/* the kinds with factors (trained by train.c) */
+	SCOPE_ALL,					/* every kind */
+	SCOPE_VALIDATION,			/* the kinds that choose on a validation slice */
+	SCOPE_EASE,					/* ease */
+	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
+} KeyScope;
+
+static const struct
+{
+	const char *name;
+	KeyScope	scope;
+	bool		ignored;		/* accepted (and ignored) by the other kinds */
+}			key_scopes[] = {
+	{"kind", SCOPE_ALL, false},
+	{"target", SCOPE_ALL, false},
+	{"seed", SCOPE_ALL, false},
+	{"verbose", SCOPE_ALL, false},
+	{"rank", SCOPE_FACTORS, true},
+	{"epochs", SCOPE_FACTORS, true},
+	{"validation_fraction", SCOPE_VALIDATION, false},
+	{"validation_baskets", SCOPE_VALIDATION, false},
+	{"validation_candidates", SCOPE_VALIDATION, false},
+	{"max_context", SCOPE_VALIDATION, false},
+	{"lambda", SCOPE_EASE, false},
+	{"max_neighbors", SCOPE_NEIGHBORS, false},
+};
+
 static const ParamKey *
 find_key(const char *name)
 {
@@ -154,6 +193,50 @@ valid_keys(void)
 	initStringInfo(&s);
 	for (int k = 0; k < lengthof(param_keys); k++)
 		appendStringInfo(&s, "%s%s", k > 0 ? ", " : "", param_keys[k].name);
+	return s.data;
+}
+
+/* Whether KEY applies to KIND; *IGNORED: whether KIND accepts it anyway. */
+static bool
+key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
+{
+	const MtdppKindRoutine *routine = mtdpp_kind(kind);
+	KeyScope	scope = SCOPE_FACTORS;
+
+	*ignored = false;
+	for (int k = 0; k < lengthof(key_scopes); k++)
+		if (strcmp(key_scopes[k].name, key->name) == 0)
+		{
+			scope = key_scopes[k].scope;
+			*ignored = key_scopes[k].ignored;
+		}
+	switch (scope)
+	{
+		case SCOPE_ALL:
+			return true;
+		case SCOPE_FACTORS:
+			return routine->factors;
+		case SCOPE_VALIDATION:
+			return routine->factors || kind == MTDPP_EASE;
+		case SCOPE_EASE:
+			return kind == MTDPP_EASE;
+		case SCOPE_NEIGHBORS:
+			return routine->neighbors;
+	}
+	pg_unreachable();
+}
+
+/* The keys that apply to KIND, for a hint. */
+static char *
+keys_of_kind(MtdppKind kind)
+{
+	StringInfoData s;
+	bool		ignored;
+
+	initStringInfo(&s);
+	for (int k = 0; k < lengthof(param_keys); k++)
+		if (key_applies(&param_keys[k], kind, &ignored))
+			appendStringInfo(&s, "%s%s", s.len > 0 ? ", " : "", param_keys[k].name);
 	return s.data;
 }
 
@@ -233,7 +316,7 @@ target_from_name(const char *name)
 	if (t < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("unknown target \"%s\"", name),
+				 errmsg("unknown target \"%s\"", mtdpp_shown(name)),
 				 errhint("Use target => 'random' (any item of a basket is held out) or 'last' (the last added, with a position column).")));
 	return (MtdppTarget) t;
 }
@@ -258,13 +341,61 @@ bad_value_expecting(const ParamKey *key, const char *value, const char *expect)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-			 errmsg("hyperparameter \"%s\" is %s, expected %s", key->name, value, expect)));
+			 errmsg("hyperparameter \"%s\" is %s, expected %s", key->name, value, expect),
+			 errhint("SELECT * FROM mtdpp_hyperparameters() lists every key with its valid values; null gives the default.")));
 }
 
 static void
 bad_value(const ParamKey *key, const char *value)
 {
 	bad_value_expecting(key, value, key->expect);
+}
+
+/*
+ * A number of jsonb as an error shows it: as written when short, else in
+ * scientific notation (1e+400, not 401 digits).
+ */
+static char *
+numeric_shown(Numeric num)
+{
+	char	   *s = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
+	char	   *e,
+			   *z;
+
+	if (strlen(s) <= 24)
+		return s;
+	s = numeric_out_sci(num, 6);
+	/* the mantissa's trailing zeros, and its point if nothing follows it */
+	e = strchr(s, 'e');
+	if (e == NULL || strchr(s, '.') == NULL)
+		return s;
+	z = e;
+	while (z[-1] == '0')
+		z--;
+	if (z[-1] == '.')
+		z--;
+	memmove(z, e, strlen(e) + 1);
+	return s;
+}
+
+/* The integer V given for KEY (PARAM_INT64), checked against the whole of int64. */
+static int64
+checked_int64(const ParamKey *key, JsonbValue *v)
+{
+	Datum		num;
+
+	if (v->type != jbvNumeric)
+		bad_value(key, "not a number");
+	num = NumericGetDatum(v->val.numeric);
+	if (!DatumGetBool(DirectFunctionCall2(numeric_eq, num,
+										  DirectFunctionCall2(numeric_trunc, num, Int32GetDatum(0)))))
+		bad_value(key, psprintf("%s, not a whole number", numeric_shown(v->val.numeric)));
+	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
+										  NumericGetDatum(int64_to_numeric(PG_INT64_MIN)))) < 0 ||
+		DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
+										  NumericGetDatum(int64_to_numeric(PG_INT64_MAX)))) > 0)
+		bad_value(key, numeric_shown(v->val.numeric));
+	return DatumGetInt64(DirectFunctionCall1(numeric_int8, num));
 }
 
 /* The value V given for KEY, checked, as set_field takes it. */
@@ -291,21 +422,18 @@ checked_value(const ParamKey *key, JsonbValue *v)
 				return target_from_name(s);
 			c = choice_index(key->choices, s);
 			if (c < 0)
-				bad_value(key, psprintf("\"%s\"", s));
+				bad_value(key, psprintf("\"%s\"", mtdpp_shown(s)));
 			return c;
 		default:
 			break;
 	}
 	if (v->type != jbvNumeric)
 		bad_value(key, "not a number");
-	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8, NumericGetDatum(v->val.numeric)));
+	/* beyond double precision: infinite (so out of range) or 0, not an error of its own */
+	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
+										   NumericGetDatum(v->val.numeric)));
 	if (!(d >= key->lo && d <= key->hi))
-	{
-		char		buf[64];
-
-		snprintf(buf, sizeof(buf), "%g", d);
-		bad_value(key, buf);
-	}
+		bad_value(key, numeric_shown(v->val.numeric));
 	if (key->type == PARAM_INT && d != floor(d))
 		bad_value(key, "not a whole number");
 	return d;
@@ -339,7 +467,7 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 			if (key == NULL)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-						 errmsg("unknown hyperparameter \"%s\"", name),
+						 errmsg("unknown hyperparameter \"%s\"", mtdpp_shown(name)),
 						 errhint("Valid keys are %s.", valid_keys())));
 			continue;
 		}
@@ -359,11 +487,72 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 			field[v.val.string.len] = '\0';
 			continue;
 		}
+		if (key->type == PARAM_INT64)
+		{
+			*(int64 *) ((char *) p + key->offset) = checked_int64(key, &v);
+			continue;
+		}
 		set_field(p, key, checked_value(key, &v));
 	}
 	/* the baselines have no factors, whatever rank was asked */
 	if (!mtdpp_kind(p->kind)->factors)
 		p->rank = 0;
+}
+
+/*
+ * What a fit of P chooses on its validation slice, or NULL: the kind
+ * hybrid its evidence weights, the multi-task kinds their rank and L2 when
+ * neither is given (and no warm start keeps its model's), ease its lambda
+ * when it is not given.  *INSTEAD: how to train without a slice, if at all.
+ */
+static const char *
+chosen_on_validation(const MtdppParams *p, const char **instead)
+{
+	*instead = "";
+	if (p->kind == MTDPP_HYBRID)
+		return "weighs its co-occurrence evidence on the validation baskets";
+	*instead = ", or give rank => ... to train without a validation slice";
+	if (mtdpp_kind(p->kind)->factors && p->rank == MTDPP_RANK_CHOSEN && p->warm_start[0] == '\0')
+		return "chooses its rank and l2 on the validation baskets when neither is given";
+	*instead = ", or give \"lambda\" to train without a validation slice";
+	if (p->kind == MTDPP_EASE && p->lambda < 0.0)
+		return "chooses its lambda on the validation baskets when it is not given";
+	return NULL;
+}
+
+/*
+ * Every key given applies to the kind, and a kind that chooses something on
+ * a validation slice keeps one.
+ */
+static void
+check_scopes(const MtdppParams *p)
+{
+	const char *kind = mtdpp_kind_name(p->kind);
+	const char *chooses,
+			   *instead,
+			   *none;
+
+	for (int k = 0; k < lengthof(param_keys); k++)
+	{
+		bool		ignored;
+
+		if ((p->given & (UINT64CONST(1) << k)) &&
+			!key_applies(&param_keys[k], p->kind, &ignored) && !ignored)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("hyperparameter \"%s\" does not apply to kind %s", param_keys[k].name, kind),
+					 errhint("Leave it out. The keys of kind %s are %s.", kind, keys_of_kind(p->kind))));
+	}
+	chooses = chosen_on_validation(p, &instead);
+	none = p->validation_fraction == 0.0 ? "validation_fraction" :
+		p->validation_baskets == 0 ? "validation_baskets" : NULL;
+	if (chooses != NULL && none != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("%s 0 leaves kind %s no validation slice", none, kind),
+				 errdetail("Kind %s %s.", kind, chooses),
+				 errhint("Leave %s out (by default a tenth of the training baskets, at most 1000)%s.",
+						 none, instead)));
 }
 
 /* Defaults of the kind JSON names (multitask if none), then its keys. */
@@ -380,6 +569,7 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 		mtdpp_params_parse(p, json);
 	}
 	mtdpp_capacity_resolve(p);
+	check_scopes(p);
 
 	/*
 	 * A single-kernel DPP trained on swapped baskets has one score per

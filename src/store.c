@@ -18,6 +18,7 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
+#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -41,11 +42,27 @@ mtdpp_check_name(const char *what, text *name)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("%s must not be empty", what),
 				 errhint("Name models with a short identifier such as 'shop'.")));
-	if (VARSIZE_ANY_EXHDR(name) > 200)
+	if (VARSIZE_ANY_EXHDR(name) > MTDPP_NAME_MAX)
 		ereport(ERROR,
 				(errcode(ERRCODE_NAME_TOO_LONG),
-				 errmsg("%s is %d bytes long, at most 200 are allowed",
-						what, (int) VARSIZE_ANY_EXHDR(name))));
+				 errmsg("%s is %d bytes long, at most %d are allowed",
+						what, (int) VARSIZE_ANY_EXHDR(name), MTDPP_NAME_MAX),
+				 errhint("Name models with a short identifier such as 'shop'.")));
+}
+
+/*
+ * S as an error quotes it: its first MTDPP_SHOWN_MAX bytes (cut between
+ * characters) and "..." when it is longer, so that a name or a value of
+ * 100,000 characters does not fill the message and the log.
+ */
+const char *
+mtdpp_shown(const char *s)
+{
+	int			len = strlen(s);
+
+	if (len <= MTDPP_SHOWN_MAX)
+		return s;
+	return psprintf("%.*s...", pg_mbcliplen(s, len, MTDPP_SHOWN_MAX), s);
 }
 
 text *
@@ -86,7 +103,7 @@ mtdpp_unknown_model(const char *name)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
-			 errmsg("model \"%s\" does not exist", name),
+			 errmsg("model \"%s\" does not exist", mtdpp_shown(name)),
 			 errhint("SELECT name FROM mtdpp_models lists the models; mtdpp_train creates one.")));
 }
 
@@ -292,9 +309,10 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 			mtdpp_unknown_model(text_to_cstring(name));
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" has no version %d", text_to_cstring(name), PG_GETARG_INT32(1)),
+				 errmsg("model \"%s\" has no version %d", mtdpp_shown(text_to_cstring(name)),
+						PG_GETARG_INT32(1)),
 				 errhint("SELECT version FROM mtdpp_models WHERE name = '%s' lists its versions.",
-						 text_to_cstring(name))));
+						 mtdpp_shown(text_to_cstring(name)))));
 	}
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
 	/* two statements: the one-active-per-name index is checked row by row */
@@ -338,7 +356,8 @@ mtdpp_drop(PG_FUNCTION_ARGS)
 			mtdpp_unknown_model(text_to_cstring(name));
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_OBJECT),
-				 errmsg("model \"%s\" has no version %d", text_to_cstring(name), PG_GETARG_INT32(1))));
+				 errmsg("model \"%s\" has no version %d", mtdpp_shown(text_to_cstring(name)),
+						PG_GETARG_INT32(1))));
 	}
 	PG_RETURN_INT32((int32) n);
 }

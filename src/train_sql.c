@@ -26,38 +26,79 @@
 
 PG_FUNCTION_INFO_V1(mtdpp_train);
 
-/* Expression reading column COL of RELID, cast for the aggregate. */
+/*
+ * Expression reading column COL of RELID, cast for the aggregate.  A domain
+ * over an integer type is read as its base type.  *WIDE: whether the
+ * column is a bigint that the cast to integer may not hold.
+ */
 static char *
-column_expression(Oid relid, const char *col, const char *what, bool order_id)
+column_expression(Oid relid, const char *col, const char *what, bool order_id, bool *wide)
 {
 	AttrNumber	att = get_attnum(relid, col);
 	Oid			type;
 	const char *q = quote_identifier(col);
 
+	*wide = false;
 	if (att == InvalidAttrNumber)
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" (%s) does not exist in %s", col, what,
+				 errmsg("column \"%s\" (%s) does not exist in %s", mtdpp_shown(col), what,
 						get_rel_name(relid)),
 				 errhint("Name the column with %s => '...'.", what)));
-	type = get_atttype(relid, att);
+	type = getBaseType(get_atttype(relid, att));
 	switch (type)
 	{
 		case INT2OID:
 		case INT4OID:
 			return psprintf(order_id ? "%s::bigint" : "%s::integer", q);
 		case INT8OID:
-			return psprintf(order_id ? "%s" : "%s::integer", q);
+			*wide = !order_id;
+			return psprintf(order_id ? "%s::bigint" : "%s::integer", q);
 		default:
 			if (order_id)		/* any other order id: its hash identifies it */
 				return psprintf("pg_catalog.hashtextextended(%s::pg_catalog.text, 0::pg_catalog.int8)", q);
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" (%s) has type %s, expected an integer type",
-							col, what, format_type_be(type)),
+							mtdpp_shown(col), what, format_type_be(get_atttype(relid, att))),
 					 errhint("Item ids and positions are integers; map them with a view if needed.")));
 	}
 	pg_unreachable();
+}
+
+/*
+ * A bigint column COL of RELID read as integer (item ids, positions): its
+ * first value beyond integer, if any, is an error naming it, rather than the
+ * cast's bare "integer out of range" in the middle of the fit.  Runs inside
+ * the caller's SPI connection; costs a scan of the column, for bigint
+ * columns only.
+ */
+static void
+check_integer_column(Oid relid, const char *col, const char *what)
+{
+	const char *q = quote_identifier(col);
+	char	   *sql;
+	bool		isnull;
+	int64		value;
+
+	sql = psprintf("SELECT %s::pg_catalog.int8 FROM %s WHERE %s::pg_catalog.int8 OPERATOR(pg_catalog.<) '-2147483648'::pg_catalog.int8 "
+				   "OR %s::pg_catalog.int8 OPERATOR(pg_catalog.>) '2147483647'::pg_catalog.int8 LIMIT 1",
+				   q, mtdpp_qualified_relation(relid), q, q);
+	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not run %s", sql);
+	if (SPI_processed == 0)
+		return;
+	value = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("column \"%s\" (%s) of %s holds " INT64_FORMAT ", beyond the integer range",
+					mtdpp_shown(col), what, get_rel_name(relid), value),
+			 errdetail("Item ids and positions must fit in integer (int4), from -2147483648 to 2147483647."),
+			 strcmp(what, "item_col") == 0 ?
+			 errhint("Map the ids to integers with a view, for example with dense_rank() OVER (ORDER BY %s).",
+					 mtdpp_shown(q)) :
+			 errhint("Number the items of each basket with a view, for example with row_number() OVER (PARTITION BY the order id ORDER BY %s).",
+					 mtdpp_shown(q))));
 }
 
 static void
@@ -149,18 +190,27 @@ run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson)
 	bytea	   *blob;
 	bool		isnull;
 
-	pos_expr = PG_ARGISNULL(4) ? "NULL::integer" :
-		column_expression(relid, text_to_cstring(PG_GETARG_TEXT_PP(4)), "position_col", false);
+	char	   *pos_col = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	bool		wide_pos = false,
+				wide_item,
+				wide_order;
+
+	pos_expr = pos_col == NULL ? "NULL::integer" :
+		column_expression(relid, pos_col, "position_col", false, &wide_pos);
 	nsp = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
 	initStringInfo(&query);
 	appendStringInfo(&query, "SELECT %s.mtdpp_fit(%s, %s, %s, $1) FROM %s",
 					 quote_identifier(nsp),
-					 column_expression(relid, order_col, "order_col", true),
-					 column_expression(relid, item_col, "item_col", false),
+					 column_expression(relid, order_col, "order_col", true, &wide_order),
+					 column_expression(relid, item_col, "item_col", false, &wide_item),
 					 pos_expr, mtdpp_qualified_relation(relid));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
+	if (wide_item)
+		check_integer_column(relid, item_col, "item_col");
+	if (wide_pos)
+		check_integer_column(relid, pos_col, "position_col");
 	if (SPI_execute_with_args(query.data, 1, (Oid[]) {JSONBOID}, (Datum[]) {pjson}, NULL,
 							  true, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not run %s", query.data);

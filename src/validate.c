@@ -153,6 +153,20 @@ validate_header(const MtdppModel *m, Origin o)
 				 errdetail("Item and basket counts are not negative; the rank lies from 0 to %d.",
 						   MTDPP_MAX_RANK),
 				 errhint("%s", o.hint)));
+	/* the record of its training: epoch 0 is a warm start's starting point */
+	if (m->best_epoch < 0 || m->best_epoch > m->epochs_run || m->n_examples < 0)
+		ereport(ERROR,
+				(errcode(o.sqlstate),
+				 errmsg("the model's best epoch is %d of %d, with " INT64_FORMAT " examples",
+						m->best_epoch, m->epochs_run, m->n_examples),
+				 errdetail("The best epoch lies from 0 to the epochs run; examples are not negative."),
+				 errhint("%s", o.hint)));
+	if (!(isfinite(m->seconds) && m->seconds >= 0.0))
+		ereport(ERROR,
+				(errcode(o.sqlstate),
+				 errmsg("the model's training took %g seconds", m->seconds),
+				 errdetail("Training takes a finite, non-negative time."),
+				 errhint("%s", o.hint)));
 }
 
 static void

@@ -476,7 +476,7 @@ sub server_up
 }
 
 my ($baseline) = $node->safe_psql('postgres', $checksum_sql);
-my (@crashes, @internal, @changed, @not_up, @bad_answers, @slow);
+my (@crashes, @internal, @changed, @not_up, @bad_answers, @slow, @long_messages);
 my %states;
 my %kinds;
 my $succeeded = 0;
@@ -527,6 +527,10 @@ for my $n (1 .. $n_calls)
 	{
 		push @internal, "$short\n  -- $res->{err}";
 	}
+	# an error quotes names and values in part: no message of 100,000 characters
+	my ($message) = $res->{err} =~ /^(?:ERROR|FATAL):\s+(.*)$/m;
+	push @long_messages, "$short\n  -- " . substr($message, 0, 300) . '...'
+	  if defined $message && length($message) > 1000;
 	$succeeded++ if $res->{ret} == 0;
 
 	if ($res->{ret} == 0 && $kind eq 'complete')
@@ -589,6 +593,8 @@ is(scalar(@changed), 0, 'the model tables are unchanged after every call (metric
   or diag("tables changed by:\n" . join("\n\n", @changed));
 is(scalar(@bad_answers), 0, 'every completion that succeeds is well formed')
   or diag("bad completions:\n" . join("\n\n", @bad_answers));
+is(scalar(@long_messages), 0, 'no error message runs over 1000 characters')
+  or diag("long messages:\n" . join("\n\n", @long_messages));
 diag("slow calls:\n" . join("\n", @slow)) if @slow;
 unlike(slurp_file($node->logfile), qr/terminated by signal|PANIC|TRAP:/, 'no backend crashed (server log)');
 
@@ -666,6 +672,30 @@ WHERE item_id = 1 AND model_id = (SELECT model_id FROM mtdpp.models WHERE name =
 	clean(qq{SELECT mtdpp_save('knn_corrupt', overlay(b placing '\\xf6ffffffffffffff'::bytea from $nbr_start for 8)) FROM blobs WHERE kind = 'itemknn'},
 		'mtdpp_save of itemknn neighbour lists starting at -10 fails cleanly');
 	run_sql(q{SELECT mtdpp_drop('knn_corrupt')});
+}
+# Bad input that once got a poor answer: a raw error, a message quoting
+# hundreds of characters, a setting accepted and ignored, a long run.
+{
+	my %fixed = (
+		q{SELECT count(*) FROM mtdpp_complete_set('{1,2}', 100000, 'm')} => '54000',
+		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"learning_rate": 1e400}')) FROM train_lines} => '22023',
+		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"kind": "itemknn", "lambda": 1}')) FROM train_lines} => '22023',
+		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"kind": "hybrid", "validation_fraction": 0}')) FROM train_lines} => '22023',
+		q{SELECT name FROM mtdpp_train('fixed', 'odd_lines', item_col => 'item_big', kind => 'popularity')} => '22003',
+		q{SELECT mtdpp_save('fixed', b || '\x00'::bytea) FROM blobs WHERE kind = 'popularity'} => '22P03',
+		q{SELECT * FROM mtdpp_complete('{1}', 5, repeat('x', 100000))} => '42704',
+	);
+	for my $sql (sort keys %fixed)
+	{
+		my $res = clean($sql, "fails cleanly: $sql");
+		is($res->{state} // 'ok', $fixed{$sql}, "SQLSTATE $fixed{$sql}: $sql");
+		my ($message) = $res->{err} =~ /^ERROR:\s+(.*)$/m;
+		cmp_ok(length($message // ''), '<', 300, "a short message: $sql");
+	}
+	my $res = clean(q{SELECT name FROM mtdpp_train('fixed', 'orders', kind => 'popularity', seed => 9223372036854775807)},
+		'a seed of 2^63 - 1 trains');
+	is($res->{state} // 'ok', 'ok', 'a seed of 2^63 - 1 is accepted');
+	run_sql(q{SELECT mtdpp_drop('fixed')});
 }
 ok(server_up(), 'the server is up at the end');
 
