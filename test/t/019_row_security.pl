@@ -49,7 +49,7 @@ GRANT USAGE ON SCHEMA mtdpp TO alice, bob, app;
 GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.models, mtdpp.items TO alice, bob;
 GRANT USAGE ON SEQUENCE mtdpp.models_model_id_seq TO alice, bob;
 GRANT SELECT ON mtdpp.models, mtdpp.items TO app;
-GRANT SELECT ON mtdpp_models TO viewer;
+GRANT SELECT ON mtdpp_models TO alice, bob, viewer;
 });
 	$super->($recipe);
 	my $as = sub {
@@ -82,7 +82,7 @@ GRANT SELECT ON mtdpp_models TO viewer;
 		"UPDATE mtdpp.models SET active = false WHERE model_id = $a_id",
 		"DELETE FROM mtdpp.models WHERE model_id = $a_id")
 	{
-		my ($verb) = $change =~ /^(\w+ \w+ mtdpp\.\w+)/;
+		my $verb = join ' ', $change =~ /^(\w+)\s+(?:FROM\s+)?(mtdpp\.\w+)/;
 		like($as->('bob', $change), qr/^$/, "$label: bob's $verb changes no row of alice's");
 	}
 	like($as->('bob', "INSERT INTO mtdpp.items (model_id, item_id, popularity, bias, factors) "
