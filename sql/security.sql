@@ -144,8 +144,12 @@ SELECT * FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
 SET regress.hide = 'off';
 SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
 -- mtdpp_models shows what the role's policies show (security_invoker)
-SELECT name FROM mtdpp_models;
 RESET ROLE;
+GRANT SELECT ON mtdpp_models TO regress_mtdpp_app;
+SET ROLE regress_mtdpp_app;
+SELECT name, version FROM mtdpp_models;
+RESET ROLE;
+REVOKE SELECT ON mtdpp_models FROM regress_mtdpp_app;
 RESET regress.model;
 RESET regress.hide;
 DROP POLICY regress_by_setting ON mtdpp.models;

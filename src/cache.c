@@ -265,12 +265,12 @@ load_neighbors(MtdppModel *m)
 }
 
 /*
- * Reads model MODEL_ID from the tables into memory context CONTEXT;
+ * Reads model MODEL_ID, named NAME, from the tables into memory context CONTEXT;
  * ROW_SECURITY if row-level security filters what the caller reads.
  */
 static MtdppModel *
-load_model(MemoryContext context, int model_id, const char *kind, int rank, int n_items,
-		   int n_baskets, double log_w, bool row_security)
+load_model(MemoryContext context, int model_id, const char *name, const char *kind, int rank,
+		   int n_items, int n_baskets, double log_w, bool row_security)
 {
 	MtdppModel *m;
 	MemoryContext old;
@@ -288,8 +288,8 @@ load_model(MemoryContext context, int model_id, const char *kind, int rank, int 
 	if (row_security && n < (uint64) n_items)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("row-level security hides " UINT64_FORMAT " of the %d items of model %d from role \"%s\"",
-						(uint64) n_items - n, n_items, model_id, GetUserNameFromId(GetUserId(), false)),
+				 errmsg("row-level security hides " UINT64_FORMAT " of the %d items of model \"%s\" from role \"%s\"",
+						(uint64) n_items - n, n_items, name, GetUserNameFromId(GetUserId(), false)),
 				 errhint("A model answers only a role that may read all of its rows: "
 						 "the policies on mtdpp.items must show every item of the models those on mtdpp.models show.")));
 	if (n != (uint64) n_items)
@@ -360,11 +360,11 @@ find_active_model(const char *name)
 	int			ret;
 
 	if (name == NULL)
-		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin FROM mtdpp.models "
+		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin, name FROM mtdpp.models "
 						  "WHERE active ORDER BY activated_at DESC NULLS LAST, model_id DESC LIMIT 1",
 						  true, 1);
 	else
-		ret = SPI_execute_with_args("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin "
+		ret = SPI_execute_with_args("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin, name "
 									"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND active",
 									1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
 									NULL, true, 1);
@@ -442,7 +442,8 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 	bool		isnull;
 	HeapTuple	tup;
 	TupleDesc	td;
-	char	   *kind;
+	char	   *kind,
+			   *model_name;
 	int			rank,
 				n_items,
 				n_baskets;
@@ -477,6 +478,7 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 	td = SPI_tuptable->tupdesc;
 	c->model_id = first_int(1);
 	kind = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
+	model_name = TextDatumGetCString(SPI_getbinval(tup, td, 8, &isnull));
 	rank = first_int(3);
 	n_items = first_int(4);
 	n_baskets = first_int(5);
@@ -491,7 +493,7 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 		if (claim != NULL)
 			own = AllocSetContextCreate(context, "mtdpp model read to share",
 										ALLOCSET_DEFAULT_SIZES);
-		c->model = load_model(own, c->model_id, kind, rank, n_items, n_baskets, log_w,
+		c->model = load_model(own, c->model_id, model_name, kind, rank, n_items, n_baskets, log_w,
 							  OidIsValid(row_security_user));
 	}
 	c->xmin = xmin;
