@@ -182,7 +182,7 @@ CREATE POLICY some_items ON mtdpp.items AS RESTRICTIVE FOR SELECT TO app
 	# some item rows hidden by a policy on mtdpp.items
 	$a->("SET app.hide_odd = 'on'");
 	like($a->(completes('m_set')),
-		qr/ERROR.*42501.*row-level security hides \d+ of the \d+ items of model \d+ from role "app"/s,
+		qr/ERROR.*42501.*row-level security hides \d+ of the \d+ items of model "m_set" from role "app"/s,
 		"$label: items: a model some of whose items a policy hides does not answer");
 	$a->("SET app.hide_odd = 'off'");
 	is($a->(completes('m_set')), $want{m_set}, "$label: items: all shown again, it answers again");
