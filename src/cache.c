@@ -44,6 +44,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -659,21 +660,30 @@ mark_seen(CachedModel *c)
  * entry C was read from: the same row of mtdpp.models answering for its
  * name, and every item row it holds (their number and the sum of their
  * ids; since C was read no row of the model tables changed, or C would not
- * be current, so only the rows a policy shows can differ).  Two small
- * queries, run under row security only.
+ * be current, so only the rows a policy shows can differ).  A query on
+ * each table that row security filters for the current role (MODELS_RLS,
+ * ITEMS_RLS): the other shows all of its rows.
  */
 static bool
-rls_still_visible(const CachedModel *c)
+rls_still_visible(const CachedModel *c, bool models_rls, bool items_rls)
 {
 	bool		visible;
 	bool		isnull;
+	int			nest = NewGUCNestLevel();
 
+	/*
+	 * The planner's cost for a policy evaluated on many item rows can pass
+	 * jit_above_cost, and compiling then takes longer than the scan.
+	 */
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	visible = find_active_model(c->name) && first_int(1) == c->model_id &&
-		DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
-											7, &isnull)) == c->xmin;
-	if (visible)
+	visible = !models_rls ||
+		(find_active_model(c->name) && first_int(1) == c->model_id &&
+		 DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											 7, &isnull)) == c->xmin);
+	if (visible && items_rls)
 	{
 		if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.sum(item_id) FROM mtdpp.items "
 								  "WHERE model_id OPERATOR(pg_catalog.=) $1",
@@ -687,6 +697,7 @@ rls_still_visible(const CachedModel *c)
 												  2, &isnull)) == c->item_sum;
 	}
 	SPI_finish();
+	AtEOXact_GUC(true, nest);
 	return visible;
 }
 
@@ -733,6 +744,8 @@ mtdpp_lookup_model(const char *name, int *model_id)
 	Oid			nsp,
 				items;
 	Oid			row_security_user = InvalidOid;
+	bool		models_rls,
+				items_rls;
 	bool		shareable;
 	CachedModel *c,
 			  **link;
@@ -740,8 +753,9 @@ mtdpp_lookup_model(const char *name, int *model_id)
 	AcceptInvalidationMessages();
 	model_tables(&nsp, &models_relid, &items);
 	check_model_privileges(nsp, models_relid, items);
-	if (check_enable_rls(models_relid, InvalidOid, true) == RLS_ENABLED ||
-		check_enable_rls(items, InvalidOid, true) == RLS_ENABLED)
+	models_rls = check_enable_rls(models_relid, InvalidOid, true) == RLS_ENABLED;
+	items_rls = check_enable_rls(items, InvalidOid, true) == RLS_ENABLED;
+	if (models_rls || items_rls)
 		row_security_user = GetUserId();
 
 	/*
@@ -773,7 +787,7 @@ mtdpp_lookup_model(const char *name, int *model_id)
 		{
 			if (!OidIsValid(row_security_user) || seen_in_statement(c))
 				return entry_pin(c, model_id);
-			if (rls_still_visible(c))
+			if (rls_still_visible(c, models_rls, items_rls))
 			{
 				mark_seen(c);
 				return entry_pin(c, model_id);
