@@ -76,7 +76,7 @@ typedef struct CachedModel
 	TransactionId xmin;			/* of the model's row of mtdpp.models */
 	int64		item_sum;		/* the sum of its item ids */
 	LocalTransactionId seen_lxid;	/* row security: seen in this */
-	MemoryContext seen_context; /* statement (see statement_marked) */
+	MemoryContext seen_context; /* statement (see statement_context) */
 	uint64		seen_serial;
 	int			pins;
 	bool		listed;			/* in the list, to be found by lookups */
