@@ -228,7 +228,9 @@ CREATE FUNCTION mtdpp_prune(name text, keep integer DEFAULT 3) RETURNS integer
 COMMENT ON FUNCTION mtdpp_prune(text, integer) IS
     'drops the versions of model NAME but its KEEP newest and its active one; returns the number of versions dropped';
 
-CREATE VIEW mtdpp_models AS
+-- security_invoker: the caller's privileges and row-level security apply
+-- to the tables below, as if the caller queried them
+CREATE VIEW mtdpp_models WITH (security_invoker = true) AS
 SELECT m.name, m.version, m.kind, m.active,
        m.activated_at IS NOT NULL AND m.active
            AND m.activated_at OPERATOR(pg_catalog.=)

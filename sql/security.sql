@@ -119,6 +119,42 @@ SELECT * FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
 SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec_fit');
 RESET ROLE;
 DROP POLICY regress_not_sec ON mtdpp.models;
+-- a policy that reads a setting decides every statement, cached model or not
+CREATE POLICY regress_by_setting ON mtdpp.models TO regress_mtdpp_app
+    USING (name OPERATOR(pg_catalog.=) pg_catalog.current_setting('regress.model', true));
+SET ROLE regress_mtdpp_app;
+SET regress.model = 'sec';
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
+SET regress.model = 'sec_fit';
+SELECT * FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5);
+SET regress.model = 'sec';
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
+-- a policy on mtdpp.items hiding some items of a model the role sees
+RESET ROLE;
+ALTER TABLE mtdpp.items ENABLE ROW LEVEL SECURITY;
+CREATE POLICY regress_items ON mtdpp.items TO regress_mtdpp_app
+    USING (pg_catalog.current_setting('regress.hide', true) IS DISTINCT FROM 'on'
+           OR item_id OPERATOR(pg_catalog.%) 2 OPERATOR(pg_catalog.=) 0);
+SET ROLE regress_mtdpp_app;
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
+SET regress.hide = 'on';
+SELECT * FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
+SET regress.hide = 'off';
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
+-- mtdpp_models shows what the role's policies show (security_invoker)
+RESET ROLE;
+GRANT SELECT ON mtdpp_models TO regress_mtdpp_app;
+SET ROLE regress_mtdpp_app;
+SELECT name, version FROM mtdpp_models;
+RESET ROLE;
+REVOKE SELECT ON mtdpp_models FROM regress_mtdpp_app;
+RESET regress.model;
+RESET regress.hide;
+DROP POLICY regress_by_setting ON mtdpp.models;
+DROP POLICY regress_items ON mtdpp.items;
+ALTER TABLE mtdpp.items DISABLE ROW LEVEL SECURITY;
 ALTER TABLE mtdpp.models DISABLE ROW LEVEL SECURITY;
 REVOKE ALL ON mtdpp.models, mtdpp.items FROM regress_mtdpp_app;
 REVOKE ALL ON SCHEMA mtdpp FROM regress_mtdpp_app;
@@ -139,6 +175,18 @@ SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec_analyst2');
 SELECT trained_by FROM mtdpp.models WHERE name = 'sec_analyst2' ORDER BY version;
 SELECT mtdpp_drop('sec_analyst2');
 RESET ROLE;
+-- a name held by models that the role's policies hide is not available
+ALTER TABLE mtdpp.models ENABLE ROW LEVEL SECURITY;
+CREATE POLICY regress_own ON mtdpp.models USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
+SET ROLE regress_mtdpp_analyst;
+SELECT version FROM mtdpp_train('sec', 'train_lines', kind => 'popularity');
+SELECT mtdpp_save('sec', mtdpp_fit(order_id, item_id, NULL::integer, '{"kind": "popularity"}')) FROM train_lines;
+SELECT version FROM mtdpp_train('sec_mine', 'train_lines', kind => 'popularity');
+SELECT mtdpp_rename('sec_mine', 'sec');
+SELECT mtdpp_drop('sec_mine');
+RESET ROLE;
+DROP POLICY regress_own ON mtdpp.models;
+ALTER TABLE mtdpp.models DISABLE ROW LEVEL SECURITY;
 REVOKE ALL ON mtdpp.models, mtdpp.items, mtdpp.models_model_id_seq, lines, train_lines, test_baskets
     FROM regress_mtdpp_analyst;
 REVOKE ALL ON SCHEMA mtdpp FROM regress_mtdpp_analyst;

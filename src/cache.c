@@ -19,12 +19,20 @@
  * server's one shared copy of the rows it was read from (shared.c), unless
  * row-level security applies: the entries, their invalidation, pins and
  * privilege checks stay this backend's.
+ *
+ * Row-level security needs more than the invalidations: a policy may read a
+ * setting, a table of grants or role memberships, none of which touches the
+ * model tables.  An entry read under row security therefore answers a
+ * statement only after a query run now, under the caller's policies, still
+ * sees its model's row and every item row it holds (rls_still_visible);
+ * roles that row security does not filter pay nothing for it.
  */
 #include "postgres.h"
 
 #include <math.h>
 
 #include "access/htup_details.h"
+#include "access/parallel.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
@@ -36,6 +44,7 @@
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/inval.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
@@ -64,6 +73,11 @@ typedef struct CachedModel
 	LocalTransactionId lxid;	/* if valid: only for this transaction, */
 	TimestampTz statement;		/* and if not 0, this statement */
 	Oid			row_security_user;	/* read under row security as this role */
+	TransactionId xmin;			/* of the model's row of mtdpp.models */
+	int64		item_sum;		/* the sum of its item ids */
+	LocalTransactionId seen_lxid;	/* row security: seen in this */
+	MemoryContext seen_context; /* statement (see statement_context) */
+	uint64		seen_serial;
 	int			pins;
 	bool		listed;			/* in the list, to be found by lookups */
 } CachedModel;
@@ -251,10 +265,13 @@ load_neighbors(MtdppModel *m)
 	m->nbr_start[m->n_items] = total;
 }
 
-/* Reads model MODEL_ID from the tables into memory context CONTEXT. */
+/*
+ * Reads model MODEL_ID, named NAME, from the tables into memory context CONTEXT;
+ * ROW_SECURITY if row-level security filters what the caller reads.
+ */
 static MtdppModel *
-load_model(MemoryContext context, int model_id, const char *kind, int rank, int n_items,
-		   int n_baskets, double log_w)
+load_model(MemoryContext context, int model_id, const char *name, const char *kind, int rank,
+		   int n_items, int n_baskets, double log_w, bool row_security)
 {
 	MtdppModel *m;
 	MemoryContext old;
@@ -268,6 +285,14 @@ load_model(MemoryContext context, int model_id, const char *kind, int rank, int 
 							  NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read the items of model %d", model_id);
 	n = SPI_processed;
+	/* a policy on mtdpp.items that hides some items of a model it shows */
+	if (row_security && n < (uint64) n_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("row-level security hides " UINT64_FORMAT " of the %d items of model \"%s\" from role \"%s\"",
+						(uint64) n_items - n, n_items, name, GetUserNameFromId(GetUserId(), false)),
+				 errhint("A model answers only a role that may read all of its rows: "
+						 "the policies on mtdpp.items must show every item of the models those on mtdpp.models show.")));
 	if (n != (uint64) n_items)
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -336,11 +361,11 @@ find_active_model(const char *name)
 	int			ret;
 
 	if (name == NULL)
-		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin FROM mtdpp.models "
+		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin, name FROM mtdpp.models "
 						  "WHERE active ORDER BY activated_at DESC NULLS LAST, model_id DESC LIMIT 1",
 						  true, 1);
 	else
-		ret = SPI_execute_with_args("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin "
+		ret = SPI_execute_with_args("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin, name "
 									"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND active",
 									1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
 									NULL, true, 1);
@@ -418,7 +443,8 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 	bool		isnull;
 	HeapTuple	tup;
 	TupleDesc	td;
-	char	   *kind;
+	char	   *kind,
+			   *model_name;
 	int			rank,
 				n_items,
 				n_baskets;
@@ -453,6 +479,7 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 	td = SPI_tuptable->tupdesc;
 	c->model_id = first_int(1);
 	kind = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
+	model_name = TextDatumGetCString(SPI_getbinval(tup, td, 8, &isnull));
 	rank = first_int(3);
 	n_items = first_int(4);
 	n_baskets = first_int(5);
@@ -467,8 +494,12 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 		if (claim != NULL)
 			own = AllocSetContextCreate(context, "mtdpp model read to share",
 										ALLOCSET_DEFAULT_SIZES);
-		c->model = load_model(own, c->model_id, kind, rank, n_items, n_baskets, log_w);
+		c->model = load_model(own, c->model_id, model_name, kind, rank, n_items, n_baskets, log_w,
+							  OidIsValid(row_security_user));
 	}
+	c->xmin = xmin;
+	for (int i = 0; i < c->model->n_items; i++)
+		c->item_sum += c->model->item_ids[i];
 
 	/*
 	 * The snapshot it was read with may be older than the latest commits (a
@@ -547,6 +578,130 @@ entry_pin(CachedModel *c, int *model_id)
 }
 
 /*
+ * Statements, as row-level security needs to tell them apart.  A top-level
+ * statement runs in a portal of its own, even one of several sent in one
+ * query string (which share a statement timestamp and a transaction), and
+ * the portal's memory context goes when the statement ends; a parallel
+ * worker lives for one query.  So an entry seen in the context that
+ * statement_context names is seen for the statement until a context marked
+ * here is reset or deleted, which moves statement_serial on (and
+ * invalidates every entry seen before: a nested portal that ends makes the
+ * next lookup query again, which is never wrong).  Without such a context,
+ * every lookup queries.
+ */
+typedef struct StatementMark
+{
+	MemoryContextCallback callback;
+	MemoryContext context;
+	struct StatementMark *next;
+} StatementMark;
+
+static StatementMark *statement_marks = NULL;
+static uint64 statement_serial = 1;
+
+static void
+statement_ended(void *arg)
+{
+	StatementMark *mark = (StatementMark *) arg;
+
+	for (StatementMark **link = &statement_marks; *link != NULL; link = &(*link)->next)
+		if (*link == mark)
+		{
+			*link = mark->next;
+			break;
+		}
+	statement_serial++;
+}
+
+static MemoryContext
+statement_context(void)
+{
+	return IsParallelWorker() ? TopTransactionContext : PortalContext;
+}
+
+/* Whether row security let C answer in this statement already. */
+static bool
+seen_in_statement(const CachedModel *c)
+{
+	return c->seen_context != NULL && c->seen_context == statement_context() &&
+		c->seen_serial == statement_serial && c->seen_lxid == MyProc->lxid;
+}
+
+/* C's rows were visible to the current role in this statement. */
+static void
+mark_seen(CachedModel *c)
+{
+	MemoryContext context = statement_context();
+	StatementMark *mark;
+
+	c->seen_context = NULL;
+	if (context == NULL)
+		return;
+	for (mark = statement_marks; mark != NULL; mark = mark->next)
+		if (mark->context == context)
+			break;
+	if (mark == NULL)
+	{
+		mark = MemoryContextAllocZero(context, sizeof(StatementMark));
+		mark->context = context;
+		mark->callback.func = statement_ended;
+		mark->callback.arg = mark;
+		MemoryContextRegisterResetCallback(context, &mark->callback);
+		mark->next = statement_marks;
+		statement_marks = mark;
+	}
+	c->seen_context = context;
+	c->seen_serial = statement_serial;
+	c->seen_lxid = MyProc->lxid;
+}
+
+/*
+ * Whether a SELECT run now, under the current role's policies, sees what
+ * entry C was read from: the same row of mtdpp.models answering for its
+ * name, and every item row it holds (their number and the sum of their
+ * ids; since C was read no row of the model tables changed, or C would not
+ * be current, so only the rows a policy shows can differ).  A query on
+ * each table that row security filters for the current role (MODELS_RLS,
+ * ITEMS_RLS): the other shows all of its rows.
+ */
+static bool
+rls_still_visible(const CachedModel *c, bool models_rls, bool items_rls)
+{
+	bool		visible;
+	bool		isnull;
+	int			nest = NewGUCNestLevel();
+
+	/*
+	 * The planner's cost for a policy evaluated on many item rows can pass
+	 * jit_above_cost, and compiling then takes longer than the scan.
+	 */
+	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
+							 GUC_ACTION_SAVE, true, 0, false);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	visible = !models_rls ||
+		(find_active_model(c->name) && first_int(1) == c->model_id &&
+		 DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											 7, &isnull)) == c->xmin);
+	if (visible && items_rls)
+	{
+		if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.sum(item_id) FROM mtdpp.items "
+								  "WHERE model_id OPERATOR(pg_catalog.=) $1",
+								  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(c->model_id)},
+								  NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "could not read the items of model %d", c->model_id);
+		visible = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+											  1, &isnull)) == c->model->n_items;
+		if (visible && c->model->n_items > 0)
+			visible = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,
+												  2, &isnull)) == c->item_sum;
+	}
+	SPI_finish();
+	AtEOXact_GUC(true, nest);
+	return visible;
+}
+
+/*
  * The current role may read the model tables, as a SELECT on them would
  * check: USAGE on schema mtdpp, SELECT on both tables (or on all their
  * columns).  A few syscache lookups, done on every call, cached model or not.
@@ -580,7 +735,8 @@ check_model_privileges(Oid nsp, Oid models, Oid items)
  * (so a change committed elsewhere shows from this statement on, even
  * inside a transaction block), then checks the current role's privileges.
  * Under row-level security on the model tables an entry answers only the
- * role that read it.
+ * role that read it, and only in a statement whose policies still show it
+ * all of the entry's rows (checked once per statement).
  */
 MtdppModel *
 mtdpp_lookup_model(const char *name, int *model_id)
@@ -588,6 +744,8 @@ mtdpp_lookup_model(const char *name, int *model_id)
 	Oid			nsp,
 				items;
 	Oid			row_security_user = InvalidOid;
+	bool		models_rls,
+				items_rls;
 	bool		shareable;
 	CachedModel *c,
 			  **link;
@@ -595,8 +753,9 @@ mtdpp_lookup_model(const char *name, int *model_id)
 	AcceptInvalidationMessages();
 	model_tables(&nsp, &models_relid, &items);
 	check_model_privileges(nsp, models_relid, items);
-	if (check_enable_rls(models_relid, InvalidOid, true) == RLS_ENABLED ||
-		check_enable_rls(items, InvalidOid, true) == RLS_ENABLED)
+	models_rls = check_enable_rls(models_relid, InvalidOid, true) == RLS_ENABLED;
+	items_rls = check_enable_rls(items, InvalidOid, true) == RLS_ENABLED;
+	if (models_rls || items_rls)
 		row_security_user = GetUserId();
 
 	/*
@@ -625,7 +784,21 @@ mtdpp_lookup_model(const char *name, int *model_id)
 		if (((name == NULL && c->name == NULL) ||
 			 (name != NULL && c->name != NULL && strcmp(name, c->name) == 0)) &&
 			c->row_security_user == row_security_user)
-			return entry_pin(c, model_id);
+		{
+			if (!OidIsValid(row_security_user) || seen_in_statement(c))
+				return entry_pin(c, model_id);
+			if (rls_still_visible(c, models_rls, items_rls))
+			{
+				mark_seen(c);
+				return entry_pin(c, model_id);
+			}
+			/* the policies show other rows now: read what they show */
+			*link = c->next;
+			c->listed = false;
+			if (c->pins == 0)
+				MemoryContextDelete(c->context);
+			break;
+		}
 		link = &c->next;
 	}
 
@@ -634,6 +807,8 @@ mtdpp_lookup_model(const char *name, int *model_id)
 	c->listed = true;
 	c->next = cache_head;
 	cache_head = c;
+	if (OidIsValid(row_security_user))
+		mark_seen(c);
 	return entry_pin(c, model_id);
 }
 

@@ -15,6 +15,7 @@
 #include "postgres.h"
 
 #include "access/htup_details.h"
+#include "access/xact.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -25,6 +26,7 @@
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
+#include "utils/resowner.h"
 
 #include "mtdpp.h"
 
@@ -105,6 +107,55 @@ mtdpp_unknown_model(const char *name)
 			(errcode(ERRCODE_UNDEFINED_OBJECT),
 			 errmsg("model \"%s\" does not exist", mtdpp_shown(name)),
 			 errhint("SELECT name FROM mtdpp_models lists the models; mtdpp_train creates one.")));
+}
+
+/*
+ * Runs QUERY, a write to mtdpp.models that gives rows name NAME, through SPI
+ * (connected) and returns SPI's result code.  Under row-level security,
+ * rows the caller cannot see may hold NAME already, and the unique indexes
+ * of mtdpp.models then refuse it: that is reported as the name not being
+ * available, saying nothing about those rows (a raw unique violation would
+ * name the index and the key).  The query runs in a subtransaction so that
+ * its failure can be caught.
+ */
+static int
+write_name(const char *name, const char *query, int nargs, Oid *types, Datum *values,
+		   const char *nulls, long tcount)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	ResourceOwner owner = CurrentResourceOwner;
+	int			ret = 0;
+
+	BeginInternalSubTransaction(NULL);
+	MemoryContextSwitchTo(caller);
+	PG_TRY();
+	{
+		ret = SPI_execute_with_args(query, nargs, types, values, nulls, false, tcount);
+		ReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+	}
+	PG_CATCH();
+	{
+		ErrorData  *edata;
+
+		MemoryContextSwitchTo(caller);
+		edata = CopyErrorData();
+		FlushErrorState();
+		RollbackAndReleaseCurrentSubTransaction();
+		MemoryContextSwitchTo(caller);
+		CurrentResourceOwner = owner;
+		if (edata->sqlerrcode == ERRCODE_UNIQUE_VIOLATION && edata->constraint_name != NULL &&
+			(strcmp(edata->constraint_name, "models_name_version_key") == 0 ||
+			 strcmp(edata->constraint_name, "models_one_active_per_name") == 0))
+			ereport(ERROR,
+					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+					 errmsg("model name \"%s\" is not available", name),
+					 errhint("Another role may use this name; choose another one.")));
+		ReThrowError(edata);
+	}
+	PG_END_TRY();
+	return ret;
 }
 
 /* RELID's name, schema-qualified and quoted, for the SQL the extension builds. */
@@ -190,14 +241,14 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		nulls[11] = nulls[12] = 'n';	/* nothing was fitted by SGD */
 	if (source == NULL)
 		nulls[14] = 'n';
-	if (SPI_execute_with_args("INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
-							  "  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
-							  "  final_loss, best_epoch, train_seconds, source, activated_at) "
-							  "SELECT $1, coalesce(pg_catalog.max(version), 0) OPERATOR(pg_catalog.+) 1, "
-							  "  $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
-							  "  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END "
-							  "FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 RETURNING model_id",
-							  15, types, values, nulls, false, 1) != SPI_OK_INSERT_RETURNING ||
+	if (write_name(name, "INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
+				   "  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
+				   "  final_loss, best_epoch, train_seconds, source, activated_at) "
+				   "SELECT $1, coalesce(pg_catalog.max(version), 0) OPERATOR(pg_catalog.+) 1, "
+				   "  $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
+				   "  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END "
+				   "FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 RETURNING model_id",
+				   15, types, values, nulls, 1) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "could not insert model \"%s\"", name);
 	model_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -322,11 +373,10 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 							  2, (Oid[]) {TEXTOID, INT4OID},
 							  (Datum[]) {PointerGetDatum(name), Int32GetDatum(id)},
 							  NULL, false, 0) != SPI_OK_UPDATE ||
-		SPI_execute_with_args("UPDATE mtdpp.models "
-							  "SET active = true, activated_at = pg_catalog.clock_timestamp() "
-							  "WHERE model_id OPERATOR(pg_catalog.=) $1",
-							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(id)},
-							  NULL, false, 0) != SPI_OK_UPDATE)
+		write_name(text_to_cstring(name), "UPDATE mtdpp.models "
+				   "SET active = true, activated_at = pg_catalog.clock_timestamp() "
+				   "WHERE model_id OPERATOR(pg_catalog.=) $1",
+				   1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(id)}, NULL, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not activate model %d", id);
 	SPI_finish();
 	PG_RETURN_INT32(id);
@@ -431,10 +481,11 @@ mtdpp_rename(PG_FUNCTION_ARGS)
 				 errmsg("model \"%s\" already exists", text_to_cstring(new_name)),
 				 errhint("Drop it first with mtdpp_drop('%s'), or choose another name.",
 						 text_to_cstring(new_name))));
-	if (SPI_execute_with_args("UPDATE mtdpp.models SET name = $2 WHERE name OPERATOR(pg_catalog.=) $1", 2,
-							  (Oid[]) {TEXTOID, TEXTOID},
-							  (Datum[]) {PointerGetDatum(name), PointerGetDatum(new_name)},
-							  NULL, false, 0) != SPI_OK_UPDATE)
+	if (write_name(text_to_cstring(new_name),
+				   "UPDATE mtdpp.models SET name = $2 WHERE name OPERATOR(pg_catalog.=) $1", 2,
+				   (Oid[]) {TEXTOID, TEXTOID},
+				   (Datum[]) {PointerGetDatum(name), PointerGetDatum(new_name)},
+				   NULL, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update mtdpp.models");
 	n = SPI_processed;
 	SPI_finish();

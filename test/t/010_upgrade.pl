@@ -38,6 +38,12 @@ LEFT JOIN pg_class c ON d.classid = 'pg_class'::regclass AND c.oid = d.objid AND
 WHERE d.refclassid = 'pg_extension'::regclass
   AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'mtdpp') AND d.deptype = 'e'
 UNION ALL
+SELECT c.oid::regclass || ' with ' || array_to_string(c.reloptions, ',')
+FROM pg_class c JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = c.oid
+WHERE d.refclassid = 'pg_extension'::regclass
+  AND d.refobjid = (SELECT oid FROM pg_extension WHERE extname = 'mtdpp') AND d.deptype = 'e'
+  AND c.reloptions IS NOT NULL
+UNION ALL
 SELECT conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
 FROM pg_constraint WHERE connamespace = 'mtdpp'::regnamespace
 UNION ALL
