@@ -12,7 +12,7 @@ OBJS = \
 	src/complete.o \
 	src/diverse.o \
 	src/evaluate.o \
-	src/helper.o \
+	src/helper_thread.o \
 	src/kernel.o \
 	src/kind_ease.o \
 	src/kind_hybrid.o \
@@ -24,15 +24,15 @@ OBJS = \
 	src/linalg.o \
 	src/lines.o \
 	src/model.o \
+	src/model_check.o \
 	src/mtdpp.o \
 	src/params.o \
-	src/shared.o \
+	src/shared_models.o \
 	src/store.o \
 	src/topk.o \
 	src/train.o \
 	src/train_sql.o \
-	src/validate.o \
-	src/validation.o
+	src/validation_slice.o
 
 DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
 	sql/$(EXTENSION)--0.1.0.sql \
