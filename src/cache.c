@@ -16,7 +16,7 @@
  * latest commits answers only that transaction or statement.  A lookup pins
  * the entry for the caller's memory context, so a model in use is never
  * freed under its user.  With mtdpp preloaded, an entry's model is the
- * server's one shared copy of the rows it was read from (shared.c), unless
+ * server's one shared copy of the rows it was read from (shared_models.c), unless
  * row-level security applies: the entries, their invalidation, pins and
  * privilege checks stay this backend's.
  */
@@ -404,7 +404,7 @@ model_key(MtdppSharedKey *key, int model_id, TransactionId xmin, int rank, int n
  * tables, into a new entry (not yet listed).  The entry's memory hangs
  * under the caller's context until the entry is complete, so an error while
  * reading frees it.  If SHAREABLE, the model comes from, or goes to, the
- * server's shared copy of the same rows (shared.c).
+ * server's shared copy of the same rows (shared_models.c).
  */
 static CachedModel *
 read_entry(const char *name, Oid row_security_user, bool shareable)

@@ -1,5 +1,5 @@
 /*
- * helper.c
+ * helper_thread.c
  *		A second thread for pure computation, used by training and by the
  *		training aggregate's final merge.
  *

@@ -15,7 +15,7 @@
  * Everything that depends on the kind asks the table: the hyperparameter
  * defaults (params.c), fitting (the aggregate), scoring (complete.c,
  * topk.c), what a model stores (model.c, store.c, cache.c) and what a valid
- * model is (validate.c).
+ * model is (model_check.c).
  */
 #include "postgres.h"
 

@@ -1,5 +1,5 @@
 /*
- * validate.c
+ * model_check.c
  *		What a valid model is: the one definition, checked wherever a model
  *		enters the database or leaves its tables.
  *

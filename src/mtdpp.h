@@ -169,7 +169,7 @@ typedef struct MtdppModel
 } MtdppModel;
 
 /*
- * A validation slice of the training baskets (validation.c): the baskets,
+ * A validation slice of the training baskets (validation_slice.c): the baskets,
  * the item each hides, and the candidates its held-out items rank among.
  */
 typedef struct MtdppValidation
@@ -346,7 +346,7 @@ extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *l
 extern MtdppModel *mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p);
 extern void mtdpp_popularity_scores(const MtdppModel *m, double *scores);
 
-/* helper.c: a second thread for computation only */
+/* helper_thread.c: a second thread for computation only */
 typedef struct MtdppHelper MtdppHelper;
 extern MtdppHelper *mtdpp_helper_start(void);
 extern void mtdpp_helper_run_pair(MtdppHelper *h, void (*fn) (void *), void *a, void *b);
@@ -381,7 +381,7 @@ extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
 extern void mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev);
 
-/* validate.c: what a valid model is */
+/* model_check.c: what a valid model is */
 typedef enum MtdppModelOrigin
 {
 	MTDPP_FROM_TRAINING,		/* just trained */
@@ -391,7 +391,7 @@ typedef enum MtdppModelOrigin
 
 extern void mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin);
 
-/* validation.c: a validation slice of the training baskets */
+/* validation_slice.c: a validation slice of the training baskets */
 extern void mtdpp_validation_carve(MtdppValidation *v, const MtdppBaskets *d,
 								   const MtdppParams *p, pg_prng_state *rng);
 extern void mtdpp_validation_measure(MtdppValidation *v, const MtdppModel *m,
@@ -437,14 +437,14 @@ extern void mtdpp_cache_init(void);
 extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id);
 extern const MtdppModel *mtdpp_warm_start(MtdppParams *p);
 
-/* shared.c: one copy of a model per server */
+/* shared_models.c: one copy of a model per server */
 typedef struct MtdppItemVersion
 {
 	int32		item_id;
 	TransactionId xmin;			/* of its row of mtdpp.items */
 } MtdppItemVersion;
 
-/* the rows a model was read from (see shared.c) */
+/* the rows a model was read from (see shared_models.c) */
 typedef struct MtdppSharedKey
 {
 	Oid			db;

@@ -1,5 +1,5 @@
 /*
- * shared.c
+ * shared_models.c
  *		One copy of a model per server: the models of the model cache
  *		(cache.c) placed in dynamic shared memory, mapped by every backend.
  *

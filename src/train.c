@@ -47,7 +47,7 @@
  * its moments, so that it stays zero.
  *
  * Early stopping.  A validation slice of the training baskets (never the
- * user's test baskets, validation.c) is held out; after each epoch its mean percentile rank
+ * user's test baskets, validation_slice.c) is held out; after each epoch its mean percentile rank
  * is measured with the scorer that serves queries, and the best epoch's
  * parameters are kept.  Training stops after `patience` epochs without gain.
  *
@@ -58,7 +58,7 @@
  * learnt), for at most warm_epochs with warm_patience, an epoch counting as
  * a gain only if it gains WARM_MIN_GAIN; each epoch trains on every new
  * basket and a sample of the old ones (warm_budget), and measures on the
- * newest baskets (validation.c).
+ * newest baskets (validation_slice.c).
  *
  * Memory.  The whole working set is sized and checked against
  * maintenance_work_mem before anything is allocated; everything lives in a
@@ -248,7 +248,7 @@ training_memory(const MtdppBaskets *d, const MtdppParams *p)
 			max_len = Max(max_len, len);
 			eligible += len >= 2;
 		}
-		/* a warm start's slice may be smaller (validation.c): none, at most */
+		/* a warm start's slice may be smaller (validation_slice.c): none, at most */
 		val = p->warm ? 0 : Min((int64) floor(eligible * p->validation_fraction), p->validation_baskets);
 		total = add_size(total, mul_size(sampled_pool(d->start[d->n_baskets],
 													  epoch_share(p, eligible - (val < 20 ? 0 : val)),
@@ -1516,7 +1516,7 @@ mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
 	train_epochs(&tr, start);
 	snapshot(&tr, false);
 	{
-		/* a warm start's slice is its own choice (validation.c): recorded */
+		/* a warm start's slice is its own choice (validation_slice.c): recorded */
 		MtdppParams stored = *p;
 
 		if (p->warm != NULL && p->warm_slice)
