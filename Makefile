@@ -12,6 +12,7 @@ OBJS = \
 	src/complete.o \
 	src/diverse.o \
 	src/evaluate.o \
+	src/fit_epochs.o \
 	src/helper_thread.o \
 	src/kernel.o \
 	src/kind_ease.o \
@@ -30,7 +31,6 @@ OBJS = \
 	src/shared_models.o \
 	src/store.o \
 	src/topk.o \
-	src/train.o \
 	src/train_sql.o \
 	src/validation_slice.o
 
