@@ -13,6 +13,9 @@ OBJS = \
 	src/diverse.o \
 	src/evaluate.o \
 	src/fit_epochs.o \
+	src/fit_examples.o \
+	src/fit_loss.o \
+	src/fit_update.o \
 	src/helper_thread.o \
 	src/kernel.o \
 	src/kind_ease.o \

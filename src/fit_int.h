@@ -118,4 +118,26 @@ typedef struct Trainer
 	MtdppValidation val;		/* the slice early stopping measures */
 } Trainer;
 
+/* fit_epochs.c */
+extern double gaussian(pg_prng_state *rng);
+extern Shard *shard_new(Trainer *tr, int max_len, int nt_max, int max_ctx);
+
+/* fit_loss.c */
+extern void touch_row(bool *flags, int32 *list, int *n, int row);
+extern double context_step(Shard *sh, int b, int nt, double scale);
+extern double lowrank_normaliser(Trainer *tr, double weight);
+
+/* fit_update.c */
+extern void run_pair(Trainer *tr, void (*fn) (void *), void *a, void *b);
+extern void apply_updates(Trainer *tr, double lr);
+
+/* fit_examples.c */
+extern int build_context(Shard *sh, Positive pos);
+extern double multitask_examples(Shard *sh, Positive pos, double scale, int64 *n_ex);
+extern double single_kernel_examples(Shard *sh, Positive pos, double scale, int64 *n_ex);
+extern double epoch_share(const MtdppParams *p, int64 n_train);
+extern int64 sampled_pool(int64 lines, double share, int max_len);
+extern void warm_budget(Trainer *tr, int64 n_train, int64 *old_lines);
+extern int64 epoch_positives(Trainer *tr);
+
 #endif							/* MTDPP_FIT_INT_H */
