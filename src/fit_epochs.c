@@ -1,12 +1,13 @@
 /*
- * train.c
- *		Fits the DPP kinds to baskets by minibatch stochastic gradient.
+ * fit_epochs.c
+ *		One fit of the DPP kinds at a given rank, by minibatch stochastic
+ *		gradient: the trainer's set-up and the epoch loop.
  *
  * This is the fit of the four DPP kinds (kind_multitask.c, kind_single.c):
  * which parameters train (task factors R, bias D) and how examples are made
  * (targets of a basket, or whole baskets, by likelihood or not) are traits
  * of the kind (kinds.c), and every ln det comes from the numeric core that
- * scoring uses (kernel.c).  mtdpp_train_dpp sets a trainer up
+ * scoring uses (kernel.c).  mtdpp_train_dpp_rank sets a trainer up
  * (trainer_setup), runs the epochs (epoch_positives, run_epoch, then the
  * validation of train_epochs), and copies the best epoch's model out.
  *
@@ -605,49 +606,11 @@ train_epochs(Trainer *tr, instr_time start)
 	m->n_examples = examples;
 }
 
-/* A copy of the trained model M, its record included, in the current memory context. */
-MtdppModel *
-mtdpp_model_copy(const MtdppModel *m)
-{
-	Size		cells = (Size) m->n_items * m->rank;
-	MtdppModel *result = mtdpp_model_alloc(m->kind, m->n_items, m->rank);
-
-	result->log_w = m->log_w;
-	result->n_baskets = m->n_baskets;
-	result->n_examples = m->n_examples;
-	result->epochs_run = m->epochs_run;
-	result->best_epoch = m->best_epoch;
-	result->final_loss = m->loss_history[Max(m->best_epoch, 1) - 1];
-	result->seconds = m->seconds;
-	result->hyperparams = pstrdup(m->hyperparams);
-	result->loss_history = palloc0(sizeof(double) * Max(m->epochs_run, 1));
-	result->val_history = palloc0(sizeof(double) * Max(m->epochs_run, 1));
-	memcpy(result->loss_history, m->loss_history, sizeof(double) * m->epochs_run);
-	memcpy(result->val_history, m->val_history, sizeof(double) * m->epochs_run);
-	memcpy(result->item_ids, m->item_ids, sizeof(int32) * m->n_items);
-	memcpy(result->popularity, m->popularity, sizeof(int32) * m->n_items);
-	memcpy(result->D, m->D, sizeof(double) * m->n_items);
-	memcpy(result->V, m->V, sizeof(double) * cells);
-	memcpy(result->R, m->R, sizeof(double) * cells);
-	return result;
-}
-
-/*
- * Trains a DPP model of kind p->kind on DATA: the fit of the DPP kinds
- * (kind_multitask.c, kind_single.c), its rank chosen by capacity.c when not
- * given.  The result is allocated in the caller's memory context.
- */
-MtdppModel *
-mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
-{
-	return mtdpp_train_dpp_slice(data, p, NULL);
-}
-
 /*
  * One fit at p->rank: on the validation slice GIVEN (another fit's) if not
  * NULL, else on one it carves; that slice is copied into SLICE (if not NULL,
  * in the caller's memory context), so that a fit that chooses more on it
- * (capacity.c, kind_hybrid.c) measures on baskets the model never learnt
+ * (fit.c, kind_hybrid.c) measures on baskets the model never learnt
  * from.  The working set lives in a context deleted on return.
  */
 MtdppModel *

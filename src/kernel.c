@@ -20,7 +20,7 @@
  *
  * mtdpp_kernels_logdet does this for one batch of targets whose rows of R^2
  * are at hand; training keeps the Cholesky factors it returns for the
- * gradients (train.c), the single-kernel kinds train through it with R = 1
+ * gradients (fit_loss.c), the single-kernel kinds train through it with R = 1
  * (L = V V^T + D^2).  mtdpp_targets_logdet runs it over a list of candidates
  * or a range of the catalog, a block at a time: scoring (kind_multitask.c),
  * the exact scores of the top k and of validation (topk.c).  So the trainer

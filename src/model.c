@@ -426,3 +426,30 @@ mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev)
 			ev[m->nbr_index[q]] += m->nbr_weight[q];
 	}
 }
+
+/* A copy of the trained model M, its record included, in the current memory context. */
+MtdppModel *
+mtdpp_model_copy(const MtdppModel *m)
+{
+	Size		cells = (Size) m->n_items * m->rank;
+	MtdppModel *result = mtdpp_model_alloc(m->kind, m->n_items, m->rank);
+
+	result->log_w = m->log_w;
+	result->n_baskets = m->n_baskets;
+	result->n_examples = m->n_examples;
+	result->epochs_run = m->epochs_run;
+	result->best_epoch = m->best_epoch;
+	result->final_loss = m->loss_history[Max(m->best_epoch, 1) - 1];
+	result->seconds = m->seconds;
+	result->hyperparams = pstrdup(m->hyperparams);
+	result->loss_history = palloc0(sizeof(double) * Max(m->epochs_run, 1));
+	result->val_history = palloc0(sizeof(double) * Max(m->epochs_run, 1));
+	memcpy(result->loss_history, m->loss_history, sizeof(double) * m->epochs_run);
+	memcpy(result->val_history, m->val_history, sizeof(double) * m->epochs_run);
+	memcpy(result->item_ids, m->item_ids, sizeof(int32) * m->n_items);
+	memcpy(result->popularity, m->popularity, sizeof(int32) * m->n_items);
+	memcpy(result->D, m->D, sizeof(double) * m->n_items);
+	memcpy(result->V, m->V, sizeof(double) * cells);
+	memcpy(result->R, m->R, sizeof(double) * cells);
+	return result;
+}

@@ -225,7 +225,7 @@ typedef struct MtdppKindRoutine
 	bool		signed_weights; /* those weights are any finite reals (else in [0, 1]) */
 
 	/*
-	 * Training by train.c's stochastic gradient (fit = mtdpp_train_dpp):
+	 * Training by the stochastic gradient of fit.c (fit = mtdpp_train_dpp):
 	 * with task factors, a target against the rest of its basket; without,
 	 * whole baskets under the one kernel L = V V^T + D^2, by maximum
 	 * likelihood (-ln det L_B plus the normaliser) when LIKELIHOOD, else
@@ -282,7 +282,7 @@ mtdpp_r2f(const MtdppModel *m, int i, int j)
 
 /*
  * Values too small to carry signal are zero, made so where they arise: in
- * the trainer's updates (train.c) and when a model is read from the tables
+ * the trainer's updates (fit_update.c) and when a model is read from the tables
  * (cache.c), so that no loop runs on subnormal numbers, which x86 processors
  * execute up to tens of times slower.  A kernel entry is a sum of terms
  * V_sj V_uj R_tj^2, and every kernel's diagonal is at least MTDPP_JITTER
