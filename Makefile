@@ -8,7 +8,6 @@ MODULE_big = mtdpp
 OBJS = \
 	src/aggregate.o \
 	src/cache.o \
-	src/capacity.o \
 	src/complete.o \
 	src/diverse.o \
 	src/evaluate.o \
@@ -32,6 +31,7 @@ OBJS = \
 	src/model_check.o \
 	src/mtdpp.o \
 	src/params.o \
+	src/params_capacity.o \
 	src/shared_models.o \
 	src/store.o \
 	src/topk.o \

@@ -410,7 +410,7 @@ extern MtdppModel *mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p
 extern MtdppModel *mtdpp_model_copy(const MtdppModel *m);
 
 /*
- * capacity.c: the rank and L2 of the multi-task kinds, chosen on the
+ * params_capacity.c: the rank and L2 of the multi-task kinds, chosen on the
  * validation slice when neither is given (rank MTDPP_RANK_CHOSEN)
  */
 #define MTDPP_RANK_CHOSEN		(-1)

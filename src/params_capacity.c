@@ -1,5 +1,5 @@
 /*
- * capacity.c
+ * params_capacity.c
  *		The rank and L2 policy of the multi-task kinds: chosen on the
  *		validation slice of the training baskets when the call gives neither.
  *
