@@ -27,6 +27,8 @@ OBJS = \
 	src/kinds.o \
 	src/linalg.o \
 	src/lines.o \
+	src/lines_baskets.o \
+	src/lines_run.o \
 	src/model.o \
 	src/model_check.o \
 	src/mtdpp.o \
@@ -61,4 +63,4 @@ include $(PGXS)
 
 # every object depends on the shared header; the order lines on theirs
 $(OBJS): src/mtdpp.h src/linalg.h
-src/aggregate.o src/lines.o: src/lines.h src/radix_sort.h
+src/aggregate.o src/lines.o src/lines_run.o src/lines_baskets.o: src/lines.h src/lines_int.h src/radix_sort.h
