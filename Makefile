@@ -21,6 +21,7 @@ OBJS = \
 	src/kind_ease.o \
 	src/kind_hybrid.o \
 	src/kind_itemknn.o \
+	src/kind_list.o \
 	src/kind_multitask.o \
 	src/kind_popularity.o \
 	src/kind_single.o \
@@ -62,5 +63,5 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on the shared header; the order lines on theirs
-$(OBJS): src/mtdpp.h src/linalg.h
+$(OBJS): src/*.h
 src/aggregate.o src/lines.o src/lines_run.o src/lines_baskets.o: src/lines.h src/lines_int.h src/radix_sort.h

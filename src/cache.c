@@ -42,7 +42,10 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_models_changed);
 

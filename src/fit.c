@@ -45,6 +45,9 @@
 #include "lib/stringinfo.h"
 #include "utils/memutils.h"
 
+#include "fit.h"
+#include "model.h"
+#include "params.h"
 #include "fit_int.h"
 
 #define CAPACITY_HIGH_L2		1e-6

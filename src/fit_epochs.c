@@ -38,6 +38,12 @@
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 
+#include "fit.h"
+#include "helper_thread.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "score.h"
 #include "fit_int.h"
 
 double

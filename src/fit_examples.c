@@ -18,6 +18,8 @@
 
 #include "miscadmin.h"
 
+#include "model.h"
+#include "params.h"
 #include "fit_int.h"
 
 static inline bool

@@ -13,7 +13,10 @@
 
 #include "common/pg_prng.h"
 
-#include "mtdpp.h"
+#include "fit.h"
+#include "helper_thread.h"
+#include "model.h"
+#include "params.h"
 
 /* one positive example: basket and position of the target inside it */
 typedef struct Positive

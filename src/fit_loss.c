@@ -25,6 +25,11 @@
 
 #include "fmgr.h"
 
+#include "kinds.h"
+#include "linalg.h"
+#include "model.h"
+#include "params.h"
+#include "score.h"
 #include "fit_int.h"
 
 void

@@ -20,6 +20,10 @@
 
 #include "miscadmin.h"
 
+#include "helper_thread.h"
+#include "linalg.h"
+#include "model.h"
+#include "params.h"
 #include "fit_int.h"
 
 /*

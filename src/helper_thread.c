@@ -17,7 +17,7 @@
 
 #include "utils/memutils.h"
 
-#include "mtdpp.h"
+#include "helper_thread.h"
 
 struct MtdppHelper
 {

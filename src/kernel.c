@@ -34,7 +34,9 @@
 
 #include <math.h>
 
-#include "mtdpp.h"
+#include "linalg.h"
+#include "model.h"
+#include "score.h"
 
 /* candidates scored per BLAS call: bounds the scratch to about 16 MB */
 #define SCORE_SCRATCH_DOUBLES (2 * 1024 * 1024)

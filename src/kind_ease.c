@@ -72,7 +72,11 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 
-#include "mtdpp.h"
+#include "fit.h"
+#include "kinds.h"
+#include "linalg.h"
+#include "model.h"
+#include "params.h"
 
 /* weight of ln(share of baskets) in every score of a non-empty basket */
 #define EASE_PRIOR 1e-6

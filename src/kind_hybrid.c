@@ -71,7 +71,11 @@
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 
-#include "mtdpp.h"
+#include "fit.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "score.h"
 
 typedef enum HybridForm
 {

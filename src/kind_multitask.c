@@ -21,7 +21,11 @@
  */
 #include "postgres.h"
 
-#include "mtdpp.h"
+#include "fit.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "score.h"
 
 static void
 multitask_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)

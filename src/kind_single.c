@@ -26,7 +26,11 @@
 
 #include <math.h>
 
-#include "mtdpp.h"
+#include "fit.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "score.h"
 
 static void
 logistic_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)

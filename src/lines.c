@@ -18,6 +18,7 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
+#include "lines.h"
 #include "lines_int.h"
 
 StaticAssertDecl(sizeof(OrderLine) == 16, "an order line takes 16 bytes");

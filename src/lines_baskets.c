@@ -10,6 +10,9 @@
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
+#include "helper_thread.h"
+#include "lines.h"
+#include "model.h"
 #include "lines_int.h"
 
 static inline int

@@ -8,6 +8,7 @@
 
 #include "utils/hsearch.h"
 
+#include "helper_thread.h"
 #include "lines.h"
 
 static inline int64

@@ -8,6 +8,9 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "helper_thread.h"
+#include "lines.h"
+#include "model.h"
 #include "lines_int.h"
 
 /* below this many lines, merging runs on one thread costs less than starting a second */

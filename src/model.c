@@ -17,7 +17,9 @@
 
 #include "utils/memutils.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
 
 typedef struct SerialHeader
 {
@@ -405,26 +407,6 @@ mtdpp_model_deserialize(bytea *blob)
 					 errmsg("mtdpp model bias of item %d is not finite", m->item_ids[i])));
 	mtdpp_model_validate(m, MTDPP_FROM_VALUE);
 	return m;
-}
-
-/*
- * The evidence of every item as a completion of the context CTX of B items
- * into EV (n_items entries): the sum of the basket items' neighbour-list
- * weights (the hybrid kind's evidence, which topk.c adds to its bounds).
- */
-void
-mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev)
-{
-	memset(ev, 0, sizeof(double) * m->n_items);
-	if (m->nbr_start == NULL)
-		return;
-	for (int s = 0; s < b; s++)
-	{
-		int			j = ctx[s];
-
-		for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
-			ev[m->nbr_index[q]] += m->nbr_weight[q];
-	}
 }
 
 /* A copy of the trained model M, its record included, in the current memory context. */

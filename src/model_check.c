@@ -57,7 +57,8 @@
 #include <float.h>
 #include <math.h>
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
 
 typedef struct Origin
 {

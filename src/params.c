@@ -22,7 +22,9 @@
 #include "utils/numeric.h"
 #include "utils/tuplestore.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_hyperparameters);
 

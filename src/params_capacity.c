@@ -11,7 +11,8 @@
  */
 #include "postgres.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "params.h"
 
 /* a kind whose rank and L2 the fit chooses: both left unset by default */
 const MtdppKindDefault mtdpp_capacity_defaults[] = {

@@ -72,7 +72,9 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_shared_models);
 

@@ -25,7 +25,9 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_save);
 PG_FUNCTION_INFO_V1(mtdpp_activate);

@@ -21,7 +21,11 @@
 
 #include "miscadmin.h"
 
-#include "mtdpp.h"
+#include "fit.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "score.h"
 
 /* the smallest slice a warm start measures on, however few new baskets */
 #define WARM_MIN_VALIDATION 200
