@@ -12,6 +12,7 @@ OBJS = \
 	src/diverse.o \
 	src/evaluate.o \
 	src/fit.o \
+	src/fit_check.o \
 	src/fit_epochs.o \
 	src/fit_examples.o \
 	src/fit_loss.o \

@@ -657,11 +657,3 @@ mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
 	MemoryContextDelete(work);
 	return result;
 }
-
-/*
- * mtdpp.gradient_check(rank, context_size, seed, softmax): the largest relative
- * difference between the analytic gradient of context_step and central
- * finite differences of its loss, over every parameter one context with a
- * positive and two negative targets touches.  A test of the appendix's
- * formulas as implemented, on a random model of 12 items.
- */
