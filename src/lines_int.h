@@ -143,8 +143,6 @@ extern void finish_lines(OrderLine *a, int64 n);
 extern void lines_free(LineArray *la);
 extern void sort_order_lines(LineArray *la, int64 s, int64 n);
 extern void lines_sort(LineArray *la);
-
-/* lines_run.c */
 extern void lines_survey(const LineArray *la, int32 *lo, int32 *hi, bool *positions);
 
 /* lines_baskets.c */

@@ -87,28 +87,6 @@ get_item(const uint8 *p, int width)
 	return v;
 }
 
-/* LA's least and greatest item ids, and whether some line has a position */
-void
-lines_survey(const LineArray *la, int32 *lo, int32 *hi, bool *positions)
-{
-	/* locals: stores through the pointers could alias the lines */
-	int32		lo_id = PG_INT32_MAX,
-				hi_id = PG_INT32_MIN;
-	bool		any = false;
-
-	for (int64 k = 0; k < la->n; k++)
-	{
-		OrderLine	l = line_at(la, k);
-
-		lo_id = Min(lo_id, l.item_id);
-		hi_id = Max(hi_id, l.item_id);
-		any |= l.position != 0;
-	}
-	*lo = lo_id;
-	*hi = hi_id;
-	*positions = any;
-}
-
 /*
  * The most bytes a run of LA's lines can take: 10 an order id, 10 a count,
  * 4 an item, 5 a position, and the marks.
