@@ -42,17 +42,15 @@ OBJS = \
 	src/train_sql.o \
 	src/validation_slice.o
 
-DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
-	sql/$(EXTENSION)--0.1.0.sql \
-	sql/$(EXTENSION)--0.2.0.sql \
-	sql/$(EXTENSION)--0.3.0.sql \
-	sql/$(EXTENSION)--0.1.0--0.2.0.sql \
-	sql/$(EXTENSION)--0.2.0--0.3.0.sql \
-	sql/$(EXTENSION)--0.3.0--0.4.0.sql
+# the install script of the current version is built from sql/mtdpp.sql;
+# the scripts of earlier releases and every upgrade script are found by name
+DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid bad_input models security validate limits negligible
-REGRESS_OPTS = --load-extension=$(EXTENSION)
+REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
+EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 # warnings are errors in the test command (scripts/test passes COPT=-Werror),
 # not for a user building with another compiler
@@ -66,3 +64,6 @@ include $(PGXS)
 # every object depends on the shared header; the order lines on theirs
 $(OBJS): src/*.h
 src/aggregate.o src/lines.o src/lines_run.o src/lines_baskets.o: src/lines.h src/lines_int.h src/radix_sort.h
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@
