@@ -1,4 +1,4 @@
--- bench/directed.sql: does the order in which items were added carry signal?
+-- bench/directed/directed.sql: does the order in which items were added carry signal?
 --
 -- Item-kNN whose context items are weighted by their place in the basket:
 --
@@ -21,7 +21,7 @@
 -- test baskets: order_id, basket int[] in the order items were added (held
 -- out item included), held_out.
 --
---   psql -v ON_ERROR_STOP=1 -f bench/directed.sql
+--   psql -v ON_ERROR_STOP=1 -f bench/directed/directed.sql
 --   SELECT * FROM bench.directed_eval('ic_itemknn', 'instacart_sample.test_baskets',
 --            (SELECT array_agg(DISTINCT item_id) FROM instacart_sample.orders), 'decay', 0.8);
 \set ON_ERROR_STOP on

@@ -1,5 +1,5 @@
 -- The quality/diversity trade-off of mtdpp_complete_set on amazon_daf
--- (bench/diversity.sh runs it).  Needs schema daf (data/load.sql) and the
+-- (bench/diversity/run runs it).  Needs schema daf (data/load.sql) and the
 -- models daf (multitask, defaults) and daf_knn (itemknn).  For each test
 -- basket the held-out item is hidden, 10 items are asked for, and
 --   precision@10   percent of baskets whose held-out item is among the 10

@@ -1,4 +1,4 @@
--- Latency of a 10-item diverse set against today's top 10 (bench/diversity.sh
+-- Latency of a 10-item diverse set against today's top 10 (bench/diversity/run
 -- runs it): model br64 (belgian_retail, multitask, rank 64), the first
 -- :n test baskets without their held-out item, each basket asked both ways
 -- in turn (diversity 0.5), after one warm-up call that loads the model.

@@ -1,4 +1,4 @@
--- bench/breakdown.sql: where a model wins and loses, basket by basket.
+-- bench/quality/breakdown.sql: where a model wins and loses, basket by basket.
 --
 -- Per test basket, the rank of its held-out item under a model (the protocol
 -- of the data README: rank = 1 + #higher + half the other ties among the
@@ -21,7 +21,7 @@
 -- model, the same baskets) only scores.  Needs a server with mtdpp and the
 -- models trained; loads beside bench/bench.sql or alone.
 --
---   psql -v ON_ERROR_STOP=1 -f bench/breakdown.sql
+--   psql -v ON_ERROR_STOP=1 -f bench/quality/breakdown.sql
 --   SELECT * FROM bench.breakdown_pair('daf_multitask', 'daf_itemknn',
 --            'amazon_daf.test_baskets', 'amazon_daf.train_lines',
 --            (SELECT array_agg(DISTINCT item_id) FROM amazon_daf.orders));

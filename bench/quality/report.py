@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Writes the benchmark's reports from the CSV files its runs export.
 
-    bench/report.py [DIR]          # DIR/results.md and DIR/plots/ (default: bench/)
+    bench/quality/report.py [DIR]  # DIR/results.md and DIR/plots/ (default: bench/quality/)
 
-Quality (bench/run): results.csv (one row per model and test baskets),
+Quality (bench/quality/run): results.csv (one row per model and test baskets),
 checks.csv, histories.csv (loss and validation MPR per epoch), machine.txt
-(key=value) and bench/reference.csv (the paper's Tables 1-2 and the figures
+(key=value) and bench/quality/reference.csv (the paper's Tables 1-2 and the figures
 of the data's README, typed in by hand).  Plots are drawn by gnuplot; the
 scripts and data it reads are written beside them (not committed).
 """
@@ -322,7 +322,7 @@ def chosen_table(ok, splits):
 def quality(out_dir):
     rows = read_csv(os.path.join(out_dir, "results.csv"))
     if rows and "split" not in rows[0]:
-        sys.exit(f"{out_dir}/results.csv was written by an earlier bench/run: run bench/run again")
+        sys.exit(f"{out_dir}/results.csv was written by an earlier bench/quality/run: run bench/quality/run again")
     rows.sort(key=order)
     checks = read_csv(os.path.join(out_dir, "checks.csv"))
     hist = read_csv(os.path.join(out_dir, "histories.csv"))
@@ -339,7 +339,7 @@ def quality(out_dir):
             os.remove(os.path.join(plots, fn))
 
     out = ["# mtdpp benchmark results\n",
-           f"Written by `bench/run` on {m.get('date', '?')} from commit `{m.get('commit', '?')}`; the run took "
+           f"Written by `bench/quality/run` on {m.get('date', '?')} from commit `{m.get('commit', '?')}`; the run took "
            f"{m.get('wall_minutes', '?')} min. Raw figures: `results.csv` (one row per model and set of test "
            "baskets), `checks.csv`, `histories.csv` (per epoch, canonical split).\n", "## Machine\n", machine_table(m),
            "## Protocol\n",

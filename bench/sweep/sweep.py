@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Coordinate-wise hyperparameter sweep of the `multitask` kind (driven by bench/sweep).
+"""Coordinate-wise hyperparameter sweep of the `multitask` kind (driven by bench/sweep/run).
 
 Selection uses ONLY the validation MPR that the trainer measures on a slice
 of the TRAINING baskets (max of mtdpp.models.val_mpr_history); the test
@@ -16,7 +16,7 @@ Across datasets: the defaults, every dataset's winner and a "consensus" (per
 key the value most winners chose) are trained on every dataset; the setting
 with the best mean validation MPR over the datasets is recommended.
 
-Every run is cached in bench/sweep_runs.csv, keyed by the commit built, the
+Every run is cached in bench/sweep/runs.csv, keyed by the commit built, the
 dataset, its budget, the seed and the six values, so an interrupted sweep
 resumes where it stopped and a rerun on the same commit costs nothing.
 
@@ -35,9 +35,9 @@ import time
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNS_CSV = os.path.join(HERE, "sweep_runs.csv")
-RESULTS_MD = os.path.join(HERE, "sweep_results.md")
-TESTS_CSV = os.path.join(HERE, "sweep_tests.csv")
+RUNS_CSV = os.path.join(HERE, "runs.csv")
+RESULTS_MD = os.path.join(HERE, "results.md")
+TESTS_CSV = os.path.join(HERE, "tests.csv")
 COMMIT = os.environ.get("BENCH_COMMIT", "unknown")
 
 GRID = {
@@ -228,7 +228,7 @@ def md_table(header, rows):
 
 
 def evaluate_test(ds, s, label):
-    """Full-budget training of S (seed 0) and its test figures (cached in sweep_tests.csv)."""
+    """Full-budget training of S (seed 0) and its test figures (cached in tests.csv)."""
     key = "|".join((COMMIT, ds) + tuple(fmt(s[k]) for k in KEYS))
     if os.path.exists(TESTS_CSV):
         with open(TESTS_CSV, newline="") as fh:
@@ -339,8 +339,8 @@ def main():
     total = sum(float(r["train_seconds"] or 0) for r in runs)
     out.append(f"- Runs one at a time (one backend, BLAS single-threaded) on a 2-core machine shared with "
                f"other work: {len(runs)} trainings, {total / 60:.0f} min of training in all (this invocation: "
-               f"{sweep_seconds / 60:.0f} min; cached runs cost nothing). Raw runs: `bench/sweep_runs.csv`; "
-               f"test evaluations: `bench/sweep_tests.csv`.\n")
+               f"{sweep_seconds / 60:.0f} min; cached runs cost nothing). Raw runs: `bench/sweep/runs.csv`; "
+               f"test evaluations: `bench/sweep/tests.csv`.\n")
 
     out.append("## Recommendation\n")
     out.append(f"**{desc(chosen[1], defaults)}** (`*` = differs from the defaults of the swept commit), "
