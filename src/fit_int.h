@@ -121,6 +121,12 @@ typedef struct Trainer
 	MtdppValidation val;		/* the slice early stopping measures */
 } Trainer;
 
+/*
+ * The routines below are the family's own: hidden from the other libraries
+ * a backend loads, whatever their names.
+ */
+#pragma GCC visibility push(hidden)
+
 /* fit_epochs.c */
 extern double gaussian(pg_prng_state *rng);
 extern Shard *shard_new(Trainer *tr, int max_len, int nt_max, int max_ctx);
@@ -142,5 +148,7 @@ extern double epoch_share(const MtdppParams *p, int64 n_train);
 extern int64 sampled_pool(int64 lines, double share, int max_len);
 extern void warm_budget(Trainer *tr, int64 n_train, int64 *old_lines);
 extern int64 epoch_positives(Trainer *tr);
+
+#pragma GCC visibility pop
 
 #endif							/* MTDPP_FIT_INT_H */

@@ -138,6 +138,12 @@ name(type *a, int64 n) \
 	} \
 }
 
+/*
+ * The routines below are the family's own: hidden from the other libraries
+ * a backend loads, whatever their names.
+ */
+#pragma GCC visibility push(hidden)
+
 /* lines.c */
 extern void finish_lines(OrderLine *a, int64 n);
 extern void lines_free(LineArray *la);
@@ -150,5 +156,7 @@ extern void itemset_init(ItemSet *set, int32 lo, int32 hi, int64 lines);
 extern void check_baskets(int64 nb);
 extern void order_basket(OrderLine *l, int64 n);
 extern void baskets_index_items(MtdppBaskets *d, ItemSet *set, MtdppHelper *h, int64 n0, int64 gap_from);
+
+#pragma GCC visibility pop
 
 #endif							/* MTDPP_LINES_INT_H */
