@@ -28,7 +28,7 @@
  *
  * The rows of V and R^2 come in double whichever precision the model holds:
  * a model in training holds double; a model in a backend's cache holds
- * float, R^2 in panels (mtdpp.h), converted here row by row.
+ * float, R^2 in panels (model.h), converted here row by row.
  */
 #include "postgres.h"
 

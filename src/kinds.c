@@ -3,7 +3,7 @@
  *		The table of model kinds, and the calls the rest of the extension
  *		makes through it.
  *
- * A kind is a struct of traits and routines (MtdppKindRoutine, mtdpp.h), as
+ * A kind is a struct of traits and routines (MtdppKindRoutine, kinds.h), as
  * an index access method is for PostgreSQL: the multi-task DPP and its
  * variant without bias (kind_multitask.c), the single-kernel logistic and
  * low-rank DPPs (kind_single.c), and the baselines item-kNN
