@@ -10,11 +10,13 @@
  * scoring uses (kernel.c).  mtdpp_train_dpp_rank sets a trainer up
  * (trainer_setup), runs the epochs (epoch_positives, run_epoch, then the
  * validation of train_epochs), and copies the best epoch's model out.
+ * Its examples are fit_examples.c's, their loss and gradients fit_loss.c's,
+ * the optimiser's steps fit_update.c's.
  *
  * Early stopping.  A validation slice of the training baskets (never the
- * user's test baskets, validation_slice.c) is held out; after each epoch its mean percentile rank
- * is measured with the scorer that serves queries, and the best epoch's
- * parameters are kept.  Training stops after `patience` epochs without gain.
+ * user's test baskets, validation_slice.c) is held out; after each epoch
+ * its mean percentile rank is measured with the scorer that serves queries,
+ * and the best epoch's parameters are kept.  Training stops after `patience` epochs without gain.
  *
  * Warm starts.  From an earlier model (warm_start), the items it knows keep
  * their parameters (initialise), and the run is built to cost a fraction of

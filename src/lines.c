@@ -1,7 +1,8 @@
 /*
  * lines.c
- *		Order lines gathered by the training aggregate: storage, sorting,
- *		the runs parallel workers send, and the baskets they all become.
+ *		Order lines gathered by the training aggregate: their storage and
+ *		sorting.  The runs parallel workers send are lines_run.c's, the
+ *		baskets lines become lines_baskets.c's.
  *
  * Lines are held 8 bytes each (one key) while order ids fit 32 bits and no
  * position is given, else 16 (see lines.h).  They are sorted in place by a
