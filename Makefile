@@ -8,43 +8,51 @@ MODULE_big = mtdpp
 OBJS = \
 	src/aggregate.o \
 	src/cache.o \
-	src/capacity.o \
 	src/complete.o \
 	src/diverse.o \
 	src/evaluate.o \
-	src/helper.o \
+	src/fit.o \
+	src/fit_check.o \
+	src/fit_epochs.o \
+	src/fit_examples.o \
+	src/fit_loss.o \
+	src/fit_update.o \
+	src/helper_thread.o \
 	src/kernel.o \
 	src/kind_ease.o \
 	src/kind_hybrid.o \
 	src/kind_itemknn.o \
+	src/kind_list.o \
 	src/kind_multitask.o \
 	src/kind_popularity.o \
 	src/kind_single.o \
 	src/kinds.o \
 	src/linalg.o \
 	src/lines.o \
+	src/lines_baskets.o \
+	src/lines_run.o \
 	src/model.o \
+	src/model_check.o \
+	src/model_read.o \
 	src/mtdpp.o \
 	src/params.o \
-	src/shared.o \
+	src/params_capacity.o \
+	src/shared_models.o \
+	src/shown.o \
 	src/store.o \
 	src/topk.o \
-	src/train.o \
 	src/train_sql.o \
-	src/validate.o \
-	src/validation.o
+	src/validation_slice.o
 
-DATA = sql/$(EXTENSION)--$(EXTVERSION).sql \
-	sql/$(EXTENSION)--0.1.0.sql \
-	sql/$(EXTENSION)--0.2.0.sql \
-	sql/$(EXTENSION)--0.3.0.sql \
-	sql/$(EXTENSION)--0.1.0--0.2.0.sql \
-	sql/$(EXTENSION)--0.2.0--0.3.0.sql \
-	sql/$(EXTENSION)--0.3.0--0.4.0.sql
+# the install script of the current version is built from sql/mtdpp.sql;
+# the scripts of earlier releases and every upgrade script are found by name
+DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
+DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
 REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid bad_input models security validate limits negligible
-REGRESS_OPTS = --load-extension=$(EXTENSION)
+REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
+EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql
 
 # warnings are errors in the test command (scripts/test passes COPT=-Werror),
 # not for a user building with another compiler
@@ -56,5 +64,8 @@ PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
 # every object depends on the shared header; the order lines on theirs
-$(OBJS): src/mtdpp.h src/linalg.h
-src/aggregate.o src/lines.o: src/lines.h src/radix_sort.h
+$(OBJS): src/*.h
+src/aggregate.o src/lines.o src/lines_run.o src/lines_baskets.o: src/lines.h src/lines_int.h src/radix_sort.h
+
+sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
+	cp $< $@

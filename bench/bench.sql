@@ -1,6 +1,6 @@
 -- bench/bench.sql: the bench schema of the throwaway bench database, for
--- bench/run and bench/speed/run: the tables they fill (exported as CSV for
--- bench/report.py), the baskets they complete and the one latency function
+-- bench/quality/run and bench/speed/run: the tables they fill (exported as CSV for
+-- bench/quality/report.py), the baskets they complete and the one latency function
 -- both use.
 \set ON_ERROR_STOP on
 SET client_min_messages = warning;

@@ -1,5 +1,5 @@
 # shellcheck shell=bash
-# bench/lib.sh: what bench/run and bench/speed/run share (source it).
+# bench/lib.sh: what bench/quality/run and bench/speed/run share (source it).
 #
 # The extension is built from the working tree and installed into the
 # PostgreSQL of $PG_CONFIG (default: pg_config on the PATH), which also runs

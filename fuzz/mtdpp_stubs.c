@@ -5,10 +5,10 @@
  *
  * - The hyperparameter parser (src/params.c) reads jsonb through the
  *   server's jsonb code: it is fuzzed through a real server instead
- *   (fuzz/server_fuzz.pl).  Here hyperparameters are the defaults; the
+ *   (test/t/009_fuzz.pl).  Here hyperparameters are the defaults; the
  *   jsonb a state carries is only read through (every byte VARSIZE says it
  *   has), so that a length that lies is caught.
- * - The stochastic-gradient trainer (src/train.c, the fit of the DPP kinds)
+ * - The stochastic-gradient trainer (src/fit*.c, the fit of the DPP kinds)
  *   is replaced by the exact baselines (src/kind_itemknn.c for small
  *   inputs, src/kind_popularity.c otherwise), after the baskets it receives
  *   have been checked (fuzz_check_baskets) and handed to fuzz_baskets_hook,
@@ -56,7 +56,7 @@ mtdpp_params_to_json(const MtdppParams *p)
 	return pstrdup("{\"kind\": \"popularity\"}");
 }
 
-/* store.c's, which kinds.c's errors call: the text, whole */
+/* shown.c's (which needs the server's encodings), for kinds.c's errors: the text, whole */
 const char *
 mtdpp_shown(const char *s)
 {
@@ -125,7 +125,7 @@ mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 	return mtdpp_kind(q.kind)->fit(data, &q);
 }
 
-/* the same, without a validation slice (capacity.c's fit at a given rank) */
+/* the same, without a validation slice (fit_epochs.c's fit at a given rank) */
 MtdppModel *
 mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
 					 const MtdppValidation *given, MtdppValidation *slice)
@@ -135,12 +135,20 @@ mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
 	return mtdpp_train_dpp(data, p);
 }
 
-/* capacity.c keeps one of its fits: never reached, the harness's rank is 0 */
+/* and fit.c's choice of rank (the hybrid kind's fit): the harness's rank is 0 */
 MtdppModel *
-mtdpp_model_copy(const MtdppModel *m)
+mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p, MtdppValidation *slice)
 {
-	fuzz_fail("mtdpp_model_copy is not part of the harness");
-	return NULL;
+	return mtdpp_train_dpp_rank(data, p, NULL, slice);
+}
+
+/* the table of model kinds, filled as _PG_init fills it */
+static void fuzz_kinds_init(void) __attribute__((constructor));
+
+static void
+fuzz_kinds_init(void)
+{
+	mtdpp_kinds_init();
 }
 
 /* a warm start reads the model tables: not in the harness, whose

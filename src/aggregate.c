@@ -37,7 +37,10 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
+#include "kinds.h"
 #include "lines.h"
+#include "params.h"
+#include "store.h"
 
 /*
  * Where a run's bytes lie: in the query's shared memory area (where a

@@ -16,7 +16,7 @@
  * latest commits answers only that transaction or statement.  A lookup pins
  * the entry for the caller's memory context, so a model in use is never
  * freed under its user.  With mtdpp preloaded, an entry's model is the
- * server's one shared copy of the rows it was read from (shared.c), unless
+ * server's one shared copy of the rows it was read from (shared_models.c), unless
  * row-level security applies: the entries, their invalidation, pins and
  * privilege checks stay this backend's.
  *
@@ -51,7 +51,10 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_models_changed);
 
@@ -145,213 +148,6 @@ mtdpp_models_changed(PG_FUNCTION_ARGS)
 }
 
 /*
- * A row of real[] factors into DST (RANK floats), squared if SQUARE.  A
- * detoasted copy is freed: it would otherwise stay in the cache's context.
- */
-static void
-fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const char *what)
-{
-	ArrayType  *arr = DatumGetArrayTypeP(datum);
-	float4	   *src;
-	float		least = square ? MTDPP_NEGLIGIBLE_ROOT : MTDPP_NEGLIGIBLE;
-	int			flushed = 0;
-
-	if (rank == 0 && ARR_NDIM(arr) == 0)
-		return;					/* baselines have no factors */
-	if (ARR_NDIM(arr) != 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != FLOAT4OID ||
-		ARR_DIMS(arr)[0] != rank)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("%s of item %d are not %d non-NULL reals", what, item_id, rank),
-				 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-	src = (float4 *) ARR_DATA_PTR(arr);
-	for (int j = 0; j < rank; j++)
-		if (!isfinite(src[j]))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("%s of item %d hold %g", what, item_id, src[j]),
-					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-	/* values too small to carry signal are zero (see MTDPP_NEGLIGIBLE) */
-	for (int j = 0; j < rank; j++)
-	{
-		bool		off = fabsf(src[j]) < least;
-
-		flushed += off && src[j] != 0.0f;
-		dst[j] = off ? 0.0f : (square ? src[j] * src[j] : src[j]);
-	}
-	if (flushed > 0)
-		elog(DEBUG2, "%s of item %d: %d of %d below %g, read as zero",
-			 what, item_id, flushed, rank, least);
-	if ((Pointer) arr != DatumGetPointer(datum))
-		pfree(arr);
-}
-
-/*
- * itemknn, ease: the neighbour lists of the rows just read (columns 6 and 7), as
- * dense indices.  Called with the cache context current.
- */
-static void
-load_neighbors(MtdppModel *m)
-{
-	int64		total = 0;
-
-	for (uint64 pass = 0; pass < 2; pass++)
-	{
-		if (pass == 1)
-		{
-			m->nbr_index = mtdpp_alloc_huge(sizeof(int32) * Max(total, 1));
-			m->nbr_weight = mtdpp_alloc_huge(sizeof(float4) * Max(total, 1));
-			m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
-			total = 0;
-		}
-		for (int i = 0; i < m->n_items; i++)
-		{
-			HeapTuple	tup = SPI_tuptable->vals[i];
-			TupleDesc	td = SPI_tuptable->tupdesc;
-			bool		n1,
-						n2;
-			Datum		d1 = SPI_getbinval(tup, td, 6, &n1);
-			Datum		d2 = SPI_getbinval(tup, td, 7, &n2);
-			ArrayType  *ids,
-					   *ws;
-			int			len;
-
-			if (n1 || n2)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("item %d of an %s model has no neighbour list", m->item_ids[i],
-								mtdpp_kind_name(m->kind)),
-						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-			ids = DatumGetArrayTypeP(d1);
-			ws = DatumGetArrayTypeP(d2);
-			if (ARR_NDIM(ids) > 1 || ARR_NDIM(ws) > 1)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("neighbour lists of item %d have %d and %d dimensions",
-								m->item_ids[i], ARR_NDIM(ids), ARR_NDIM(ws)),
-						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-			len = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
-			if (ARR_HASNULL(ids) || ARR_HASNULL(ws) || len != ArrayGetNItems(ARR_NDIM(ws), ARR_DIMS(ws)))
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("neighbour lists of item %d do not match", m->item_ids[i]),
-						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-			if (pass == 1)
-			{
-				int32	   *src = (int32 *) ARR_DATA_PTR(ids);
-				float4	   *w = (float4 *) ARR_DATA_PTR(ws);
-
-				m->nbr_start[i] = total;
-				for (int k = 0; k < len; k++)
-				{
-					int			idx = mtdpp_model_index(m, src[k]);
-
-					if (idx < 0)
-						ereport(ERROR,
-								(errcode(ERRCODE_DATA_CORRUPTED),
-								 errmsg("neighbour %d of item %d is not an item of the model",
-										src[k], m->item_ids[i])));
-					m->nbr_index[total + k] = idx;
-					m->nbr_weight[total + k] = w[k];
-				}
-			}
-			total += len;
-			if ((Pointer) ids != DatumGetPointer(d1))
-				pfree(ids);
-			if ((Pointer) ws != DatumGetPointer(d2))
-				pfree(ws);
-		}
-	}
-	m->nbr_start[m->n_items] = total;
-}
-
-/*
- * Reads model MODEL_ID, named NAME, from the tables into memory context CONTEXT;
- * ROW_SECURITY if row-level security filters what the caller reads.
- */
-static MtdppModel *
-load_model(MemoryContext context, int model_id, const char *name, const char *kind, int rank,
-		   int n_items, int n_baskets, double log_w, bool row_security)
-{
-	MtdppModel *m;
-	MemoryContext old;
-	uint64		n;
-	float	   *row;
-
-	if (SPI_execute_with_args("SELECT item_id, popularity, bias, factors, task_factors, "
-							  "neighbors, neighbor_weights "
-							  "FROM mtdpp.items WHERE model_id OPERATOR(pg_catalog.=) $1 ORDER BY item_id",
-							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
-							  NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the items of model %d", model_id);
-	n = SPI_processed;
-	/* a policy on mtdpp.items that hides some items of a model it shows */
-	if (row_security && n < (uint64) n_items)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("row-level security hides " UINT64_FORMAT " of the %d items of model \"%s\" from role \"%s\"",
-						(uint64) n_items - n, n_items, name, GetUserNameFromId(GetUserId(), false)),
-				 errhint("A model answers only a role that may read all of its rows: "
-						 "the policies on mtdpp.items must show every item of the models those on mtdpp.models show.")));
-	if (n != (uint64) n_items)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("model %d has %d items but mtdpp.items holds " UINT64_FORMAT " of them",
-						model_id, n_items, n),
-				 errhint("The model tables were changed by hand; train the model again.")));
-
-	if (!isfinite(log_w))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("model %d has log_w %g", model_id, log_w),
-				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
-	/* the DPP kinds have factors (rank 1 or more), the baselines none */
-	if (rank < 0 || rank > MTDPP_MAX_RANK ||
-		mtdpp_kind(mtdpp_kind_from_name(kind))->factors != (rank > 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("model %d of kind %s has rank %d", model_id, kind, rank),
-				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
-	old = MemoryContextSwitchTo(context);
-	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
-	m->log_w = log_w;
-	m->n_baskets = n_baskets;
-	row = palloc(sizeof(float) * Max(rank, 1));
-	for (uint64 i = 0; i < n; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		m->item_ids[i] = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
-		m->popularity[i] = DatumGetInt32(SPI_getbinval(tup, td, 2, &isnull));
-		m->D[i] = DatumGetFloat4(SPI_getbinval(tup, td, 3, &isnull));
-		if (!isfinite(m->D[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("bias of item %d is %g", m->item_ids[i], m->D[i]),
-					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-		fill_factors(SPI_getbinval(tup, td, 4, &isnull),
-					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
-		if (mtdpp_kind(m->kind)->task_factors)
-			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
-						 row, rank, true, m->item_ids[i], "task factors");
-		else
-			for (int j = 0; j < rank; j++)
-				row[j] = 1.0f;
-		for (int j = 0; j < rank; j++)
-			m->R2f[mtdpp_panel_cell(rank, i, j)] = row[j];
-	}
-	pfree(row);
-	if (mtdpp_kind(m->kind)->neighbors)
-		load_neighbors(m);
-	mtdpp_model_validate(m, MTDPP_FROM_TABLES);
-	mtdpp_model_prepare(m);
-	MemoryContextSwitchTo(old);
-	return m;
-}
-
-/*
  * Runs the query for the row of mtdpp.models that answers for NAME (NULL:
  * the default model); true if there is one, as SPI's first result row.
  */
@@ -429,7 +225,7 @@ model_key(MtdppSharedKey *key, int model_id, TransactionId xmin, int rank, int n
  * tables, into a new entry (not yet listed).  The entry's memory hangs
  * under the caller's context until the entry is complete, so an error while
  * reading frees it.  If SHAREABLE, the model comes from, or goes to, the
- * server's shared copy of the same rows (shared.c).
+ * server's shared copy of the same rows (shared_models.c).
  */
 static CachedModel *
 read_entry(const char *name, Oid row_security_user, bool shareable)
@@ -494,7 +290,7 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 		if (claim != NULL)
 			own = AllocSetContextCreate(context, "mtdpp model read to share",
 										ALLOCSET_DEFAULT_SIZES);
-		c->model = load_model(own, c->model_id, model_name, kind, rank, n_items, n_baskets, log_w,
+		c->model = mtdpp_read_model_rows(own, c->model_id, model_name, kind, rank, n_items, n_baskets, log_w,
 							  OidIsValid(row_security_user));
 	}
 	c->xmin = xmin;

@@ -26,7 +26,10 @@
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "score.h"
+#include "store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_complete);
 PG_FUNCTION_INFO_V1(mtdpp_complete_set);

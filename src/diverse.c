@@ -52,7 +52,8 @@
 
 #include "miscadmin.h"
 
-#include "mtdpp.h"
+#include "model.h"
+#include "score.h"
 
 /* added to S's diagonal, so that L stays positive definite */
 #define DIVERSE_JITTER	1e-6

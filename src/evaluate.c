@@ -39,7 +39,9 @@
 #include "utils/memutils.h"
 #include "utils/regproc.h"
 
-#include "mtdpp.h"
+#include "model.h"
+#include "score.h"
+#include "store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_evaluate);
 

@@ -20,7 +20,7 @@
  *
  * mtdpp_kernels_logdet does this for one batch of targets whose rows of R^2
  * are at hand; training keeps the Cholesky factors it returns for the
- * gradients (train.c), the single-kernel kinds train through it with R = 1
+ * gradients (fit_loss.c), the single-kernel kinds train through it with R = 1
  * (L = V V^T + D^2).  mtdpp_targets_logdet runs it over a list of candidates
  * or a range of the catalog, a block at a time: scoring (kind_multitask.c),
  * the exact scores of the top k and of validation (topk.c).  So the trainer
@@ -28,13 +28,15 @@
  *
  * The rows of V and R^2 come in double whichever precision the model holds:
  * a model in training holds double; a model in a backend's cache holds
- * float, R^2 in panels (mtdpp.h), converted here row by row.
+ * float, R^2 in panels (model.h), converted here row by row.
  */
 #include "postgres.h"
 
 #include <math.h>
 
-#include "mtdpp.h"
+#include "linalg.h"
+#include "model.h"
+#include "score.h"
 
 /* candidates scored per BLAS call: bounds the scratch to about 16 MB */
 #define SCORE_SCRATCH_DOUBLES (2 * 1024 * 1024)

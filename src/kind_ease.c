@@ -40,7 +40,7 @@
  * sought as a multiple alpha of the mean diagonal of G, the mean popularity,
  * which carries over from one number of baskets to another.  By default
  * alpha is chosen on a validation slice of the training baskets
- * (validation.c): G of the other training baskets, and for each alpha tried
+ * (validation_slice.c): G of the other training baskets, and for each alpha tried
  * the weights truncated as they will be stored, ranked against the whole
  * catalog in the slice's baskets.  The criterion is MPR + P@5 + P@10 + P@20,
  * every one a percentage, so a point of any counts the same (MPR moves
@@ -72,7 +72,11 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 
-#include "mtdpp.h"
+#include "fit.h"
+#include "kinds.h"
+#include "linalg.h"
+#include "model.h"
+#include "params.h"
 
 /* weight of ln(share of baskets) in every score of a non-empty basket */
 #define EASE_PRIOR 1e-6

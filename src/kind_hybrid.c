@@ -38,7 +38,7 @@
  * stays exact (topk.c).  beta = 0 is the DPP itself; a large beta ranks
  * by co-occurrence first and by the DPP among items without evidence.
  *
- * Fit.  The DPP is the multitask kind's fit (train.c), which holds a
+ * Fit.  The DPP is the multitask kind's fit (fit.c), which holds a
  * validation slice of the training baskets out of its training.  The form
  * and beta are then chosen on that slice: the evidence is built from the
  * training baskets without the slice (mtdpp_baskets_without), so neither
@@ -71,7 +71,11 @@
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 
-#include "mtdpp.h"
+#include "fit.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "score.h"
 
 typedef enum HybridForm
 {
@@ -671,7 +675,7 @@ hybrid_score_some(const MtdppModel *m, const int32 *ctx, int b,
 }
 
 static const MtdppKindDefault hybrid_defaults[] = {
-	/* the DPP's rank and L2 chosen on validation baskets (capacity.c) */
+	/* the DPP's rank and L2 chosen on validation baskets (fit.c) */
 	{"rank", MTDPP_RANK_CHOSEN},
 	{"l2", -1.0},
 	/* every co-occurring item, while the lists fit in a model value */

@@ -20,7 +20,9 @@
 
 #include "miscadmin.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
 
 /*
  * Grow M's neighbour arrays to hold at least NEED entries, SCRATCH bytes

@@ -13,7 +13,7 @@
  * double precision.  Every candidate has a kernel of its own, computed by
  * the numeric core (kernel.c) a block of candidates per BLAS call; a
  * completion scores exactly only the candidates whose bound can reach the
- * top k (topk.c).  Both kinds train by train.c's stochastic gradient, a
+ * top k (topk.c).  Both kinds train by the stochastic gradient of fit.c, a
  * target against the rest of its basket and against negative targets.
  *
  * An empty context (every basket item unknown to the model) has no kernel:
@@ -21,7 +21,11 @@
  */
 #include "postgres.h"
 
-#include "mtdpp.h"
+#include "fit.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "score.h"
 
 static void
 multitask_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)

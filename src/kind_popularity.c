@@ -17,7 +17,9 @@
 
 #include <math.h>
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
 
 /* A model of DATA's items and their popularity, no factors (rank 0). */
 MtdppModel *

@@ -15,7 +15,7 @@
  *		logistic:	ln(w det L[B + c]), P(y = 1 | B + c) = 1 - exp(-exp(score))
  *		lowrank:	ln det L[B + c] - ln det L[B], the conditional density
  *
- * Both train by train.c's stochastic gradient with R = 1, through the
+ * Both train by the stochastic gradient of fit.c with R = 1, through the
  * numeric core (kernel.c): the logistic DPP on whole baskets against baskets
  * with one item swapped, the low-rank DPP by maximum likelihood.  The
  * low-rank kernel has rank r, so any r + 1 items are linearly dependent and
@@ -26,7 +26,11 @@
 
 #include <math.h>
 
-#include "mtdpp.h"
+#include "fit.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "score.h"
 
 static void
 logistic_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
@@ -47,7 +51,7 @@ lowrank_context_limit(const MtdppModel *m)
 }
 
 static const MtdppKindDefault logistic_defaults[] = {
-	/* the single-task logistic DPP keeps the paper's loss: see train.c */
+	/* the single-task logistic DPP keeps the paper's loss: see fit_loss.c */
 	{"loss", MTDPP_LOSS_LOGISTIC},
 	/* best validation MPR on amazon_diaper */
 	{"learning_rate", 0.02},

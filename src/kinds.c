@@ -3,44 +3,42 @@
  *		The table of model kinds, and the calls the rest of the extension
  *		makes through it.
  *
- * A kind is a struct of traits and routines (MtdppKindRoutine, mtdpp.h), as
+ * A kind is a struct of traits and routines (MtdppKindRoutine, kinds.h), as
  * an index access method is for PostgreSQL: the multi-task DPP and its
  * variant without bias (kind_multitask.c), the single-kernel logistic and
  * low-rank DPPs (kind_single.c), and the baselines item-kNN
  * (kind_itemknn.c), popularity (kind_popularity.c) and EASE (kind_ease.c),
  * and the multi-task DPP with co-occurrence evidence (kind_hybrid.c).
  * Adding a kind is adding its file, its number to MtdppKind and its line
- * below.
+ * in kind_list.c.
  *
  * Everything that depends on the kind asks the table: the hyperparameter
  * defaults (params.c), fitting (the aggregate), scoring (complete.c,
  * topk.c), what a model stores (model.c, store.c, cache.c) and what a valid
- * model is (validate.c).
+ * model is (model_check.c).
  */
 #include "postgres.h"
 
 #include "lib/stringinfo.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
 
-/* every kind, by its number */
-static const MtdppKindRoutine *const kinds[] = {
-	[MTDPP_MULTITASK] = &mtdpp_kind_multitask,
-	[MTDPP_MULTITASK_NOBIAS] = &mtdpp_kind_multitask_nobias,
-	[MTDPP_LOGISTIC] = &mtdpp_kind_logistic,
-	[MTDPP_LOWRANK] = &mtdpp_kind_lowrank,
-	[MTDPP_ITEMKNN] = &mtdpp_kind_itemknn,
-	[MTDPP_POPULARITY] = &mtdpp_kind_popularity,
-	[MTDPP_EASE] = &mtdpp_kind_ease,
-	[MTDPP_HYBRID] = &mtdpp_kind_hybrid,
-};
+/* every kind, by its number: registered when the library loads (kind_list.c) */
+static const MtdppKindRoutine *kinds[MTDPP_N_KINDS];
 
-StaticAssertDecl(lengthof(kinds) == MTDPP_N_KINDS, "every kind has a line in the table");
+/* enters KIND into the table */
+void
+mtdpp_kind_register(const MtdppKindRoutine *kind)
+{
+	Assert((int) kind->kind >= 0 && kind->kind < MTDPP_N_KINDS);
+	kinds[kind->kind] = kind;
+}
 
 const MtdppKindRoutine *
 mtdpp_kind(MtdppKind kind)
 {
-	if ((int) kind < 0 || kind >= MTDPP_N_KINDS)
+	if ((int) kind < 0 || kind >= MTDPP_N_KINDS || kinds[kind] == NULL)
 		elog(ERROR, "unknown model kind %d", (int) kind);
 	return kinds[kind];
 }
@@ -69,19 +67,6 @@ mtdpp_kind_from_name(const char *name)
 			 errmsg("unknown model kind \"%s\"", mtdpp_shown(name)),
 			 errhint("Valid kinds are %s.", valid.data)));
 	pg_unreachable();
-}
-
-/*
- * Fits a model of kind p->kind to DATA, the hyperparameters that depend on
- * the data resolved first (and so stored with the model).
- */
-MtdppModel *
-mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *given)
-{
-	MtdppParams p = *given;
-
-	mtdpp_params_for_data(&p, data->n_items);
-	return mtdpp_kind(p.kind)->fit(data, &p);
 }
 
 /*

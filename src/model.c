@@ -5,7 +5,7 @@
  *
  * A model being trained or serialised holds V and R in double; a model in a
  * backend's cache holds only what scoring reads, in float (the precision
- * of the tables), R^2 in the panels the bounds of topk.c read (mtdpp.h).
+ * of the tables), R^2 in the panels the bounds of topk.c read (model.h).
  * mtdpp_model_prepare derives what the numeric core (kernel.c) reads from
  * either: R^2, the kernel diagonal D^2 plus jitter, the squared norms of
  * V's rows.  What a model holds beyond its items depends on its kind
@@ -17,7 +17,9 @@
 
 #include "utils/memutils.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
 
 typedef struct SerialHeader
 {
@@ -415,22 +417,29 @@ mtdpp_model_deserialize(bytea *blob)
 	return m;
 }
 
-/*
- * The evidence of every item as a completion of the context CTX of B items
- * into EV (n_items entries): the sum of the basket items' neighbour-list
- * weights (the hybrid kind's evidence, which topk.c adds to its bounds).
- */
-void
-mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev)
+/* A copy of the trained model M, its record included, in the current memory context. */
+MtdppModel *
+mtdpp_model_copy(const MtdppModel *m)
 {
-	memset(ev, 0, sizeof(double) * m->n_items);
-	if (m->nbr_start == NULL)
-		return;
-	for (int s = 0; s < b; s++)
-	{
-		int			j = ctx[s];
+	Size		cells = (Size) m->n_items * m->rank;
+	MtdppModel *result = mtdpp_model_alloc(m->kind, m->n_items, m->rank);
 
-		for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
-			ev[m->nbr_index[q]] += m->nbr_weight[q];
-	}
+	result->log_w = m->log_w;
+	result->n_baskets = m->n_baskets;
+	result->n_examples = m->n_examples;
+	result->epochs_run = m->epochs_run;
+	result->best_epoch = m->best_epoch;
+	result->final_loss = m->loss_history[Max(m->best_epoch, 1) - 1];
+	result->seconds = m->seconds;
+	result->hyperparams = pstrdup(m->hyperparams);
+	result->loss_history = palloc0(sizeof(double) * Max(m->epochs_run, 1));
+	result->val_history = palloc0(sizeof(double) * Max(m->epochs_run, 1));
+	memcpy(result->loss_history, m->loss_history, sizeof(double) * m->epochs_run);
+	memcpy(result->val_history, m->val_history, sizeof(double) * m->epochs_run);
+	memcpy(result->item_ids, m->item_ids, sizeof(int32) * m->n_items);
+	memcpy(result->popularity, m->popularity, sizeof(int32) * m->n_items);
+	memcpy(result->D, m->D, sizeof(double) * m->n_items);
+	memcpy(result->V, m->V, sizeof(double) * cells);
+	memcpy(result->R, m->R, sizeof(double) * cells);
+	return result;
 }

@@ -7,7 +7,9 @@
 
 #include "fmgr.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "linalg.h"
+#include "store.h"
 
 PG_MODULE_MAGIC;
 
@@ -17,6 +19,7 @@ void
 _PG_init(void)
 {
 	mtdpp_blas_init();			/* one BLAS thread per backend */
+	mtdpp_kinds_init();			/* the table of model kinds */
 	mtdpp_cache_init();			/* model cache invalidations */
 	mtdpp_shared_init();		/* one copy of a model per server, if preloaded */
 }

@@ -23,7 +23,9 @@
 #include "utils/numeric.h"
 #include "utils/tuplestore.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_hyperparameters);
 
@@ -59,7 +61,7 @@ static const char *const loss_names[] = {"logistic", "softmax", NULL};
 
 #define F(field) offsetof(MtdppParams, field)
 
-/* In the order of the README's table and of the stored JSON. */
+/* In the order of doc/training.md's table and of the stored JSON. */
 static const ParamKey param_keys[] = {
 	{"kind", PARAM_CHOICE, F(kind), MTDPP_MULTITASK, 0, 0, NULL, "a model kind", true,
 	"model kind"},

@@ -19,7 +19,6 @@
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
-#include "mb/pg_wchar.h"
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -28,7 +27,9 @@
 #include "utils/memutils.h"
 #include "utils/resowner.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_save);
 PG_FUNCTION_INFO_V1(mtdpp_activate);
@@ -50,21 +51,6 @@ mtdpp_check_name(const char *what, text *name)
 				 errmsg("%s is %d bytes long, at most %d are allowed",
 						what, (int) VARSIZE_ANY_EXHDR(name), MTDPP_NAME_MAX),
 				 errhint("Name models with a short identifier such as 'shop'.")));
-}
-
-/*
- * S as an error quotes it: its first MTDPP_SHOWN_MAX bytes (cut between
- * characters) and "..." when it is longer, so that a name or a value of
- * 100,000 characters does not fill the message and the log.
- */
-const char *
-mtdpp_shown(const char *s)
-{
-	int			len = strlen(s);
-
-	if (len <= MTDPP_SHOWN_MAX)
-		return s;
-	return psprintf("%.*s...", pg_mbcliplen(s, len, MTDPP_SHOWN_MAX), s);
 }
 
 text *

@@ -30,7 +30,10 @@
 #include <float.h>
 #include <math.h>
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "linalg.h"
+#include "model.h"
+#include "score.h"
 
 /* min-heap of the best K so far, the worst at the root */
 typedef struct TopK
@@ -614,4 +617,24 @@ mtdpp_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
 	if (ev)
 		pfree(ev);
 	return n;
+}
+
+/*
+ * The evidence of every item as a completion of the context CTX of B items
+ * into EV (n_items entries): the sum of the basket items' neighbour-list
+ * weights (the hybrid kind's evidence, which topk.c adds to its bounds).
+ */
+void
+mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev)
+{
+	memset(ev, 0, sizeof(double) * m->n_items);
+	if (m->nbr_start == NULL)
+		return;
+	for (int s = 0; s < b; s++)
+	{
+		int			j = ctx[s];
+
+		for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
+			ev[m->nbr_index[q]] += m->nbr_weight[q];
+	}
 }

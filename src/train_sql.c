@@ -22,7 +22,10 @@
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 
-#include "mtdpp.h"
+#include "kinds.h"
+#include "model.h"
+#include "params.h"
+#include "store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_train);
 

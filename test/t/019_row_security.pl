@@ -1,5 +1,5 @@
-# Row-level security, all the way.  README's isolation recipe, applied as
-# README prints it, keeps two analysts apart in both model tables: neither
+# Row-level security, all the way.  The isolation recipe of doc/models.md, applied as
+# it is printed, keeps two analysts apart in both model tables: neither
 # reads, updates, deletes or adds rows of the other's models, each still
 # trains and completes with its own, mtdpp_models shows each its own, and
 # training, saving or renaming to the other's name fails with a clear error
@@ -19,10 +19,10 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-# The recipe: the SQL block of README that creates the policy own_items.
-my $readme = slurp_file("$FindBin::Bin/../../README.md");
+# The recipe: the SQL block of doc/models.md that creates the policy own_items.
+my $readme = slurp_file("$FindBin::Bin/../../doc/models.md");
 my ($recipe) = grep { /CREATE POLICY own_items/ } ($readme =~ /```sql\n(.*?)```/sg);
-ok(defined $recipe, "README has an isolation recipe");
+ok(defined $recipe, "doc/models.md has an isolation recipe");
 
 my $basket = q{'{1,2,3}'};
 sub completes

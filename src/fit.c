@@ -1,0 +1,205 @@
+/*
+ * fit.c
+ *		The fit of the DPP kinds: its entry, and the choice of the rank and
+ *		L2 of the multi-task kinds on the validation slice of the training
+ *		baskets when the call gives neither.
+ *
+ * The fit is a family of files (fit_int.h): this one chooses the capacity
+ * and calls, for each candidate, one fit at a given rank (fit_epochs.c:
+ * the trainer's set-up and the epoch loop), which samples examples
+ * (fit_examples.c), takes their loss and gradients (fit_loss.c) and updates
+ * the parameters (fit_update.c).
+ *
+ * One rank cannot serve every catalog: rank 128 with L2 1e-6 gains 1 to 5
+ * points of precision at 20 over rank 32 with L2 1e-5 on the Amazon
+ * registries and on uk_retail, and loses most of a point of MPR on the
+ * instacart slice (bench/capacity/results.md).  Neither the number of items
+ * nor of baskets tells them apart, so the data decides: the fit trains the
+ * small candidate (rank 32, L2 1e-5: the former defaults), then the large one
+ * (rank 128, L2 1e-6) on the same validation slice, and keeps the one with
+ * the better validation MPR (the small one on a tie, or when there is no
+ * slice to measure on).
+ *
+ * The search costs at most 3 times the former default.  Every term of an
+ * epoch's cost grows at most linearly with the rank (the c x c kernels of a
+ * context cost 2 c^2 r to build, their Cholesky factor does not depend on
+ * it), so an epoch at rank 128 costs at most 4 times one at rank 32 (2.7 to
+ * 3.6 times, measured on four datasets), and the large candidate may run
+ * half the epochs the small one ran: at most twice its cost.  Where epochs
+ * are samples of the baskets (epoch_baskets), the large candidate's are a
+ * quarter the size, so that on a long order history the search costs at
+ * most 1.5 times one fit (100 million lines still train within 10 minutes:
+ * bench/scale).  Counted in epochs and baskets, not seconds, so that a seed
+ * still makes the same model on a loaded machine.  On amazon_daf, the large
+ * candidate's fourth epoch completes as well on test baskets as its fifth.
+
+ * What was tried and what each reached is written into the model's
+ * hyperparams ("capacity"), beside the rank and L2 kept; verbose
+ * reports it.  A rank or an L2 given (or a warm start, which keeps its
+ * model's) makes one fit, the other taking its former default.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "lib/stringinfo.h"
+#include "utils/memutils.h"
+
+#include "fit.h"
+#include "model.h"
+#include "params.h"
+#include "fit_int.h"
+
+#define CAPACITY_HIGH_L2		1e-6
+#define CAPACITY_BUDGET			2.0 /* the large candidate's cost, at most, in small fits */
+
+/* the best validation MPR a fit reached, NaN without a slice */
+static double
+best_mpr(const MtdppModel *m)
+{
+	if (m->best_epoch < 1 || m->best_epoch > m->epochs_run)
+		return NAN;
+	return m->val_history[m->best_epoch - 1];
+}
+
+/* one candidate, as the capacity JSON lists it, with what it reached on V */
+static void
+append_candidate(StringInfo s, const MtdppParams *p, MtdppModel *m,
+				 int max_epochs, MtdppValidation *v)
+{
+	double		mpr = best_mpr(m);
+	MtdppMetrics mm = {0};
+
+	appendStringInfo(s, "{\"rank\": %d, \"l2\": %g, \"patience\": %d, \"max_epochs\": %d, \"epoch_baskets\": %d, \"epochs\": %d, \"best_epoch\": %d, \"validation_mpr\": ",
+					 p->rank, p->l2, p->patience, max_epochs, p->epoch_baskets, m->epochs_run, m->best_epoch);
+	if (isnan(mpr))
+		appendStringInfo(s, "null");
+	else
+		appendStringInfo(s, "%.4f", mpr);
+	if (v->n > 0)
+	{
+		mtdpp_model_prepare(m);
+		mtdpp_validation_measure(v, m, &mm);
+		appendStringInfo(s, ", \"validation_p20\": %.4f", mm.p20);
+	}
+	appendStringInfo(s, "}");
+}
+
+/*
+ * The hyperparams of the model kept: its candidate's, with the epochs and
+ * epoch_baskets the call allowed, and the search (CAND of N candidates, KEPT kept).
+ */
+static char *
+capacity_json(const MtdppParams *given, MtdppParams *cand, MtdppModel **fit,
+			  const int *max_epochs, int n, int kept, MtdppValidation *v)
+{
+	MtdppParams p = cand[kept];
+	StringInfoData s;
+
+	p.epochs = given->epochs;
+	p.epoch_baskets = given->epoch_baskets;
+	initStringInfo(&s);
+	appendStringInfo(&s, "%s", mtdpp_params_to_json(&p));
+	s.len--;					/* the closing brace */
+	s.data[s.len] = '\0';
+	appendStringInfo(&s, ", \"capacity\": {\"chosen\": \"%s\", \"baskets\": %d, \"candidates\": [",
+					 n > 1 ? "on validation" : "no validation slice", v->n);
+	for (int c = 0; c < n; c++)
+	{
+		if (c > 0)
+			appendStringInfo(&s, ", ");
+		append_candidate(&s, &cand[c], fit[c], max_epochs[c], v);
+	}
+	appendStringInfo(&s, "]}}");
+	return s.data;
+}
+
+/*
+ * The fit of the multi-task kinds: at the rank given, or at the better of
+ * the two candidates on the validation slice (see the top of the file).
+ * The slice is copied into SLICE (if not NULL), as mtdpp_train_dpp_rank does.
+ */
+MtdppModel *
+mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
+					  MtdppValidation *slice)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext search;
+	MtdppParams cand[2];
+	MtdppModel *fit[2] = {NULL, NULL};
+	int			max_epochs[2];
+	MtdppValidation val;
+	MtdppModel *m;
+	char	   *json;
+	int			n = 1,
+				kept = 0;
+	double		seconds;
+
+	if (p->rank != MTDPP_RANK_CHOSEN)
+		return mtdpp_train_dpp_rank(data, p, NULL, slice);
+
+	search = AllocSetContextCreate(CurrentMemoryContext, "mtdpp capacity search",
+								   ALLOCSET_DEFAULT_SIZES);
+	MemoryContextSwitchTo(search);
+	cand[0] = *p;
+	cand[0].rank = MTDPP_CAPACITY_LOW_RANK;
+	cand[0].l2 = MTDPP_CAPACITY_LOW_L2;
+	max_epochs[0] = cand[0].epochs;
+	fit[0] = mtdpp_train_dpp_rank(data, &cand[0], NULL, &val);
+	seconds = fit[0]->seconds;
+
+	cand[1] = *p;
+	cand[1].rank = MTDPP_CAPACITY_MAX_RANK;
+	cand[1].l2 = CAPACITY_HIGH_L2;
+	cand[1].epochs = Min(p->epochs,
+						 Max(1, (int) floor(CAPACITY_BUDGET * fit[0]->epochs_run *
+											MTDPP_CAPACITY_LOW_RANK / MTDPP_CAPACITY_MAX_RANK)));
+	max_epochs[1] = cand[1].epochs;
+	if (p->epoch_baskets > 0)
+		cand[1].epoch_baskets = Max(1, (int) ((int64) p->epoch_baskets *
+											  MTDPP_CAPACITY_LOW_RANK / MTDPP_CAPACITY_MAX_RANK));
+	if (val.n > 0 && !isnan(best_mpr(fit[0])))
+	{
+		if (p->verbose)
+			ereport(NOTICE,
+					(errmsg("capacity: rank %d (l2 %g) reached validation MPR %.2f in %d epochs; rank %d (l2 %g) may run %d",
+							cand[0].rank, cand[0].l2, best_mpr(fit[0]), fit[0]->epochs_run,
+							cand[1].rank, cand[1].l2, cand[1].epochs)));
+		fit[1] = mtdpp_train_dpp_rank(data, &cand[1], &val, NULL);
+		seconds += fit[1]->seconds;
+		n = 2;
+		if (best_mpr(fit[1]) > best_mpr(fit[0]))
+			kept = 1;
+	}
+	if (p->verbose)
+		ereport(NOTICE,
+				(errmsg("capacity: rank %d, l2 %g chosen on %d validation baskets (MPR %.2f%s)",
+						cand[kept].rank, cand[kept].l2, val.n, best_mpr(fit[kept]),
+						n == 2 ? psprintf(" against %.2f at rank %d in %d epochs",
+										  best_mpr(fit[1 - kept]), cand[1 - kept].rank,
+										  fit[1 - kept]->epochs_run) :
+						", no larger rank tried without a slice")));
+
+	json = capacity_json(p, cand, fit, max_epochs, n, kept, &val);
+
+	/* the model kept, and the slice, into the caller's memory */
+	MemoryContextSwitchTo(caller);
+	m = mtdpp_model_copy(fit[kept]);
+	m->hyperparams = pstrdup(json);
+	m->seconds = seconds;
+	if (slice != NULL)
+		mtdpp_validation_copy(slice, &val);
+	MemoryContextDelete(search);
+	return m;
+}
+
+/*
+ * Trains a DPP model of kind p->kind on DATA: the fit of the DPP kinds
+ * (kind_multitask.c, kind_single.c), its rank chosen below when not
+ * given.  The result is allocated in the caller's memory context.
+ */
+MtdppModel *
+mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
+{
+	return mtdpp_train_dpp_slice(data, p, NULL);
+}

@@ -1,0 +1,119 @@
+/*
+ * helper_thread.c
+ *		A second thread for pure computation, used by training and by the
+ *		training aggregate's final merge.
+ *
+ * Started once, it waits for a job (a function and its argument), runs it,
+ * and waits again.  It blocks every signal, so the backend's handlers only
+ * ever run on the backend's own thread, and its jobs must not allocate,
+ * raise errors or look at interrupts: they only compute, over memory set up
+ * beforehand.  A callback of the memory context it was started in stops it,
+ * on success, error or cancel alike, before that memory goes.
+ */
+#include "postgres.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include "utils/memutils.h"
+
+#include "helper_thread.h"
+
+struct MtdppHelper
+{
+	pthread_t	thread;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	void		(*fn) (void *);
+	void	   *arg;
+	bool		busy;			/* a job is posted and not finished */
+	bool		quit;
+	MemoryContextCallback stop;
+};
+
+static void *
+helper_main(void *arg)
+{
+	MtdppHelper *h = (MtdppHelper *) arg;
+
+	pthread_mutex_lock(&h->lock);
+	for (;;)
+	{
+		while (!h->busy && !h->quit)
+			pthread_cond_wait(&h->cond, &h->lock);
+		if (h->quit)
+			break;
+		pthread_mutex_unlock(&h->lock);
+		h->fn(h->arg);
+		pthread_mutex_lock(&h->lock);
+		h->busy = false;
+		pthread_cond_broadcast(&h->cond);
+	}
+	pthread_mutex_unlock(&h->lock);
+	return NULL;
+}
+
+static void
+helper_stop(void *arg)
+{
+	MtdppHelper *h = (MtdppHelper *) arg;
+
+	pthread_mutex_lock(&h->lock);
+	h->quit = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	pthread_join(h->thread, NULL);
+	pthread_cond_destroy(&h->cond);
+	pthread_mutex_destroy(&h->lock);
+}
+
+/* A second thread in the current memory context, or NULL if none starts. */
+MtdppHelper *
+mtdpp_helper_start(void)
+{
+	MtdppHelper *h = palloc0(sizeof(MtdppHelper));
+	sigset_t	all,
+				old;
+	int			rc;
+
+	pthread_mutex_init(&h->lock, NULL);
+	pthread_cond_init(&h->cond, NULL);
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(&h->thread, NULL, helper_main, h);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc != 0)
+	{
+		pthread_cond_destroy(&h->cond);
+		pthread_mutex_destroy(&h->lock);
+		pfree(h);
+		return NULL;
+	}
+	h->stop.func = helper_stop;
+	h->stop.arg = h;
+	MemoryContextRegisterResetCallback(CurrentMemoryContext, &h->stop);
+	return h;
+}
+
+/* FN(A) here and FN(B) on helper H (or here too, if H is NULL); returns when both are done */
+void
+mtdpp_helper_run_pair(MtdppHelper *h, void (*fn) (void *), void *a, void *b)
+{
+	if (h == NULL)
+	{
+		fn(a);
+		fn(b);
+		return;
+	}
+	pthread_mutex_lock(&h->lock);
+	h->fn = fn;
+	h->arg = b;
+	h->busy = true;
+	pthread_cond_broadcast(&h->cond);
+	pthread_mutex_unlock(&h->lock);
+	fn(a);
+	pthread_mutex_lock(&h->lock);
+	while (h->busy)
+		pthread_cond_wait(&h->cond, &h->lock);
+	pthread_mutex_unlock(&h->lock);
+}

@@ -1,0 +1,47 @@
+/*
+ * kind_list.c
+ *		Every model kind, entered into the table of kinds (kinds.c) when the
+ *		library loads; and the fit of a model of any kind.
+ *
+ * The table is filled here rather than written out in kinds.c so that the
+ * table, which every part of the extension asks about a kind, depends on
+ * none of the kinds: a kind's fit (fit.c, say) can ask the table in turn.
+ */
+#include "postgres.h"
+
+#include "kinds.h"
+
+/* every kind: one line each, in the order of MtdppKind */
+static const MtdppKindRoutine *const all_kinds[] = {
+	&mtdpp_kind_multitask,
+	&mtdpp_kind_multitask_nobias,
+	&mtdpp_kind_logistic,
+	&mtdpp_kind_lowrank,
+	&mtdpp_kind_itemknn,
+	&mtdpp_kind_popularity,
+	&mtdpp_kind_ease,
+	&mtdpp_kind_hybrid,
+};
+
+StaticAssertDecl(lengthof(all_kinds) == MTDPP_N_KINDS, "every kind has a line in the table");
+
+/* fills the table of kinds: called by _PG_init */
+void
+mtdpp_kinds_init(void)
+{
+	for (int k = 0; k < lengthof(all_kinds); k++)
+		mtdpp_kind_register(all_kinds[k]);
+}
+
+/*
+ * Fits a model of kind p->kind to DATA, the hyperparameters that depend on
+ * the data resolved first (and so stored with the model).
+ */
+MtdppModel *
+mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *given)
+{
+	MtdppParams p = *given;
+
+	mtdpp_params_for_data(&p, data->n_items);
+	return mtdpp_kind(p.kind)->fit(data, &p);
+}

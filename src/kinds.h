@@ -1,0 +1,105 @@
+/*
+ * kinds.h
+ *		The kinds of model: the struct of routines each kind fills (kind_*.c),
+ *		the table of them (kinds.c) and what kinds share with one another.
+ */
+#ifndef MTDPP_KINDS_H
+#define MTDPP_KINDS_H
+
+#include "params.h"
+
+/*
+ * A model kind: one struct of traits and routines, as PostgreSQL describes an
+ * index access method by its IndexAmRoutine.  Each kind is one file
+ * (kind_*.c) that fills its struct, and one line of the table in kinds.c;
+ * the rest of the extension asks the kind (mtdpp_kind) rather than testing
+ * which kind it is.
+ */
+typedef struct MtdppKindRoutine
+{
+	MtdppKind	kind;			/* its number in the stored model format */
+	const char *name;			/* as SQL spells it */
+	const MtdppKindDefault *defaults;	/* its own defaults, ended by a NULL key */
+
+	/* what a model of the kind holds, in memory, in a value and in the tables */
+	bool		factors;		/* item factors V (else rank 0) */
+	bool		task_factors;	/* task factors R, stored (else R = 1) */
+	bool		bias;			/* item bias D (else D = 0) */
+	bool		neighbors;		/* co-occurring items and weights */
+	bool		signed_weights; /* those weights are any finite reals (else in [0, 1]) */
+
+	/*
+	 * Training by the stochastic gradient of fit.c (fit = mtdpp_train_dpp):
+	 * with task factors, a target against the rest of its basket; without,
+	 * whole baskets under the one kernel L = V V^T + D^2, by maximum
+	 * likelihood (-ln det L_B plus the normaliser) when LIKELIHOOD, else
+	 * against baskets with one item swapped.
+	 */
+	bool		likelihood;
+
+	/*
+	 * Pruned top k (topk.c): the kind's score is ln w + ln det of a kernel
+	 * per candidate, K_c = V_B diag(R_c^2) V_B^T + D_B^2, which Hadamard's
+	 * inequality bounds; only the candidates whose bound can reach the k-th
+	 * best score are scored exactly.  Other kinds score every candidate.
+	 */
+	bool		bounded;
+
+	/* fits a model to DATA with the resolved hyperparameters P */
+	MtdppModel *(*fit) (MtdppBaskets *data, const MtdppParams *p);
+
+	/* scores every item as the completion of the context CTX of B items */
+	void		(*score_all) (const MtdppModel *m, const int32 *ctx, int b,
+							  double *scores);
+
+	/* scores the N items CANDS, B > 0; NULL: through score_all */
+	void		(*score_some) (const MtdppModel *m, const int32 *ctx, int b,
+							   const int32 *cands, int n, double *scores);
+
+	/* most basket items the kind conditions on; NULL: MTDPP_MAX_CONTEXT */
+	int			(*context_limit) (const MtdppModel *m);
+} MtdppKindRoutine;
+
+/* kinds.c: the table of model kinds, and the calls through it */
+extern const MtdppKindRoutine *mtdpp_kind(MtdppKind kind);
+extern MtdppKind mtdpp_kind_from_name(const char *name);
+extern const char *mtdpp_kind_name(MtdppKind kind);
+extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
+							double *scores);
+extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
+							 const int32 *cands, int n, double *scores);
+extern int	mtdpp_context_limit(const MtdppModel *m);
+extern void mtdpp_kind_register(const MtdppKindRoutine *kind);
+
+/* kind_list.c: every kind, registered when the library loads; a fit of any kind */
+extern void mtdpp_kinds_init(void);
+extern MtdppModel *mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *p);
+
+/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c */
+extern const MtdppKindRoutine mtdpp_kind_multitask;
+extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
+extern const MtdppKindRoutine mtdpp_kind_logistic;
+extern const MtdppKindRoutine mtdpp_kind_lowrank;
+extern const MtdppKindRoutine mtdpp_kind_itemknn;
+extern const MtdppKindRoutine mtdpp_kind_popularity;
+extern const MtdppKindRoutine mtdpp_kind_ease;
+extern const MtdppKindRoutine mtdpp_kind_hybrid;
+
+/* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
+extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,
+							   MtdppKind kind, int rank);
+extern int64 mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap);
+extern void mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
+									  int64 distinct, int64 kept);
+
+/* kind_ease.c: EASE's weights as neighbour lists, which the hybrid kind uses */
+extern float mtdpp_kth_largest(float *v, int n, int k);
+extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
+							 MtdppModel *m);
+
+
+/* kind_popularity.c: what the other kinds share with it */
+extern MtdppModel *mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p);
+extern void mtdpp_popularity_scores(const MtdppModel *m, double *scores);
+
+#endif							/* MTDPP_KINDS_H */

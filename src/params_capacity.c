@@ -1,0 +1,44 @@
+/*
+ * params_capacity.c
+ *		The rank and L2 policy of the multi-task kinds: chosen on the
+ *		validation slice of the training baskets when the call gives neither.
+ *
+ * Which hyperparameters leave the rank and L2 to the fit: the fit of the
+ * multi-task kinds chooses both on the validation slice of the training
+ * baskets when the call gives neither (fit.c, mtdpp_train_dpp_slice, says
+ * how and why), and a model's size is bounded by the larger rank it may
+ * keep.
+ */
+#include "postgres.h"
+
+#include "kinds.h"
+#include "params.h"
+
+/* a kind whose rank and L2 the fit chooses: both left unset by default */
+const MtdppKindDefault mtdpp_capacity_defaults[] = {
+	{"rank", MTDPP_RANK_CHOSEN},
+	{"l2", -1.0},
+	{NULL, 0}
+};
+
+/*
+ * After the call's keys: with a rank or an L2 given, the other takes the
+ * value it had before it was chosen, and there is no search.
+ */
+void
+mtdpp_capacity_resolve(MtdppParams *p)
+{
+	if (!mtdpp_kind(p->kind)->factors)
+		return;
+	if (p->rank == MTDPP_RANK_CHOSEN && p->l2 >= 0.0)
+		p->rank = MTDPP_CAPACITY_LOW_RANK;
+	if (p->rank != MTDPP_RANK_CHOSEN && p->l2 < 0.0)
+		p->l2 = MTDPP_CAPACITY_LOW_L2;
+}
+
+/* the largest rank a fit of P may keep: what its model's size is bounded by */
+int
+mtdpp_capacity_max_rank(const MtdppParams *p)
+{
+	return p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank;
+}

@@ -1,0 +1,56 @@
+/*
+ * score.h
+ *		Scoring: ln det of a context's kernels (kernel.c), the top k and ranks
+ *		(topk.c), diverse picks (diverse.c) and a basket as a context (complete.c).
+ */
+#ifndef MTDPP_SCORE_H
+#define MTDPP_SCORE_H
+
+#include "model.h"
+
+/* kernel.c: the numeric core, ln det of a context under a batch of targets */
+extern const double *mtdpp_rows_R2(const MtdppModel *m, int start, int n, double *scratch);
+extern void mtdpp_gather_R2(const MtdppModel *m, const int32 *idx, int n, double *out);
+extern void mtdpp_gather_V(const MtdppModel *m, const int32 *idx, int n, double *out);
+extern void mtdpp_schur_logdets(const MtdppModel *m, const int32 *ctx, int b,
+								bool conditional, double *scores);
+extern int	mtdpp_score_block_rows(const MtdppModel *m, int b);
+extern void mtdpp_context_pairs(const double *VB, int b, int r, double *P);
+extern void mtdpp_basket_pairs(const MtdppModel *m, const int32 *ctx, int b, double *P);
+extern int	mtdpp_kernels_logdet(const MtdppModel *m, const int32 *ctx, int b,
+								 const double *P, const double *R2rows, int nt,
+								 double *packed, double *K, bool keep_factors,
+								 double *logdet);
+extern void mtdpp_targets_logdet(const MtdppModel *m, const int32 *ctx, int b,
+								 const double *P, const int32 *targets, int first,
+								 int n, int block, double *logdet);
+
+/* topk.c */
+typedef struct MtdppRanked
+{
+	double		score;
+	int32		index;			/* dense item index */
+} MtdppRanked;
+
+extern int	mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b,
+						const bool *exclude, const int32 *allowed, int n_allowed,
+						int k, MtdppRanked *out);
+extern void mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b,
+						  const bool *exclude, int held, double held_score_if_unknown,
+						  int *above, int *ties, int *candidates);
+extern int	mtdpp_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
+								  const bool *exclude, double floor, const bool *also,
+								  int32 *cands, double *scores);
+extern void mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev);
+
+/* diverse.c */
+extern int	mtdpp_diverse_pool(int k);
+extern int	mtdpp_diverse_select(const MtdppModel *m, const MtdppRanked *cands, int n,
+								 int k, double diversity, int *chosen);
+
+/* complete.c */
+extern int32 *mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n,
+								   const int32 *skip, bool *exclude, int *b_out,
+								   int *n_distinct);
+
+#endif							/* MTDPP_SCORE_H */
