@@ -28,6 +28,7 @@ OBJS = \
 	src/kind_single.o \
 	src/kinds.o \
 	src/linalg.o \
+	src/linalg_fixed.o \
 	src/lines.o \
 	src/lines_baskets.o \
 	src/lines_run.o \

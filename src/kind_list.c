@@ -10,6 +10,7 @@
 #include "postgres.h"
 
 #include "kinds.h"
+#include "linalg.h"
 
 /* every kind: one line each, in the order of MtdppKind */
 static const MtdppKindRoutine *const all_kinds[] = {
@@ -35,13 +36,27 @@ mtdpp_kinds_init(void)
 
 /*
  * Fits a model of kind p->kind to DATA, the hyperparameters that depend on
- * the data resolved first (and so stored with the model).
+ * the data resolved first (and so stored with the model).  The fit runs in
+ * the numeric core's reproducible mode (linalg_fixed.c): the same data and
+ * seed give the same model under every BLAS and kernel set.
  */
 MtdppModel *
 mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *given)
 {
 	MtdppParams p = *given;
+	MtdppModel *volatile m = NULL;
+	bool		was;
 
 	mtdpp_params_for_data(&p, data->n_items);
-	return mtdpp_kind(p.kind)->fit(data, &p);
+	was = mtdpp_linalg_set_reproducible(true);
+	PG_TRY();
+	{
+		m = mtdpp_kind(p.kind)->fit(data, &p);
+	}
+	PG_FINALLY();
+	{
+		mtdpp_linalg_set_reproducible(was);
+	}
+	PG_END_TRY();
+	return m;
 }

@@ -19,6 +19,14 @@
  * BLAS runs single-threaded inside a backend: PostgreSQL's parallel workers
  * are the parallelism, and a threaded BLAS inside every backend of a busy
  * server would oversubscribe the cores.
+ *
+ * While a model trains, the double-precision routines run in reproducible
+ * mode: products and triangular solves by the fixed-order loops of
+ * linalg_fixed.c, and Cholesky factors and inverses of every size by the
+ * loops below, so that a fit by stochastic gradient gives the same model
+ * under every BLAS and kernel set (linalg_fixed.c says why it would not).
+ * The single-precision inverse of ease is a closed form: BLAS's rounding
+ * stays within float tolerance there, and its sgemm keeps its speed.
  */
 #include "postgres.h"
 
@@ -33,6 +41,22 @@
 #include "linalg.h"
 
 #define SMALL_N 48
+
+/* the fixed-order loops instead of BLAS and LAPACK (see above) */
+static bool reproducible = false;
+
+/*
+ * Sets reproducible mode on or off; returns what it was, for the caller to
+ * set back (in a PG_FINALLY: an error must not leave it on).
+ */
+bool
+mtdpp_linalg_set_reproducible(bool on)
+{
+	bool		was = reproducible;
+
+	reproducible = on;
+	return was;
+}
 
 /*
  * Ask OpenBLAS (when it is the BLAS behind libblas.so.3) for one thread.
@@ -57,7 +81,7 @@ MTDPP_VECTORISED
 bool
 mtdpp_cholesky(double *A, int n)
 {
-	if (n > SMALL_N)
+	if (n > SMALL_N && !reproducible)
 	{
 		/* row-major lower is column-major upper */
 		lapack_int	info = LAPACKE_dpotrf_work(LAPACK_COL_MAJOR, 'U', n, A, n);
@@ -109,7 +133,7 @@ mtdpp_cholesky_logdet(const double *L, int n)
 void
 mtdpp_cholesky_inverse(double *A, int n)
 {
-	if (n > SMALL_N)
+	if (n > SMALL_N && !reproducible)
 	{
 		lapack_int	info = LAPACKE_dpotri_work(LAPACK_COL_MAJOR, 'U', n, A, n);
 
@@ -198,8 +222,11 @@ void
 mtdpp_gemm_nt(int m, int n, int k, const double *A, int lda,
 			  const double *B, int ldb, double *C, int ldc)
 {
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k,
-				1.0, A, lda, B, ldb, 0.0, C, ldc);
+	if (reproducible)
+		mtdpp_fixed_gemm_nt(m, n, k, A, lda, B, ldb, C, ldc);
+	else
+		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, m, n, k,
+					1.0, A, lda, B, ldb, 0.0, C, ldc);
 }
 
 /*
@@ -210,8 +237,11 @@ mtdpp_gemm_nt(int m, int n, int k, const double *A, int lda,
 void
 mtdpp_trsm_right_lt(int m, int n, const double *L, double *B)
 {
-	cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
-				m, n, 1.0, L, n, B, n);
+	if (reproducible)
+		mtdpp_fixed_trsm_right_lt(m, n, L, B);
+	else
+		cblas_dtrsm(CblasRowMajor, CblasRight, CblasLower, CblasTrans, CblasNonUnit,
+					m, n, 1.0, L, n, B, n);
 }
 
 /*
@@ -233,8 +263,11 @@ void
 mtdpp_gemm_tn(int m, int n, int k, const double *A, int lda,
 			  const double *B, int ldb, double *C, int ldc)
 {
-	cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k,
-				1.0, A, lda, B, ldb, 0.0, C, ldc);
+	if (reproducible)
+		mtdpp_fixed_gemm_tn(m, n, k, A, lda, B, ldb, C, ldc);
+	else
+		cblas_dgemm(CblasRowMajor, CblasTrans, CblasNoTrans, m, n, k,
+					1.0, A, lda, B, ldb, 0.0, C, ldc);
 }
 
 /*
@@ -247,8 +280,11 @@ void
 mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
 			  const double *B, int ldb, double *C, int ldc)
 {
-	cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
-				1.0, A, lda, B, ldb, 0.0, C, ldc);
+	if (reproducible)
+		mtdpp_fixed_gemm_nn(m, n, k, A, lda, B, ldb, C, ldc);
+	else
+		cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, n, k,
+					1.0, A, lda, B, ldb, 0.0, C, ldc);
 }
 
 /*

@@ -22,6 +22,7 @@
 #endif
 
 extern void mtdpp_blas_init(void);
+extern bool mtdpp_linalg_set_reproducible(bool on);
 extern bool mtdpp_cholesky(double *A, int n);
 extern double mtdpp_cholesky_logdet(const double *L, int n);
 extern void mtdpp_cholesky_inverse(double *A, int n);
@@ -38,5 +39,14 @@ extern void mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
 extern double mtdpp_log_p_one(double log_z);
 extern double mtdpp_log_p_zero(double log_z);
+
+/* linalg_fixed.c: products and a solve in a fixed order (reproducible mode) */
+extern void mtdpp_fixed_gemm_nn(int m, int n, int k, const double *A, int lda,
+								const double *B, int ldb, double *C, int ldc);
+extern void mtdpp_fixed_gemm_nt(int m, int n, int k, const double *A, int lda,
+								const double *B, int ldb, double *C, int ldc);
+extern void mtdpp_fixed_gemm_tn(int m, int n, int k, const double *A, int lda,
+								const double *B, int ldb, double *C, int ldc);
+extern void mtdpp_fixed_trsm_right_lt(int m, int n, const double *L, double *B);
 
 #endif							/* MTDPP_LINALG_H */

@@ -12,6 +12,13 @@
  * the routine, the size and the relative residual; the exit status is 1 if
  * any check failed.  A crash in the BLAS ends the process: test/linalg/run
  * runs one process per kernel set and reports which one died.
+ *
+ * The double-precision routines are checked twice: as completion calls them
+ * (BLAS and LAPACK) and in the reproducible mode training runs in
+ * (linalg_fixed.c).  The second pass also checks that an element's bits do
+ * not depend on where its row and column lie, and prints a digest of every
+ * bit it computed for sizes up to DIGEST_MAX_N: test/linalg/run requires the
+ * same digest under every BLAS and kernel set.
  */
 #include "postgres.h"
 
@@ -24,9 +31,37 @@
 #define PROBES 3
 /* the eigendecomposition is of a basket's kernel: no larger is checked */
 #define EIGEN_MAX_N 320
+/* the largest square product checked in the fixed order */
+#define FIXED_SQUARE_MAX_N 320
+/* every configuration of test/linalg/run checks the sizes up to this one */
+#define DIGEST_MAX_N 769
 
 static int	failures = 0;
 static uint64 rng_state = 88172645463325252ULL;
+
+/* the pass under way: " (fixed order)" in reproducible mode, else "" */
+static const char *pass_label = "";
+static bool digesting = false;
+static uint64 digest = 14695981039346656037ULL;
+
+/* true in the fixed-order pass */
+static bool
+digesting_pass(void)
+{
+	return pass_label[0] != '\0';
+}
+
+/* folds the bits of X[0..n) into the digest (FNV-1a), in the fixed-order pass */
+static void
+digest_add(const double *x, size_t n)
+{
+	const unsigned char *b = (const unsigned char *) x;
+
+	if (!digesting)
+		return;
+	for (size_t i = 0; i < n * sizeof(double); i++)
+		digest = (digest ^ b[i]) * 1099511628211ULL;
+}
 
 static double
 uniform(void)
@@ -42,8 +77,8 @@ check(const char *routine, int n, double residual, double tolerance)
 {
 	if (!(residual <= tolerance))
 	{
-		printf("FAIL %s n=%d: relative residual %.3g (tolerance %.3g)\n",
-			   routine, n, residual, tolerance);
+		printf("FAIL %s%s n=%d: relative residual %.3g (tolerance %.3g)\n",
+			   routine, pass_label, n, residual, tolerance);
 		failures++;
 	}
 }
@@ -195,6 +230,7 @@ sweep_cholesky(int n)
 		failures++;
 		return;
 	}
+	digest_add(L, (size_t) n * n);
 	/* L L^T v = S v, reading only the lower triangle of L */
 	for (int p = 0; p < PROBES; p++)
 	{
@@ -235,6 +271,7 @@ sweep_cholesky(int n)
 		random_vector(v, n);
 		memcpy(z, v, sizeof(double) * n);
 		mtdpp_cholesky_solve(L, n, z, 1);
+		digest_add(z, n);
 		matvec(S, n, n, n, z, y);
 		worst_solve = Max(worst_solve, relative_difference(y, v, n));
 	}
@@ -243,6 +280,7 @@ sweep_cholesky(int n)
 	/* the inverse, full symmetric */
 	memcpy(X, L, sizeof(double) * n * n);
 	mtdpp_cholesky_inverse(X, n);
+	digest_add(X, (size_t) n * n);
 	for (int p = 0; p < PROBES; p++)
 	{
 		random_vector(v, n);
@@ -262,16 +300,22 @@ sweep_cholesky(int n)
 
 /*
  * The three products, on the shapes the extension gives them: square, a
- * few columns (a basket against candidates), and a short inner dimension
- * (a rank).  C v is checked against A (B v) without BLAS.
+ * few columns (a basket against candidates), a short inner dimension (a
+ * rank), and a long one (V^T V over the items).  C v is checked against
+ * A (B v) without BLAS.  Training has no large square product: the fixed
+ * pass checks square ones up to FIXED_SQUARE_MAX_N only.
  */
 static void
 sweep_products(int n)
 {
-	int			shapes[3][3] = {{n, n, n}, {n, 1 + n % 7, 1 + n % 64}, {1 + n % 5, n, 1 + n % 33}};
+	int			shapes[4][3] = {{n, n, n}, {n, 1 + n % 7, 1 + n % 64}, {1 + n % 5, n, 1 + n % 33},
+								{1 + n % 64, 1 + n % 64, n}};
 
-	for (int s = 0; s < 3; s++)
+	for (int s = 0; s < 4; s++)
 	{
+		if (s == 0 && digesting_pass() && n > FIXED_SQUARE_MAX_N)
+			continue;
+
 		int			m = shapes[s][0],
 					c = shapes[s][1],
 					k = shapes[s][2];
@@ -295,18 +339,21 @@ sweep_products(int n)
 			random_vector(v, c);
 			/* C = A B^T: A m x k, B c x k */
 			mtdpp_gemm_nt(m, c, k, A, k, B, k, C, c);
+			digest_add(C, (size_t) m * c);
 			matvec_t(B, c, k, k, v, t);
 			matvec(A, m, k, k, t, want);
 			matvec(C, m, c, c, v, got);
 			worst_nt = Max(worst_nt, relative_difference(got, want, m));
 			/* C = A B: A m x k, B k x c */
 			mtdpp_gemm_nn(m, c, k, A, k, B, c, C, c);
+			digest_add(C, (size_t) m * c);
 			matvec(B, k, c, c, v, t);
 			matvec(A, m, k, k, t, want);
 			matvec(C, m, c, c, v, got);
 			worst_nn = Max(worst_nn, relative_difference(got, want, m));
 			/* C = A^T B: A k x m, B k x c */
 			mtdpp_gemm_tn(m, c, k, A, m, B, c, C, c);
+			digest_add(C, (size_t) m * c);
 			matvec(B, k, c, c, v, t);
 			matvec_t(A, k, m, m, t, want);
 			matvec(C, m, c, c, v, got);
@@ -349,6 +396,7 @@ sweep_trsm(int n)
 	for (size_t i = 0; i < (size_t) m * n; i++)
 		B[i] = B0[i] = uniform();
 	mtdpp_trsm_right_lt(m, n, S, B);
+	digest_add(B, (size_t) m * n);
 	for (int p = 0; p < PROBES; p++)
 	{
 		random_vector(v, n);
@@ -423,6 +471,47 @@ sweep_eigen(int n)
 	pfree(got);
 }
 
+/*
+ * In the fixed order, an element of a product has the same bits wherever its
+ * row and column lie: C = A B against the same product of A without its
+ * first row and B without its first column, bit for bit.
+ */
+static void
+sweep_fixed_positions(int n)
+{
+	int			m = n,
+				c = 1 + n % 13,
+				k = 1 + (n * 5) % 300;
+	double	   *A = palloc(sizeof(double) * m * k),
+			   *B = palloc(sizeof(double) * k * c),
+			   *C = palloc(sizeof(double) * m * c),
+			   *D = palloc(sizeof(double) * m * c);
+
+	for (size_t i = 0; i < (size_t) m * k; i++)
+		A[i] = uniform();
+	for (size_t i = 0; i < (size_t) k * c; i++)
+		B[i] = uniform();
+	mtdpp_gemm_nn(m, c, k, A, k, B, c, C, c);
+	if (m > 1 && c > 1)
+	{
+		mtdpp_gemm_nn(m - 1, c - 1, k, A + k, k, B + 1, c, D, c - 1);
+		for (int i = 1; i < m; i++)
+			for (int j = 1; j < c; j++)
+				if (memcmp(&C[(size_t) i * c + j], &D[(size_t) (i - 1) * (c - 1) + j - 1], sizeof(double)) != 0)
+				{
+					printf("FAIL gemm_nn (fixed order) n=%d: element (%d, %d) has other bits one row and column further\n",
+						   n, i, j);
+					failures++;
+					i = m;
+					break;
+				}
+	}
+	pfree(A);
+	pfree(B);
+	pfree(C);
+	pfree(D);
+}
+
 static void
 sweep_size(void *arg)
 {
@@ -434,6 +523,18 @@ sweep_size(void *arg)
 	sweep_trsm(n);
 	if (n <= EIGEN_MAX_N)
 		sweep_eigen(n);
+
+	/* again as training calls them */
+	mtdpp_linalg_set_reproducible(true);
+	pass_label = " (fixed order)";
+	digesting = n <= DIGEST_MAX_N;
+	sweep_cholesky(n);
+	sweep_products(n);
+	sweep_trsm(n);
+	sweep_fixed_positions(n);
+	digesting = false;
+	pass_label = "";
+	mtdpp_linalg_set_reproducible(false);
 }
 
 static void
@@ -444,6 +545,9 @@ run_size(int n)
 	{
 		printf("FAIL n=%d: ERROR %s\n", n, fuzz_error.message);
 		failures++;
+		mtdpp_linalg_set_reproducible(false);
+		pass_label = "";
+		digesting = false;
 	}
 	fuzz_input_end();
 }
@@ -492,6 +596,7 @@ main(int argc, char **argv)
 		checked++;
 		fflush(stdout);
 	}
+	printf("fixed-order digest: %016llx\n", (unsigned long long) digest);
 	printf("%d sizes checked, %d failures\n", checked, failures);
 	return failures == 0 ? 0 : 1;
 }
