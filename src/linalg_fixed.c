@@ -19,9 +19,10 @@
  * p, by the same sequence of operations in every path: the tiles of 4 x 8
  * elements that keep the sums in registers, and the tiles at the edges,
  * which compute a full tile over repeated rows and padded columns and keep
- * only their own.  B is copied, 8 columns and BLOCK_P rows at a time, into a
- * small buffer on the stack that every tile of those columns reads (no
- * allocation: a helper thread of the trainer calls these too).
+ * only their own.  Where 8 columns of a row of B are not contiguous (B
+ * transposed, or the last columns), they are copied, BLOCK_P rows at a time,
+ * into a small buffer on the stack that every tile of those columns reads
+ * (no allocation: a helper thread of the trainer calls these too).
  *
  * Completion keeps BLAS (faster on large catalogs, and its scores are the
  * ones earlier releases gave): reproducible arithmetic is a property of the
@@ -39,15 +40,16 @@
 typedef double v4d __attribute__((vector_size(4 * sizeof(double))));
 
 /*
- * C[0..mi, 0..nj) += sum_p a(r, p) bt[p][*] over kk values of p, where row r
- * of A starts at ROWS[r] and its p-th value is ROWS[r][p * aps].  The 4 x 8
+ * C[0..mi, 0..nj) += sum_p a(r, p) b(p, *) over kk values of p, where row r
+ * of A starts at ROWS[r] and its p-th value is ROWS[r][p * aps], and the 8
+ * values b(p, *) lie at BT + p * ldbt.  The 4 x 8
  * sums stay in eight vector registers (named, so that none is spilled)
  * while p runs.
  */
 MTDPP_VECTORISED
 static void
 tile(int kk, const double *const rows[TILE_I], ptrdiff_t aps,
-	 const double bt[][TILE_J], int mi, int nj, double *C, int ldc)
+	 const double *bt, ptrdiff_t ldbt, int mi, int nj, double *C, int ldc)
 {
 	double		c[TILE_I][TILE_J];
 	v4d			c00, c01, c10, c11, c20, c21, c30, c31;
@@ -73,8 +75,8 @@ tile(int kk, const double *const rows[TILE_I], ptrdiff_t aps,
 					b1,
 					a;
 
-		memcpy(&b0, &bt[p][0], sizeof(v4d));
-		memcpy(&b1, &bt[p][4], sizeof(v4d));
+		memcpy(&b0, bt + p * ldbt, sizeof(v4d));
+		memcpy(&b1, bt + p * ldbt + 4, sizeof(v4d));
 		a = (v4d) {r0[p * aps], r0[p * aps], r0[p * aps], r0[p * aps]};
 		c00 += a * b0;
 		c01 += a * b1;
@@ -121,10 +123,18 @@ fixed_gemm(int m, int n, int k, const double *A, ptrdiff_t ais, ptrdiff_t aps,
 		for (int j0 = 0; j0 < n; j0 += TILE_J)
 		{
 			int			nj = Min(TILE_J, n - j0);
+			const double *b = &bt[0][0];
+			ptrdiff_t	ldb = TILE_J;
 
-			for (int p = 0; p < kk; p++)
-				for (int j = 0; j < TILE_J; j++)
-					bt[p][j] = j < nj ? B[(p0 + p) * bps + (j0 + j) * bjs] : 0.0;
+			if (bjs == 1 && nj == TILE_J)
+			{
+				b = B + p0 * bps + j0;
+				ldb = bps;
+			}
+			else
+				for (int p = 0; p < kk; p++)
+					for (int j = 0; j < TILE_J; j++)
+						bt[p][j] = j < nj ? B[(p0 + p) * bps + (j0 + j) * bjs] : 0.0;
 			for (int i0 = 0; i0 < m; i0 += TILE_I)
 			{
 				int			mi = Min(TILE_I, m - i0);
@@ -133,8 +143,7 @@ fixed_gemm(int m, int n, int k, const double *A, ptrdiff_t ais, ptrdiff_t aps,
 				/* an edge tile repeats its last row rather than read past A */
 				for (int r = 0; r < TILE_I; r++)
 					rows[r] = A + (i0 + Min(r, mi - 1)) * ais + p0 * aps;
-				tile(kk, rows, aps, (const double (*)[TILE_J]) bt, mi, nj,
-					 C + (size_t) i0 * ldc + j0, ldc);
+				tile(kk, rows, aps, b, ldb, mi, nj, C + (size_t) i0 * ldc + j0, ldc);
 			}
 		}
 	}
