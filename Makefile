@@ -25,6 +25,7 @@ OBJS = \
 	src/kind_list.o \
 	src/kind_multitask.o \
 	src/kind_popularity.o \
+	src/kind_rules.o \
 	src/kind_single.o \
 	src/kinds.o \
 	src/linalg.o \
@@ -38,6 +39,8 @@ OBJS = \
 	src/mtdpp.o \
 	src/params.o \
 	src/params_capacity.o \
+	src/rules_mine.o \
+	src/rules_sql.o \
 	src/shared_models.o \
 	src/shown.o \
 	src/store.o \
