@@ -10,13 +10,16 @@
  * antecedent lies in the basket, as CBA classifies by its most confident
  * rule that fires:
  *
- *		score(c) = 1 + max conf(A -> c) + TIE * (1 + ln share(c) / ln(2 (N + 1)))
+ *		score(c) = 1 + max conf(A -> c) + TIE * share(c)	if a rule to c fires,
+ *		score(c) = share(c) - 1								otherwise,
  *
- * so every candidate with a rule that fires ranks above every one without,
- * and those rank by popularity, ln share(c) = ln((n(c) + 1/2) / (N + 1)),
- * as the kind popularity scores them (at most 0).  Of equal confidences the
- * more popular candidate comes first: TIE is small enough (1e-9) that it
- * orders only confidences closer than that.  Every score is finite.
+ * share(c) = (n(c) + 1/2) / (N + 1) the share of the N training baskets
+ * holding c.  Every candidate with a rule that fires ranks above every one
+ * without, and those rank by popularity, as the kind popularity ranks them
+ * (an empty basket too).  Of equal confidences the more popular candidate
+ * comes first: TIE (1e-9) is too small to reorder confidences but those
+ * closer than 1e-9.  Every score is finite; no logarithm is taken, so a
+ * completion costs a pass over the catalog and the basket's lists.
  *
  * Thresholds.  By default min_support, min_confidence and max_antecedent are
  * chosen on a validation slice of the training baskets (validation_slice.c):
@@ -156,15 +159,16 @@ best_rules(const MtdppModel *m, const int32 *ctx, int b, const bool *in, float *
 	}
 }
 
-/* score(c): 1 + the best confidence that fires, else ln share; ties by popularity */
+/* score(c): 1 + the best confidence that fires, else share - 1; ties by popularity */
 static void
 rules_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 {
 	bool	   *in;
 	float	   *best;
-	double		span = log(2.0 * ((double) m->n_baskets + 1.0));
+	double		total = (double) m->n_baskets + 1.0;
 
-	mtdpp_popularity_scores(m, scores);
+	for (int i = 0; i < m->n_items; i++)
+		scores[i] = (m->popularity[i] + 0.5) / total - 1.0;
 	if (b == 0)
 		return;
 	in = palloc0(sizeof(bool) * Max(m->n_items, 1));
@@ -176,7 +180,7 @@ rules_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 	best_rules(m, ctx, b, in, best);
 	for (int i = 0; i < m->n_items; i++)
 		if (best[i] >= 0.0f)
-			scores[i] = 1.0 + best[i] + RULES_TIE * (1.0 + scores[i] / span);
+			scores[i] = 1.0 + best[i] + RULES_TIE * (scores[i] + 1.0);
 	pfree(best);
 	pfree(in);
 }
@@ -309,17 +313,29 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 	if (p->min_support <= 0.0 && n < lengthof(s->supports) &&
 		(n == 0 || support_count(s->supports[n - 1], rest->n_baskets) > RULES_MIN_COUNT))
 		s->supports[n++] = (double) RULES_MIN_COUNT / Max(rest->n_baskets, RULES_MIN_COUNT);
+	/* of the lowest support, the longest antecedents that fit: coverage first */
 	for (s->n_supports = n;; s->n_supports--)
 	{
 		double		floor = s->supports[s->n_supports - 1];
+		int			longest = s->n_antes;
 
-		if (mtdpp_mine_rules(rest, support_count(floor, rest->n_baskets), s->antes[s->n_antes - 1],
-							 s->n_supports == 1, &s->set))
+		for (; s->n_antes > 0; s->n_antes--)
+		{
+			instr_time	start;
+
+			INSTR_TIME_SET_CURRENT(start);
+			if (mtdpp_mine_rules(rest, support_count(floor, rest->n_baskets),
+								 s->antes[s->n_antes - 1],
+								 s->n_supports == 1 && s->n_antes == 1, &s->set))
+				break;
+			if (s->verbose)
+				ereport(NOTICE,
+						(errmsg("rules at min_support %g, max_antecedent %d would exceed maintenance_work_mem or take too long (%.1f s)",
+								floor, s->antes[s->n_antes - 1], seconds_since(start))));
+		}
+		if (s->n_antes > 0)
 			break;
-		if (s->verbose)
-			ereport(NOTICE,
-					(errmsg("rules at min_support %g would exceed maintenance_work_mem or take too long: trying %g",
-							floor, s->supports[s->n_supports - 2])));
+		s->n_antes = longest;
 	}
 	pg_qsort(s->set.rules, s->set.n, sizeof(MtdppRule), cmp_rule);
 }
@@ -432,7 +448,7 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 	m->seconds = seconds_since(start);
 	if (p.verbose)
 		ereport(NOTICE,
-				(errmsg("mined " INT64_FORMAT " frequent itemsets, kept " INT64_FORMAT " undominated rules (" INT64_FORMAT " list entries) in %.1f s",
+				(errmsg("mined " INT64_FORMAT " frequent itemsets and " INT64_FORMAT " undominated rules; the thresholds keep " INT64_FORMAT " list entries; %.1f s",
 						set.itemsets, set.n, m->nbr_start[m->n_items], m->seconds)));
 	pfree(set.rules);
 	return m;

@@ -732,9 +732,7 @@ mtdpp_params_to_json(const MtdppParams *p)
 	appendStringInfoChar(&s, '{');
 	for (int k = 0; k < lengthof(param_keys); k++)
 	{
-		/* the rules' thresholds are stored by models of that kind only */
-		if (!param_keys[k].stored || (key_scope(&param_keys[k]) == SCOPE_RULES &&
-									  p->kind != MTDPP_RULES))
+		if (!param_keys[k].stored)
 			continue;
 		appendStringInfo(&s, "%s\"%s\": ", first ? "" : ", ", param_keys[k].name);
 		append_json_value(&s, p, &param_keys[k]);

@@ -88,8 +88,8 @@ too_much(Miner *mn, const char *what, Size need)
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("association rules at a support of %d baskets need more than %zu kB for %s, more than maintenance_work_mem (%d kB)",
 					mn->min_count, need / 1024, what, maintenance_work_mem),
-			 errdetail("Frequent pairs take 8 bytes each, candidate itemsets about %d, rules 16.",
-					   ITEMSET_BYTES),
+			 errdetail("Frequent pairs take 8 bytes each, candidate itemsets about %d, rules %zu.",
+					   ITEMSET_BYTES, sizeof(MtdppRule)),
 			 errhint("Raise min_support or lower max_antecedent, or raise maintenance_work_mem for this session; leave them out to have them chosen within maintenance_work_mem.")));
 }
 
