@@ -24,11 +24,15 @@
  * Thresholds.  By default min_support, min_confidence and max_antecedent are
  * chosen on a validation slice of the training baskets (validation_slice.c):
  * the rules of the other baskets are mined once at the lowest support tried
- * (2 baskets, raised while the mining would exceed maintenance_work_mem or
- * take too long), then each setting tried keeps its share of them and is
- * measured by MPR + P@5 + P@10 + P@20 against the whole catalog, as ease
- * chooses its lambda.  The search moves one threshold at a time over its
- * grid, keeping the best, twice round.  The model is then mined from every
+ * (1%, 0.5%, 0.2%, 0.1%, ... down to 2 baskets) with the longest
+ * antecedents that fit: while the mining would exceed maintenance_work_mem
+ * or take too long, first shorter antecedents, then a higher support (the
+ * support a rule needs decides how many candidates any rule reaches, so
+ * MPR: on uk_retail, 91.9 at 3 baskets against 86.9 at 0.2%).  Each setting
+ * tried then keeps its share of those rules and is measured by MPR + P@5 +
+ * P@10 + P@20 against the whole catalog, as ease chooses its lambda.  The
+ * search moves one threshold at a time over its grid (confidences 0 to
+ * 0.5), keeping the best, twice round.  The model is then mined from every
  * training basket at the thresholds chosen, which it stores.
  *
  * Storage.  The rules whose antecedent starts with item a (its smallest
