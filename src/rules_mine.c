@@ -38,8 +38,13 @@
 
 /* bytes a hash entry of an itemset takes, with dynahash's header and buckets */
 #define ITEMSET_BYTES	64
-/* a search (not REFUSE) gives up a floor after this many candidate visits */
-#define MINE_STEPS		400000000.0
+/*
+ * A search (not REFUSE) gives up a floor after this much work: a candidate
+ * visited counts 1, a hash table operation HASH_STEPS (about what it costs
+ * beside a visit).  A few seconds on one core.
+ */
+#define MINE_STEPS		50000000.0
+#define HASH_STEPS		10
 
 typedef struct ItemsetKey
 {
@@ -196,6 +201,7 @@ bump(Miner *mn, HTAB *table, const int32 *v, int len)
 
 	memset(&key, 0xff, sizeof(key));
 	memcpy(key.v, v, sizeof(int32) * len);
+	mn->steps += HASH_STEPS;
 	e = hash_search(table, &key, HASH_ENTER, &found);
 	if (!found)
 	{
@@ -308,7 +314,10 @@ count_quads(Miner *mn, int b, const bool *in_triple)
 				int32		t[3] = {it[x], it[y], it[z]};
 
 				mn->steps++;
-				if (!pf[x * len + z] || !pf[y * len + z] || lookup(mn->triples, t, 3) == 0)
+				if (!pf[x * len + z] || !pf[y * len + z])
+					continue;
+				mn->steps += HASH_STEPS;
+				if (lookup(mn->triples, t, 3) == 0)
 					continue;
 				for (int w = z + 1; w < len; w++)
 				{
@@ -317,8 +326,10 @@ count_quads(Miner *mn, int b, const bool *in_triple)
 								t3[3] = {it[y], it[z], it[w]};
 
 					mn->steps++;
-					if (!pf[x * len + w] || !pf[y * len + w] || !pf[z * len + w] ||
-						lookup(mn->triples, t1, 3) == 0 || lookup(mn->triples, t2, 3) == 0 ||
+					if (!pf[x * len + w] || !pf[y * len + w] || !pf[z * len + w])
+						continue;
+					mn->steps += 3 * HASH_STEPS;
+					if (lookup(mn->triples, t1, 3) == 0 || lookup(mn->triples, t2, 3) == 0 ||
 						lookup(mn->triples, t3, 3) == 0)
 						continue;
 					v[0] = it[x];
