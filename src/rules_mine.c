@@ -79,6 +79,8 @@ typedef struct Miner
 	int			basket_capacity;
 	MtdppRuleSet *out;
 	int64		rule_capacity;
+	int64		entries;		/* the rules' entries in a model's lists */
+	int64		room;			/* the entries a model value has room for */
 } Miner;
 
 static void
@@ -452,6 +454,19 @@ itemset_rules(Miner *mn, const int32 *v, int len, int32 count)
 		n_ante = itemset_count(mn, a, n);
 		if (n > 1 && dominated(mn, a, n, v[k], (double) count / n_ante))
 			continue;
+		/* a rule takes its antecedent's length in list entries */
+		mn->entries += n;
+		if (mn->entries > mn->room)
+		{
+			if (mn->refuse)
+				ereport(ERROR,
+						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+						 errmsg("association rules at a support of %d baskets take more than " INT64_FORMAT " list entries, more than the 1 GB value of a model holds",
+								mn->min_count, mn->room),
+						 errhint("Raise min_support or lower max_antecedent; leave them out to have them chosen.")));
+			mn->over = true;
+			return false;
+		}
 		if (out->n == mn->rule_capacity)
 		{
 			int64		cap = mn->rule_capacity * 2;
@@ -540,6 +555,7 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 	mn.refuse = refuse;
 	mn.limit = (Size) maintenance_work_mem * 1024;
 	mn.out = out;
+	mn.room = mtdpp_neighbor_room(MTDPP_RULES, data->n_items, 0, 0);
 	mn.pair_capacity = 1024;
 	mn.pair_start = mtdpp_alloc_huge(sizeof(int64) * (data->n_items + 1));
 	mn.pair_item = mtdpp_alloc_huge(sizeof(int32) * mn.pair_capacity);
