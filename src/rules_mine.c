@@ -497,7 +497,8 @@ table_rules(Miner *mn, HTAB *table, int size)
 	hash_seq_init(&seq, table);
 	while ((e = hash_seq_search(&seq)) != NULL)
 	{
-		mn->out->itemsets++;
+		if ((++mn->out->itemsets & 0xfff) == 0)
+			CHECK_FOR_INTERRUPTS();
 		if (!itemset_rules(mn, e->key.v, size, e->count))
 		{
 			hash_seq_term(&seq);
@@ -514,6 +515,8 @@ generate_rules(Miner *mn, int max_antecedent)
 	int			n = mn->data->n_items;
 
 	for (int i = 0; i < n; i++)
+	{
+		CHECK_FOR_INTERRUPTS();
 		for (int64 k = mn->pair_start[i]; k < mn->pair_start[i + 1]; k++)
 		{
 			int32		j = mn->pair_item[k],
@@ -527,6 +530,7 @@ generate_rules(Miner *mn, int max_antecedent)
 			if (!itemset_rules(mn, v, 2, mn->pair_count[k]))
 				return false;
 		}
+	}
 	if (max_antecedent >= 2 && !table_rules(mn, mn->triples, 3))
 		return false;
 	return max_antecedent < 3 || table_rules(mn, mn->quads, 4);
