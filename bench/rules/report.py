@@ -112,8 +112,10 @@ def main(out):
            "confidence, equal to the score minus 1):", "",
            "| dataset | check | baskets | count |", "|---|---|---|---|"]
     for e in extra:
-        if e[1] != "paper_thresholds":
+        if e[1] not in ("paper_thresholds", "rules_kept"):
             md.append(f"| {e[0]} | {e[1]} | {e[2]} | {e[3]} |")
+    if (out / "notes.md").exists():
+        md += ["", (out / "notes.md").read_text().rstrip("\n")]
     if failed:
         md += ["", "## Not measured", ""] + [f"- {r['model']}: {r['status']}: {r['error']}" for r in failed]
     (out / "results.md").write_text("\n".join(md) + "\n")
