@@ -15,7 +15,9 @@
  *   3. triples whose three pairs are frequent, and
  *   4. quadruples whose four triples are frequent, each counted in a hash
  *      table by one pass over the baskets, a basket's candidates found by
- *      walking its items with every prefix frequent.
+ *      walking its items with every prefix frequent.  The candidates that
+ *      prove infrequent stay in the table (a hash table keeps the memory of
+ *      what it drops) and are skipped by their count.
  *
  * Every frequent itemset I gives a rule I - {c} -> c for each of its items
  * c, of confidence n(I) / n(I - {c}).  A rule is kept only when its
@@ -215,19 +217,6 @@ bump(Miner *mn, HTAB *table, const int32 *v, int len)
 	e->count++;
 }
 
-/* drops the itemsets of TABLE held by fewer than min_count baskets */
-static void
-prune(Miner *mn, HTAB *table)
-{
-	HASH_SEQ_STATUS seq;
-	ItemsetEntry *e;
-
-	hash_seq_init(&seq, table);
-	while ((e = hash_seq_search(&seq)) != NULL)
-		if (e->count < mn->min_count)
-			hash_search(table, &e->key, HASH_REMOVE, NULL);
-}
-
 /*
  * Basket B's distinct items that have a frequent pair (and, for the
  * quadruples, NEED_TRIPLE: that lie in a frequent triple, flagged in
@@ -319,7 +308,7 @@ count_quads(Miner *mn, int b, const bool *in_triple)
 				if (!pf[x * len + z] || !pf[y * len + z])
 					continue;
 				mn->steps += HASH_STEPS;
-				if (lookup(mn->triples, t, 3) == 0)
+				if (lookup(mn->triples, t, 3) < mn->min_count)
 					continue;
 				for (int w = z + 1; w < len; w++)
 				{
@@ -331,8 +320,9 @@ count_quads(Miner *mn, int b, const bool *in_triple)
 					if (!pf[x * len + w] || !pf[y * len + w] || !pf[z * len + w])
 						continue;
 					mn->steps += 3 * HASH_STEPS;
-					if (lookup(mn->triples, t1, 3) == 0 || lookup(mn->triples, t2, 3) == 0 ||
-						lookup(mn->triples, t3, 3) == 0)
+					if (lookup(mn->triples, t1, 3) < mn->min_count ||
+						lookup(mn->triples, t2, 3) < mn->min_count ||
+						lookup(mn->triples, t3, 3) < mn->min_count)
 						continue;
 					v[0] = it[x];
 					v[1] = it[y];
@@ -359,7 +349,7 @@ count_level(Miner *mn, int size)
 		in_triple = palloc0(sizeof(bool) * Max(d->n_items, 1));
 		hash_seq_init(&seq, mn->triples);
 		while ((e = hash_seq_search(&seq)) != NULL)
-			for (int k = 0; k < 3; k++)
+			for (int k = 0; k < 3 && e->count >= mn->min_count; k++)
 				in_triple[e->key.v[k]] = true;
 	}
 	for (int b = 0; b < d->n_baskets && !mn->over; b++)
@@ -497,6 +487,8 @@ table_rules(Miner *mn, HTAB *table, int size)
 	hash_seq_init(&seq, table);
 	while ((e = hash_seq_search(&seq)) != NULL)
 	{
+		if (e->count < mn->min_count)
+			continue;
 		if ((++mn->out->itemsets & 0xfff) == 0)
 			CHECK_FOR_INTERRUPTS();
 		if (!itemset_rules(mn, e->key.v, size, e->count))
@@ -577,15 +569,11 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 	{
 		mn.triples = itemset_table("mtdpp frequent triples");
 		ok = count_level(&mn, 3);
-		if (ok)
-			prune(&mn, mn.triples);
 	}
 	if (ok && max_antecedent >= 3)
 	{
 		mn.quads = itemset_table("mtdpp frequent quadruples");
 		ok = count_level(&mn, 4);
-		if (ok)
-			prune(&mn, mn.quads);
 	}
 	if (ok)
 		ok = generate_rules(&mn, max_antecedent);
