@@ -148,7 +148,8 @@ lines_seeds(void *arg)
 }
 
 static const char *const kind_names[] = {
-	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease", "hybrid"
+	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease", "hybrid",
+	"rules"
 };
 
 StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");
@@ -189,7 +190,28 @@ model_seeds(void *arg)
 				m->R[i * rank + j] = 1.0 - 0.1 * j;
 			}
 		}
-		if (mtdpp_kind((MtdppKind) kind)->neighbors)
+		if (kind == MTDPP_RULES)
+		{
+			/* each item's rules: {i} -> i + 1, and {i, i + 1} -> i + 2 (mod 5) */
+			m->nbr_start = palloc(sizeof(int64) * 6);
+			m->nbr_index = palloc(sizeof(int32) * 15);
+			m->nbr_weight = palloc(sizeof(float4) * 15);
+			for (int i = 0, n = 0; i < 5; i++)
+			{
+				m->nbr_start[i] = n;
+				m->nbr_index[n] = (i + 1) % 5;
+				m->nbr_weight[n++] = 0.5f;
+				if (i < 4)
+				{
+					m->nbr_index[n] = i + 1;
+					m->nbr_weight[n++] = -2.0f;
+					m->nbr_index[n] = (i + 2) % 5;
+					m->nbr_weight[n++] = 0.8f;
+				}
+				m->nbr_start[i + 1] = n;
+			}
+		}
+		else if (mtdpp_kind((MtdppKind) kind)->neighbors)
 		{
 			/* each item's neighbours: the others */
 			m->nbr_start = palloc(sizeof(int64) * 6);

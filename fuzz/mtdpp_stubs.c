@@ -50,6 +50,12 @@ mtdpp_params_for_data(MtdppParams *p, int n_items)
 {
 }
 
+bool
+mtdpp_param_given(const MtdppParams *p, const char *name)
+{
+	return false;
+}
+
 char *
 mtdpp_params_to_json(const MtdppParams *p)
 {

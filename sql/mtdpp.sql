@@ -33,7 +33,7 @@ CREATE TABLE mtdpp.models (
     UNIQUE (name, version),
     CONSTRAINT models_kind_check
         CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['multitask', 'multitask_nobias', 'logistic', 'lowrank',
-                                                    'itemknn', 'popularity', 'ease', 'hybrid']))
+                                                    'itemknn', 'popularity', 'ease', 'hybrid', 'rules']))
 );
 CREATE UNIQUE INDEX models_one_active_per_name ON mtdpp.models (name) WHERE active;
 COMMENT ON TABLE mtdpp.models IS 'one row per trained mtdpp model: hyperparameters, training history, timings and metrics';
@@ -49,7 +49,7 @@ CREATE TABLE mtdpp.items (
     neighbor_weights real[],
     PRIMARY KEY (model_id, item_id)
 );
-COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i, factors V_i, task factors R_i (multi-task kinds), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors)';
+COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i, factors V_i, task factors R_i (multi-task kinds), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence)';
 
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models_model_id_seq', '');
@@ -194,6 +194,13 @@ RETURNS TABLE (item_id integer, basket_item integer, contribution float8, rank i
 AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
 COMMENT ON FUNCTION mtdpp_explain(integer[], integer[], text) IS
     'for each of ITEMS as a completion of BASKET, each basket item with how much the item''s score falls when that basket item is left out, largest first';
+
+-- The association rules of a model of kind rules.
+CREATE FUNCTION mtdpp_rules(model text DEFAULT NULL)
+RETURNS TABLE (antecedent integer[], consequent integer, support float8, confidence float8, lift float8)
+AS 'MODULE_PATHNAME', 'mtdpp_rules' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_rules(text) IS
+    'the association rules of MODEL (kind rules; default: the default model): ANTECEDENT (item ids) -> CONSEQUENT, SUPPORT (share of training baskets holding both), CONFIDENCE (share of the baskets holding the antecedent that hold the consequent) and LIFT (confidence over the consequent''s share of baskets); only the rules more confident than every rule from part of their antecedent are kept';
 
 CREATE FUNCTION mtdpp_evaluate(
     model text,

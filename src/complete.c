@@ -388,6 +388,41 @@ mtdpp_score(PG_FUNCTION_ARGS)
 }
 
 /*
+ * mtdpp_explain of a kind whose score one piece of evidence decides (a
+ * rule): for each of the NC candidates CANDS, the basket items of that
+ * evidence, each with its weight (a rule's confidence); none when the
+ * candidate ranks by popularity.
+ */
+static void
+explain_evidence(FunctionCallInfo fcinfo, const MtdppModel *m, const int32 *ctx, int b,
+				 const int32 *cands, int nc)
+{
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	int32	   *items = palloc(sizeof(int32) * Max(b, 1));
+
+	InitMaterializedSRF(fcinfo, 0);
+	for (int c = 0; c < nc; c++)
+	{
+		double		weight = 0.0;
+		int			n = mtdpp_kind(m->kind)->explain(m, ctx, b, cands[c], items, &weight);
+
+		CHECK_FOR_INTERRUPTS();
+		for (int k = 0; k < n; k++)
+		{
+			Datum		values[4];
+			bool		nulls[4] = {false, false, false, false};
+
+			values[0] = Int32GetDatum(m->item_ids[cands[c]]);
+			values[1] = Int32GetDatum(m->item_ids[items[k]]);
+			values[2] = Float8GetDatum(weight);
+			values[3] = Int32GetDatum(k + 1);
+			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+		}
+	}
+	pfree(items);
+}
+
+/*
  * mtdpp_explain(basket, items): which items of the basket drive each
  * completion, and by how much.  The contribution of basket item i to the
  * completion t is how much t's score falls when i is left out:
@@ -402,6 +437,8 @@ mtdpp_score(PG_FUNCTION_ARGS)
  * basket does not already cover it.  Leaving out a one-item basket's only
  * item leaves the empty basket, which every kind completes by popularity.
  * One batch of scores per basket item: (b + 1) batches for b basket items.
+ * A model of rules names instead the rule that decides each completion
+ * (explain_evidence).
  */
 Datum
 mtdpp_explain(PG_FUNCTION_ARGS)
@@ -426,6 +463,11 @@ mtdpp_explain(PG_FUNCTION_ARGS)
 							   NULL, in_basket, &b, NULL);
 	/* the completions to explain: items the model knows, not of the basket */
 	nc = known_outside_basket(m, ids, n, in_basket, cands);
+	if (mtdpp_kind(m->kind)->explain != NULL)
+	{
+		explain_evidence(fcinfo, m, ctx, b, cands, nc);
+		PG_RETURN_NULL();
+	}
 	full = palloc(sizeof(double) * Max(nc, 1));
 	without = palloc(sizeof(double) * (size_t) Max(nc, 1) * Max(b, 1));
 	rest = palloc(sizeof(int32) * Max(b, 1));

@@ -65,13 +65,6 @@ pair_counts(const MtdppBaskets *data, int64 *total)
 }
 
 /*
- * What is done with item I's co-occurrence list: its D distinct items in
- * SEEN (in item order), how many baskets each shares with I in COUNT
- * (indexed by item).
- */
-typedef void (*ListVisitor) (int i, const int32 *seen, const int32 *count, int d, void *arg);
-
-/*
  * Hands every item's co-occurrence list in DATA to VISIT.  A first pass
  * over the baskets sizes each item's list with repeats; then each pass
  * fills the lists of a range of items into a scratch area of at most a
@@ -81,9 +74,9 @@ typedef void (*ListVisitor) (int i, const int32 *seen, const int32 *count, int d
  * with the pairs bought (which a grocer's history has by the billion); the
  * passes only cost reading the baskets again.
  */
-static void
-visit_lists(const MtdppBaskets *data, ListVisitor visit, void *arg, Size *scratch_bytes,
-			int64 *pairs)
+void
+mtdpp_visit_cooccurrences(const MtdppBaskets *data, MtdppListVisitor visit, void *arg,
+						  Size *scratch_bytes, int64 *pairs)
 {
 	int			n = data->n_items;
 	int64		total,
@@ -186,7 +179,7 @@ mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kin
 		total += Min(length[i + 1], n - 1);
 	if (total > room)
 	{
-		visit_lists(data, visit_length, length, &scratch, &total);
+		mtdpp_visit_cooccurrences(data, visit_length, length, &scratch, &total);
 		total = 0;
 		for (int i = 0; i < n; i++)
 		{
@@ -234,7 +227,7 @@ typedef struct ListBuilder
 	int64		kept;
 	int64		distinct;
 	int64		total;			/* pairs with repeats, a bound on kept */
-	Size		scratch;		/* bytes visit_lists holds beside the lists */
+	Size		scratch;		/* bytes mtdpp_visit_cooccurrences holds beside the lists */
 	float4	   *weight;			/* one list's weights */
 	float	   *heavy;			/* a copy for the selection */
 } ListBuilder;
@@ -292,7 +285,7 @@ mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap)
 	m->nbr_index = mtdpp_alloc_huge(sizeof(int32));
 	m->nbr_weight = mtdpp_alloc_huge(sizeof(float4));
 	m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
-	visit_lists(data, visit_build, &lb, &lb.scratch, &lb.total);
+	mtdpp_visit_cooccurrences(data, visit_build, &lb, &lb.scratch, &lb.total);
 	m->nbr_start[n] = lb.kept;
 	if (lb.heavy)
 		pfree(lb.heavy);

@@ -22,6 +22,7 @@ static const MtdppKindRoutine *const all_kinds[] = {
 	&mtdpp_kind_popularity,
 	&mtdpp_kind_ease,
 	&mtdpp_kind_hybrid,
+	&mtdpp_kind_rules,
 };
 
 StaticAssertDecl(lengthof(all_kinds) == MTDPP_N_KINDS, "every kind has a line in the table");

@@ -58,6 +58,16 @@ typedef struct MtdppKindRoutine
 
 	/* most basket items the kind conditions on; NULL: MTDPP_MAX_CONTEXT */
 	int			(*context_limit) (const MtdppModel *m);
+
+	/*
+	 * mtdpp_explain of a kind whose score comes from one piece of evidence:
+	 * the basket items of the evidence that decides the score of candidate
+	 * C into ITEMS (dense indices, at most B), how many (0: none, the
+	 * candidate ranks by popularity), its weight into *WEIGHT.  NULL: the
+	 * basket items' leave-one-out contributions.
+	 */
+	int			(*explain) (const MtdppModel *m, const int32 *ctx, int b, int c,
+							int32 *items, double *weight);
 } MtdppKindRoutine;
 
 /* kinds.c: the table of model kinds, and the calls through it */
@@ -75,7 +85,7 @@ extern void mtdpp_kind_register(const MtdppKindRoutine *kind);
 extern void mtdpp_kinds_init(void);
 extern MtdppModel *mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *p);
 
-/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c */
+/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c, kind_rules.c */
 extern const MtdppKindRoutine mtdpp_kind_multitask;
 extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
 extern const MtdppKindRoutine mtdpp_kind_logistic;
@@ -84,8 +94,17 @@ extern const MtdppKindRoutine mtdpp_kind_itemknn;
 extern const MtdppKindRoutine mtdpp_kind_popularity;
 extern const MtdppKindRoutine mtdpp_kind_ease;
 extern const MtdppKindRoutine mtdpp_kind_hybrid;
+extern const MtdppKindRoutine mtdpp_kind_rules;
 
-/* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
+/*
+ * kind_itemknn.c: co-occurrence lists, which the hybrid kind shares, and the
+ * visit of every item's co-occurrences, which rule mining counts pairs with:
+ * item I's D distinct partners in SEEN (ascending), the baskets each shares
+ * with I in COUNT (indexed by item)
+ */
+typedef void (*MtdppListVisitor) (int i, const int32 *seen, const int32 *count, int d, void *arg);
+extern void mtdpp_visit_cooccurrences(const MtdppBaskets *data, MtdppListVisitor visit, void *arg,
+									  Size *scratch_bytes, int64 *pairs);
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,
 							   MtdppKind kind, int rank);
 extern int64 mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap);

@@ -57,6 +57,7 @@ typedef enum MtdppKind
 	MTDPP_POPULARITY,
 	MTDPP_EASE,
 	MTDPP_HYBRID,
+	MTDPP_RULES,
 	MTDPP_N_KINDS
 } MtdppKind;
 
@@ -92,7 +93,9 @@ typedef struct MtdppModel
 
 	/*
 	 * itemknn, ease: each item's neighbours and their weights (CSR);
-	 * hybrid: co-occurrence lists, weighted by its evidence (kind_hybrid.c)
+	 * hybrid: co-occurrence lists, weighted by its evidence (kind_hybrid.c);
+	 * rules: the association rules whose antecedent starts with the item
+	 * (kind_rules.c)
 	 */
 	int64	   *nbr_start;		/* n_items + 1 entries */
 	int32	   *nbr_index;

@@ -51,6 +51,7 @@
  * cosines of co-occurrence counts, in [0, 1], EASE weights any finite reals,
  * so a score (a sum over at most MTDPP_MAX_CONTEXT basket items, in double
  * precision) stays finite; a neighbour is an item of the model, listed once.
+ * The lists of rules hold antecedents and consequents (validate_rules).
  */
 #include "postgres.h"
 
@@ -347,6 +348,65 @@ validate_neighbors(const MtdppModel *m, Origin o)
 	pfree(last_seen);
 }
 
+static void
+bad_rule(const MtdppModel *m, Origin o, int i, const char *what)
+{
+	ereport(ERROR,
+			(errcode(o.sqlstate),
+			 errmsg("a rule of item %d %s", m->item_ids[i], what),
+			 errdetail("Each rule in an item's list is its other antecedent items, ascending after the item, of weight minus the baskets holding the antecedent, then its consequent, of weight its confidence."),
+			 errhint("%s", o.hint)));
+}
+
+/*
+ * Rules (kind_rules.c): each item's list a run of rules, each at most
+ * MTDPP_MAX_ANTECEDENT - 1 antecedent items after the owner, ascending, of
+ * weight -n(A) with n(A) a count of baskets, then a consequent outside the
+ * antecedent of confidence in (0, 1].
+ */
+static void
+validate_rules(const MtdppModel *m, Origin o)
+{
+	if (m->nbr_start == NULL && m->n_items > 0)
+		ereport(ERROR,
+				(errcode(o.sqlstate),
+				 errmsg("the %s model has no lists of rules", mtdpp_kind_name(m->kind)),
+				 errhint("%s", o.hint)));
+	for (int i = 0; i < m->n_items && m->nbr_start != NULL; i++)
+	{
+		int			markers = 0;
+		int32		last = i;
+		float4		n_ante = 0.0f;
+
+		for (int64 k = m->nbr_start[i]; k < m->nbr_start[i + 1]; k++)
+		{
+			int32		c = m->nbr_index[k];
+			float4		w = m->nbr_weight[k];
+
+			if (c < 0 || c >= m->n_items)
+				bad_rule(m, o, i, "names an item not of the model");
+			if (w < 0.0f)
+			{
+				if (++markers > 2 || c <= last || !(-w >= 1.0f && -w <= (float4) m->n_baskets) ||
+					(markers > 1 && w != n_ante))
+					bad_rule(m, o, i, "has a malformed antecedent");
+				last = c;
+				n_ante = w;
+				continue;
+			}
+			if (!(w > 0.0f && w <= 1.0f))
+				bad_rule(m, o, i, "has a confidence outside (0, 1]");
+			for (int64 t = k - markers; t <= k; t++)
+				if (c == i || (t < k && m->nbr_index[t] == c))
+					bad_rule(m, o, i, "concludes an item of its antecedent");
+			markers = 0;
+			last = i;
+		}
+		if (markers > 0)
+			bad_rule(m, o, i, "has an antecedent without a consequent");
+	}
+}
+
 /*
  * Checks every value of M, a model just trained, read from a value or read
  * from the tables (ORIGIN), against the definition above; raises the error
@@ -361,6 +421,8 @@ mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin)
 	validate_items(m, o);
 	if (m->rank > 0 && (m->V != NULL || m->Vf != NULL))
 		validate_factors(m, o);
-	if (mtdpp_kind(m->kind)->neighbors)
+	if (m->kind == MTDPP_RULES)
+		validate_rules(m, o);
+	else if (mtdpp_kind(m->kind)->neighbors)
 		validate_neighbors(m, o);
 }

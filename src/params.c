@@ -126,6 +126,15 @@ static const ParamKey param_keys[] = {
 	{"max_neighbors", PARAM_INT, F(max_neighbors), MTDPP_EASE_NEIGHBORS, 1, 1000000, NULL,
 		"an integer from 1 to 1000000, or null (the kind's default)", true,
 	"each item keeps its strongest weights to at most this many other items; null (itemknn, hybrid): all, unless the lists would outgrow a model value"},
+	{"min_support", PARAM_REAL, F(min_support), -1, 1e-9, 1.0, NULL,
+		"a number in (0, 1], or null (chosen on validation baskets)", true,
+	"rules: share of the training baskets holding a rule's antecedent and consequent, at least; null: chosen on validation baskets"},
+	{"min_confidence", PARAM_REAL, F(min_confidence), -1, 0.0, 1.0, NULL,
+		"a number in [0, 1], or null (chosen on validation baskets)", true,
+	"rules: share of the baskets holding a rule's antecedent that hold its consequent, at least; null: chosen on validation baskets"},
+	{"max_antecedent", PARAM_INT, F(max_antecedent), -1, 1, 3, NULL,
+		"an integer from 1 to 3, or null (chosen on validation baskets)", true,
+	"rules: items of a rule's antecedent, at most; null: chosen on validation baskets"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
@@ -155,6 +164,7 @@ typedef enum KeyScope
 	SCOPE_ALL,					/* every kind */
 	SCOPE_VALIDATION,			/* the kinds that choose on a validation slice */
 	SCOPE_EASE,					/* ease */
+	SCOPE_RULES,				/* rules */
 	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
 } KeyScope;
 
@@ -176,6 +186,9 @@ static const struct
 	{"max_context", SCOPE_VALIDATION, false},
 	{"lambda", SCOPE_EASE, false},
 	{"max_neighbors", SCOPE_NEIGHBORS, false},
+	{"min_support", SCOPE_RULES, false},
+	{"min_confidence", SCOPE_RULES, false},
+	{"max_antecedent", SCOPE_RULES, false},
 };
 
 static const ParamKey *
@@ -198,20 +211,27 @@ valid_keys(void)
 	return s.data;
 }
 
+/* the kinds KEY applies to */
+static KeyScope
+key_scope(const ParamKey *key)
+{
+	for (int k = 0; k < lengthof(key_scopes); k++)
+		if (strcmp(key_scopes[k].name, key->name) == 0)
+			return key_scopes[k].scope;
+	return SCOPE_FACTORS;
+}
+
 /* Whether KEY applies to KIND; *IGNORED: whether KIND accepts it anyway. */
 static bool
 key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 {
 	const MtdppKindRoutine *routine = mtdpp_kind(kind);
-	KeyScope	scope = SCOPE_FACTORS;
+	KeyScope	scope = key_scope(key);
 
 	*ignored = false;
 	for (int k = 0; k < lengthof(key_scopes); k++)
 		if (strcmp(key_scopes[k].name, key->name) == 0)
-		{
-			scope = key_scopes[k].scope;
 			*ignored = key_scopes[k].ignored;
-		}
 	switch (scope)
 	{
 		case SCOPE_ALL:
@@ -219,11 +239,13 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 		case SCOPE_FACTORS:
 			return routine->factors;
 		case SCOPE_VALIDATION:
-			return routine->factors || kind == MTDPP_EASE;
+			return routine->factors || kind == MTDPP_EASE || kind == MTDPP_RULES;
 		case SCOPE_EASE:
 			return kind == MTDPP_EASE;
+		case SCOPE_RULES:
+			return kind == MTDPP_RULES;
 		case SCOPE_NEIGHBORS:
-			return routine->neighbors;
+			return routine->neighbors && kind != MTDPP_RULES;
 	}
 	pg_unreachable();
 }
@@ -519,6 +541,10 @@ chosen_on_validation(const MtdppParams *p, const char **instead)
 	*instead = ", or give \"lambda\" to train without a validation slice";
 	if (p->kind == MTDPP_EASE && p->lambda < 0.0)
 		return "chooses its lambda on the validation baskets when it is not given";
+	*instead = ", or give \"min_support\", \"min_confidence\" and \"max_antecedent\" to train without a validation slice";
+	if (p->kind == MTDPP_RULES &&
+		(p->min_support < 0.0 || p->min_confidence < 0.0 || p->max_antecedent < 0))
+		return "chooses the thresholds not given on the validation baskets";
 	return NULL;
 }
 

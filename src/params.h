@@ -56,6 +56,9 @@ typedef struct MtdppParams
 	int			validation_candidates;	/* candidates ranked per validation basket */
 	double		lambda;			/* ease: L2 of its weights, < 0: chosen on validation */
 	int			max_neighbors;	/* neighbour lists kept per item, < 0: automatic */
+	double		min_support;	/* rules: share of baskets, < 0: chosen on validation */
+	double		min_confidence; /* rules: < 0: chosen on validation */
+	int			max_antecedent; /* rules: items of an antecedent, < 0: chosen */
 	int64		seed;
 	bool		verbose;
 	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */

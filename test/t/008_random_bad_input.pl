@@ -153,7 +153,8 @@ my @bad_new_names = ('NULL', q{''}, $long, q{repeat('y', 201)});
 # ---- hyperparameters
 
 my %good_values = (
-	kind => [ '"multitask"', '"multitask_nobias"', '"logistic"', '"lowrank"', '"itemknn"', '"popularity"', '"ease"' ],
+	kind => [ '"multitask"', '"multitask_nobias"', '"logistic"', '"lowrank"', '"itemknn"', '"popularity"', '"ease"',
+		'"rules"' ],
 	target => [ '"random"', '"last"' ],
 	optimizer => [ '"adam"', '"momentum"' ],
 	loss => [ '"softmax"', '"logistic"' ],
@@ -178,6 +179,9 @@ my %good_values = (
 	negative_power => [ 0, 0.75, 2 ],
 	lambda => [ 'null', 0.5, 100, 1e12 ],
 	max_neighbors => [ 1, 5, 1000000 ],
+	min_support => [ 'null', 1e-9, 0.05, 1 ],
+	min_confidence => [ 'null', 0, 0.2, 1 ],
+	max_antecedent => [ 'null', 1, 2, 3 ],
 );
 my %bad_values = (
 	kind => [ '"MULTITASK"', '""', '"dpp"' ],
@@ -205,6 +209,9 @@ my %bad_values = (
 	negative_power => [ -0.1, 2.1 ],
 	lambda => [ -1, -1e-9, 1.1e12, '"1"' ],
 	max_neighbors => [ 0, -1, 1000001, 1.5 ],
+	min_support => [ 0, -0.1, 1.01, '"0.1"' ],
+	min_confidence => [ -0.1, 1.1, 'true' ],
+	max_antecedent => [ 0, 4, 1.5, -1 ],
 );
 my @valid_keys = sort keys %good_values;
 my @bad_keys = ('Rank', 'unknown', '', ' epochs', 'learning-rate', 'kind ', 'é', 'k' x 200);
@@ -324,7 +331,7 @@ sub call_train
 		[ 'position_col', [ 'NULL', map { lit($_) } @$positions ], \@bad_columns ],
 		[ 'rank', [ 'NULL', 1, 4, 8 ], [ 0, -1, 645, 1025, 2147483647, -2147483648 ] ],
 		[ 'epochs', [ 1, 2 ], [ 0, -1, 100001, 2147483647 ], 1 ],    # short trainings
-		[ 'kind', [ 'NULL', map { "'$_'" } qw(multitask multitask_nobias logistic lowrank itemknn popularity) ],
+		[ 'kind', [ 'NULL', map { "'$_'" } qw(multitask multitask_nobias logistic lowrank itemknn popularity rules) ],
 			[ q{''}, q{'MULTITASK'}, q{'it''s'}, q{'a"b'}, q{'a\\b'}, $long ] ],
 		[ 'target', [ 'NULL', q{'random'}, q{'last'} ], [ q{''}, q{'first'}, q{E'x\ny'} ] ],
 		[ 'seed', [ 'NULL', 0, -1, 42 ], [ 9223372036854775807, '-9223372036854775808' ] ],

@@ -111,7 +111,7 @@ my %model_id = map { split /\|/ } split /\n/,
 
 # valid model values, as bytes
 my %blob;
-for my $kind (qw(multitask logistic itemknn popularity ease hybrid))
+for my $kind (qw(multitask logistic itemknn popularity ease hybrid rules))
 {
 	my $params = $kind =~ /multitask|logistic|hybrid/ ? qq{{"kind": "$kind", "rank": 3, "epochs": 2}} : qq{{"kind": "$kind"}};
 	my $hex = $node->safe_psql('postgres',

@@ -70,6 +70,14 @@ GRANT SELECT ON mtdpp_models TO alice, bob, viewer;
 	my $a_rows = $super->($rows);
 	my $a_answer = $as->('alice', completes('a_model'));
 	like($a_answer, qr/^\d+(,\d+){4}$/, "$label: alice completes with her model");
+	# rules live in mtdpp.items like every kind's lists: the same policies cover them
+	like($as->('alice', "SELECT version FROM mtdpp_train('a_rules', 'train_lines', kind => 'rules', "
+			. "params => '{\"min_support\": 0.01, \"min_confidence\": 0, \"max_antecedent\": 2}')"),
+		qr/^1$/, "$label: alice trains rules under the recipe");
+	like($as->('alice', "SELECT count(*) > 0 FROM mtdpp_rules('a_rules')"), qr/^t$/,
+		"$label: alice lists her rules");
+	like($as->('bob', "SELECT count(*) FROM mtdpp_rules('a_rules')"),
+		qr/ERROR.*42704.*model "a_rules" does not exist/s, "$label: alice's rules are not listed to bob");
 	is($as->('bob', "SELECT count(*) FROM mtdpp.models WHERE model_id = $a_id"), '0',
 		"$label: bob does not see alice's row of mtdpp.models");
 	is($as->('bob', "SELECT count(*) FROM mtdpp.items WHERE model_id = $a_id"), '0',
