@@ -63,7 +63,7 @@ static const char *const loss_names[] = {"logistic", "softmax", NULL};
 
 /* In the order of doc/training.md's table and of the stored JSON. */
 static const ParamKey param_keys[] = {
-	{"kind", PARAM_CHOICE, F(kind), MTDPP_MULTITASK, 0, 0, NULL, "a model kind", true,
+	{"kind", PARAM_CHOICE, F(kind), MTDPP_DEFAULT_KIND, 0, 0, NULL, "a model kind", true,
 	"model kind"},
 	{"rank", PARAM_INT, F(rank), 32, 1, MTDPP_MAX_RANK, NULL, "an integer from 1 to 1024", true,
 	"number of latent factors; null: chosen on validation baskets with l2 (multi-task kinds)"},
@@ -557,13 +557,13 @@ check_scopes(const MtdppParams *p)
 						 none, instead)));
 }
 
-/* Defaults of the kind JSON names (multitask if none), then its keys. */
+/* Defaults of the kind JSON names (the default kind if none), then its keys. */
 void
 mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 {
-	mtdpp_params_defaults(p, MTDPP_MULTITASK);
+	mtdpp_params_defaults(p, MTDPP_DEFAULT_KIND);
 	mtdpp_params_parse(p, json);
-	if (p->kind != MTDPP_MULTITASK)
+	if (p->kind != MTDPP_DEFAULT_KIND)
 	{
 		MtdppKind	kind = p->kind;
 
@@ -731,7 +731,7 @@ mtdpp_hyperparameters(PG_FUNCTION_ARGS)
 		[PARAM_TEXT] = "string"
 	};
 
-	mtdpp_params_defaults(&p, PG_ARGISNULL(0) ? MTDPP_MULTITASK :
+	mtdpp_params_defaults(&p, PG_ARGISNULL(0) ? MTDPP_DEFAULT_KIND :
 						  mtdpp_kind_from_name(text_to_cstring(PG_GETARG_TEXT_PP(0))));
 	InitMaterializedSRF(fcinfo, 0);
 	for (int k = 0; k < lengthof(param_keys); k++)

@@ -10,6 +10,12 @@
 
 #include "model.h"
 
+/*
+ * The kind trained when a call names none: the hybrid since 0.4.0 (the
+ * multi-task DPP before).  A stored model keeps the kind it was trained as.
+ */
+#define MTDPP_DEFAULT_KIND	MTDPP_HYBRID
+
 typedef enum MtdppTarget
 {
 	MTDPP_TARGET_RANDOM = 0,

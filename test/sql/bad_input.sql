@@ -133,7 +133,7 @@ SELECT mtdpp_save('x', NULL);
 -- model values with bytes after their end, a best epoch outside 0 to the
 -- epochs run, a training time that is not a finite non-negative number
 -- (header: best_epoch at bytes 41-44, seconds at 57-64, little-endian)
-CREATE TABLE bad_blob AS SELECT mtdpp_fit(order_id, item_id, NULL::int, '{"rank": 2, "epochs": 2}') AS b FROM train_lines;
+CREATE TABLE bad_blob AS SELECT mtdpp_fit(order_id, item_id, NULL::int, '{"kind": "multitask", "rank": 2, "epochs": 2}') AS b FROM train_lines;
 SELECT mtdpp_save('x', b || '\x00'::bytea) FROM bad_blob;
 \echo :LAST_ERROR_SQLSTATE
 SELECT mtdpp_save('x', overlay(b placing '\x00000080'::bytea from 41 for 4)) FROM bad_blob;
@@ -182,11 +182,13 @@ SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'hybrid', params => '{"val
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mtdpp_train('x', 'train_lines', params => '{"validation_baskets": 0}');
 \echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'multitask', params => '{"validation_baskets": 0}');
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"validation_fraction": 0}');
 \echo :LAST_ERROR_SQLSTATE
 -- (a rank given trains every epoch without a slice; ease with a lambda
 -- given needs none; the kinds without factors ignore rank and epochs)
-SELECT items, best_epoch FROM mtdpp_train('noslice', 'train_lines', rank => 2, epochs => 2, params => '{"validation_fraction": 0}');
+SELECT items, best_epoch FROM mtdpp_train('noslice', 'train_lines', rank => 2, epochs => 2, kind => 'multitask', params => '{"validation_fraction": 0}');
 SELECT items FROM mtdpp_train('noslice', 'train_lines', kind => 'ease', params => '{"lambda": 10, "validation_fraction": 0}');
 SELECT items FROM mtdpp_train('noslice', 'train_lines', kind => 'popularity', rank => 8, epochs => 3);
 SELECT mtdpp_drop('noslice');
