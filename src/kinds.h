@@ -93,9 +93,8 @@ extern void mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *g
 									  int64 distinct, int64 kept);
 
 /* kind_ease.c: EASE's weights as neighbour lists, which the hybrid kind uses */
-extern float mtdpp_kth_largest(float *v, int n, int k);
 extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
-							 MtdppModel *m);
+							 MtdppModel *m, bool *neighborhood);
 
 
 /* kind_popularity.c: what the other kinds share with it */

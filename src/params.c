@@ -58,6 +58,7 @@ typedef struct ParamKey
 static const char *const target_names[] = {"random", "last", NULL};
 static const char *const optimizer_names[] = {"adam", "momentum", NULL};
 static const char *const loss_names[] = {"logistic", "softmax", NULL};
+static const char *const ease_solver_names[] = {"auto", "exact", "neighborhood", NULL};
 
 #define F(field) offsetof(MtdppParams, field)
 
@@ -123,6 +124,9 @@ static const ParamKey param_keys[] = {
 	"negatives drawn with probability proportional to popularity^negative_power (0: uniform)"},
 	{"lambda", PARAM_REAL, F(lambda), -1, 0.0, 1e12, NULL, "a number in [0, 1e12], or null (chosen on validation baskets)", true,
 	"ease: L2 regularisation of the item-item weights, (X^T X + lambda I)^-1; null: chosen on validation baskets, relative to the mean item popularity"},
+	{"ease_solver", PARAM_CHOICE, F(ease_solver), MTDPP_EASE_AUTO, 0, 0, ease_solver_names,
+		"'auto', 'exact' or 'neighborhood'", true,
+	"ease, hybrid: how EASE's weights are fitted: 'exact' inverts X^T X + lambda I (the catalog cubed), 'neighborhood' solves each item's regression on its co-occurring items (linear in the catalog); 'auto': exact up to 8,000 items"},
 	{"max_neighbors", PARAM_INT, F(max_neighbors), MTDPP_EASE_NEIGHBORS, 1, 1000000, NULL,
 		"an integer from 1 to 1000000, or null (the kind's default)", true,
 	"each item keeps its strongest weights to at most this many other items; null (itemknn, hybrid): all, unless the lists would outgrow a model value"},
@@ -155,6 +159,7 @@ typedef enum KeyScope
 	SCOPE_ALL,					/* every kind */
 	SCOPE_VALIDATION,			/* the kinds that choose on a validation slice */
 	SCOPE_EASE,					/* ease */
+	SCOPE_EASE_WEIGHTS,			/* the kinds that fit EASE's weights: ease, hybrid */
 	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
 } KeyScope;
 
@@ -175,6 +180,7 @@ static const struct
 	{"validation_candidates", SCOPE_VALIDATION, false},
 	{"max_context", SCOPE_VALIDATION, false},
 	{"lambda", SCOPE_EASE, false},
+	{"ease_solver", SCOPE_EASE_WEIGHTS, false},
 	{"max_neighbors", SCOPE_NEIGHBORS, false},
 };
 
@@ -222,6 +228,8 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 			return routine->factors || kind == MTDPP_EASE;
 		case SCOPE_EASE:
 			return kind == MTDPP_EASE;
+		case SCOPE_EASE_WEIGHTS:
+			return kind == MTDPP_EASE || kind == MTDPP_HYBRID;
 		case SCOPE_NEIGHBORS:
 			return routine->neighbors;
 	}

@@ -28,6 +28,14 @@ typedef enum MtdppLoss
 	MTDPP_LOSS_SOFTMAX			/* the positive against its negatives */
 } MtdppLoss;
 
+/* how EASE's weights are fitted (kind ease, and the hybrid's evidence) */
+typedef enum MtdppEaseSolver
+{
+	MTDPP_EASE_AUTO = 0,		/* exact up to MTDPP_EASE_EXACT_ITEMS items */
+	MTDPP_EASE_EXACT,			/* the inverse of X^T X + lambda I (kind_ease.c) */
+	MTDPP_EASE_NEIGHBORHOOD		/* item by item, on neighbourhoods (ease_neighborhood.c) */
+} MtdppEaseSolver;
+
 typedef enum MtdppOptimizer
 {
 	MTDPP_OPT_ADAM = 0,
@@ -61,6 +69,7 @@ typedef struct MtdppParams
 	int			validation_baskets;	/* cap on the validation slice */
 	int			validation_candidates;	/* candidates ranked per validation basket */
 	double		lambda;			/* ease: L2 of its weights, < 0: chosen on validation */
+	MtdppEaseSolver ease_solver;
 	int			max_neighbors;	/* neighbour lists kept per item, < 0: automatic */
 	int64		seed;
 	bool		verbose;

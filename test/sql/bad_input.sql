@@ -106,6 +106,9 @@ SELECT length(mtdpp_fit(g / 10, g % 97, g % 10)) FROM generate_series(1, 200000)
 -- ease: an items x items matrix of reals, 700 items in 1 MB
 SELECT length(mtdpp_fit(g / 3, g % 700, NULL::int, '{"kind": "ease"}')) FROM generate_series(1, 3000) g;
 \echo :LAST_ERROR_SQLSTATE
+-- on neighbourhoods: 8 bytes for each item and each of its co-occurring items kept
+SELECT length(mtdpp_fit(g / 3, g % 700, NULL::int, '{"kind": "ease", "ease_solver": "neighborhood"}')) FROM generate_series(1, 3000) g;
+\echo :LAST_ERROR_SQLSTATE
 RESET maintenance_work_mem;
 -- ease: lambda below 0, a lambda that leaves X^T X + lambda I singular
 -- (items 1 and 2 always bought together), no neighbours kept
@@ -114,6 +117,14 @@ SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"lambd
 SELECT length(mtdpp_fit(o, i, NULL::int, '{"kind": "ease", "lambda": 0}')) FROM (VALUES (1, 1), (1, 2)) v(o, i);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"max_neighbors": 0}');
+\echo :LAST_ERROR_SQLSTATE
+-- ease_solver: one of three, for the kinds that fit EASE's weights; the
+-- exact fit refuses a catalog above 40,000 items
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"ease_solver": "fast"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'itemknn', params => '{"ease_solver": "exact"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT length(mtdpp_fit(g / 2, g % 40001, NULL::int, '{"kind": "ease", "ease_solver": "exact"}')) FROM generate_series(1, 80002) g;
 \echo :LAST_ERROR_SQLSTATE
 -- a diverging fit
 -- (the figures in its message vary with the machine's floating point: show the SQLSTATE)
