@@ -9,7 +9,9 @@ OBJS = \
 	src/aggregate.o \
 	src/cache.o \
 	src/complete.o \
+	src/cooccurrence.o \
 	src/diverse.o \
+	src/ease_neighborhood.o \
 	src/evaluate.o \
 	src/fit.o \
 	src/fit_check.o \

@@ -145,7 +145,7 @@ CREATE FUNCTION mtdpp_train(
     position_col text DEFAULT NULL,
     rank integer DEFAULT NULL,
     epochs integer DEFAULT NULL,
-    kind text DEFAULT 'multitask',
+    kind text DEFAULT 'hybrid',
     target text DEFAULT 'random',
     seed bigint DEFAULT 0,
     verbose boolean DEFAULT false,
@@ -159,7 +159,7 @@ COMMENT ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integ
     'trains a model of NAME from the order lines of SOURCE and stores it as its next version; WARM_START starts from its active version';
 
 -- The hyperparameter keys of mtdpp_train's params and of mtdpp_fit.
-CREATE FUNCTION mtdpp_hyperparameters(kind text DEFAULT 'multitask')
+CREATE FUNCTION mtdpp_hyperparameters(kind text DEFAULT 'hybrid')
 RETURNS TABLE (key text, type text, default_value text, valid text, description text)
 AS 'MODULE_PATHNAME', 'mtdpp_hyperparameters' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS

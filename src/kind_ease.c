@@ -53,6 +53,12 @@
  * times their mean popularity, and stores that lambda in its
  * hyperparameters.  A lambda given explicitly is used as it is.
  *
+ * Two fits (ease_solver): the exact one below, and one item by item on
+ * co-occurrence neighbourhoods (ease_neighborhood.c), whose cost grows
+ * with the catalog rather than its cube; 'auto' fits exactly up to
+ * EASE_EXACT_ITEMS items and on neighbourhoods above.  The search for
+ * lambda is the same for both.
+ *
  * Cost: G from the baskets (sum of squared basket sizes), then per lambda one
  * Cholesky inverse of items x items in single precision (n^3 flops, linalg.c,
  * cancellable between blocks), and a pass over P for each item's strongest
@@ -72,6 +78,8 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 
+#include "cooccurrence.h"
+#include "ease_neighborhood.h"
 #include "fit.h"
 #include "kinds.h"
 #include "linalg.h"
@@ -89,8 +97,17 @@
 #define EASE_REFINE_ITEMS 8000
 /* alpha without a validation slice (too few baskets to carve one) */
 #define EASE_DEFAULT_ALPHA 1.0
-/* largest catalog: one inversion takes about 10 minutes beyond it */
+/* largest catalog of the exact fit: one inversion takes about 10 minutes beyond it */
 #define EASE_MAX_ITEMS 40000
+/*
+ * ease_solver 'auto': the exact fit up to this many items (where it takes a
+ * minute or two), the neighbourhoods above.  On the validation baskets of
+ * the Amazon registries (100 and 300 items) both fits reached the same
+ * figures; at 3,700 items the neighbourhoods matched the exact precision
+ * on uk_retail but fell 0.5 to 1.6 points of precision and 3 of MPR short
+ * on instacart_sample (bench/ease_neighborhood/results.md).
+ */
+#define EASE_EXACT_ITEMS 8000
 
 typedef struct EaseWeight
 {
@@ -102,6 +119,8 @@ typedef struct EaseWork
 {
 	int			n;
 	int			cap;			/* weights kept per item */
+	MtdppEaseNeighborhoods *nb; /* the neighbourhoods' fit (else the exact one) */
+	bool		neighborhood;
 	float	   *A;				/* n x n, column-major: G above, P below */
 	double	   *gdiag;			/* G's diagonal */
 	double	   *scale;			/* -1 / P[c][c] */
@@ -110,18 +129,33 @@ typedef struct EaseWork
 	EaseWeight *kept;			/* one item's strongest weights */
 } EaseWork;
 
+/* Whether P fits D's weights on neighbourhoods rather than exactly. */
+static bool
+ease_by_neighborhood(const MtdppParams *p, const MtdppBaskets *d)
+{
+	if (p->ease_solver == MTDPP_EASE_AUTO)
+		return d->n_items > EASE_EXACT_ITEMS;
+	return p->ease_solver == MTDPP_EASE_NEIGHBORHOOD;
+}
+
 /* What a fit holds at its peak, in bytes; lines and baskets are DATA's. */
 static Size
-ease_memory(const MtdppBaskets *d, int cap)
+ease_memory(const MtdppBaskets *d, int cap, bool neighborhood)
 {
 	Size		n = d->n_items;
-	Size		s = mul_size(mul_size(n, n), sizeof(float));
+	Size		s;
 
-	/* the inverse's scratch */
-	s = add_size(s, mtdpp_spd_inverse_float_memory(n));
-	/* one model's lists at a time, the rows of B, per-item vectors */
+	if (neighborhood)
+		s = mtdpp_ease_neighborhood_memory(d);
+	else
+	{
+		s = mul_size(mul_size(n, n), sizeof(float));
+		/* the inverse's scratch, the rows of B */
+		s = add_size(s, mtdpp_spd_inverse_float_memory(n));
+		s = add_size(s, mul_size(mul_size(n, EASE_BLOCK + 1), sizeof(float)));
+	}
+	/* one model's lists at a time, per-item vectors */
 	s = add_size(s, mul_size(mul_size(n, cap), sizeof(int32) + sizeof(float4)));
-	s = add_size(s, mul_size(mul_size(n, EASE_BLOCK + 1), sizeof(float)));
 	s = add_size(s, mul_size(n + 1, 2 * sizeof(double) + 3 * sizeof(int64) + sizeof(int32)));
 	s = add_size(s, mul_size(cap, sizeof(EaseWeight)));
 	/* the item index of the baskets, and the baskets without the slice */
@@ -131,17 +165,25 @@ ease_memory(const MtdppBaskets *d, int cap)
 }
 
 static void
-ease_check_size(const MtdppBaskets *d, int cap)
+ease_check_size(const MtdppBaskets *d, int cap, bool neighborhood)
 {
-	Size		need = ease_memory(d, cap);
+	Size		need = ease_memory(d, cap, neighborhood);
 
-	if (d->n_items > EASE_MAX_ITEMS)
+	if (!neighborhood && d->n_items > EASE_MAX_ITEMS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("an ease model of %d items is more than the %d items ease fits",
+				 errmsg("an exact ease fit of %d items is more than the %d items it fits",
 						d->n_items, EASE_MAX_ITEMS),
-				 errdetail("Its fit inverts an items x items matrix for each lambda it tries, in time growing with the cube of the items."),
-				 errhint("Use kind => 'itemknn', whose cost grows with co-occurrences, or train on fewer items.")));
+				 errdetail("The exact fit inverts an items x items matrix for each lambda it tries, in time growing with the cube of the items."),
+				 errhint("Leave ease_solver out, or set it to 'neighborhood', whose cost grows with the catalog.")));
+	if (neighborhood && need > (Size) maintenance_work_mem * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("an ease model of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
+						d->n_items, (need + 1023) / 1024, maintenance_work_mem),
+				 errdetail("Its fit on neighbourhoods keeps 8 bytes for each item and each of its most frequent companions (at most 1152 an item), and the weights it keeps."),
+				 errhint("Raise maintenance_work_mem to at least %zu MB for this session.",
+						 (need >> 20) + 1)));
 	if (need > (Size) maintenance_work_mem * 1024)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -153,10 +195,14 @@ ease_check_size(const MtdppBaskets *d, int cap)
 }
 
 static void
-ease_work_alloc(EaseWork *w, int n, int cap)
+ease_work_alloc(EaseWork *w, int n, int cap, bool neighborhood)
 {
+	memset(w, 0, sizeof(*w));
 	w->n = n;
 	w->cap = cap;
+	w->neighborhood = neighborhood;
+	if (neighborhood)
+		return;
 	/* every entry is written before it is read: no need to zero a gigabyte */
 	w->A = MemoryContextAllocHuge(CurrentMemoryContext,
 								  mul_size(mul_size(Max(n, 1), Max(n, 1)), sizeof(float)));
@@ -213,6 +259,20 @@ ease_gram(const MtdppBaskets *d, EaseWork *w)
 	pfree(start);
 }
 
+/* What each lambda starts from: G, or the neighbourhoods of D's items. */
+static void
+ease_prepare(const MtdppBaskets *d, EaseWork *w)
+{
+	if (!w->neighborhood)
+	{
+		ease_gram(d, w);
+		return;
+	}
+	if (w->nb)
+		mtdpp_ease_neighborhoods_free(w->nb);
+	w->nb = mtdpp_ease_neighborhoods(d);
+}
+
 /* w->A's lower triangle := G + lambda I, mirrored from the upper by tiles */
 static void
 ease_regularise(EaseWork *w, double lambda)
@@ -230,44 +290,6 @@ ease_regularise(EaseWork *w, double lambda)
 	}
 	for (int j = 0; j < n; j++)
 		A[j + (size_t) j * n] = (float) (w->gdiag[j] + lambda);
-}
-
-/* the K-th largest (from 1) of the N values V, which it reorders; item-kNN's cut too */
-float
-mtdpp_kth_largest(float *v, int n, int k)
-{
-	int			lo = 0,
-				hi = n - 1,
-				want = k - 1;
-
-	while (lo < hi)
-	{
-		float		pivot = v[lo + (hi - lo) / 2];
-		int			i = lo,
-					j = hi;
-
-		while (i <= j)
-		{
-			while (v[i] > pivot)
-				i++;
-			while (v[j] < pivot)
-				j--;
-			if (i <= j)
-			{
-				float		t = v[i];
-
-				v[i++] = v[j];
-				v[j--] = t;
-			}
-		}
-		if (want <= j)
-			hi = j;
-		else if (want >= i)
-			lo = i;
-		else
-			break;				/* between the two parts: equal to the pivot */
-	}
-	return v[want];
 }
 
 /* strongest first; equal weights by item */
@@ -408,6 +430,11 @@ ease_lists(EaseWork *w, MtdppModel *m)
 static bool
 ease_weights(EaseWork *w, double lambda, MtdppModel *m)
 {
+	if (w->neighborhood)
+	{
+		mtdpp_ease_neighborhood_weights(w->nb, lambda, w->cap, m);
+		return true;
+	}
 	ease_regularise(w, lambda);
 	if (!mtdpp_spd_inverse_float(w->A, w->n))
 		return false;
@@ -531,7 +558,7 @@ ease_choose_lambda(MtdppBaskets *data, const MtdppParams *p, EaseWork *w)
 		return EASE_DEFAULT_ALPHA * mean_popularity(data);
 	}
 	rest = mtdpp_baskets_without(data, v.is_val);
-	ease_gram(rest, w);
+	ease_prepare(rest, w);
 	memset(&s, 0, sizeof(s));
 	s.w = w;
 	s.v = &v;
@@ -557,18 +584,21 @@ ease_choose_lambda(MtdppBaskets *data, const MtdppParams *p, EaseWork *w)
  */
 static bool
 ease_fit_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
-			   MtdppModel *m, int cap)
+			   MtdppModel *m, int cap, bool neighborhood)
 {
 	EaseWork	w;
 	bool		ok;
 
-	ease_work_alloc(&w, data->n_items, cap);
+	ease_work_alloc(&w, data->n_items, cap, neighborhood);
 	if (*lambda < 0.0)
 		*lambda = ease_choose_lambda(data, p, &w);
-	ease_gram(data, &w);
+	ease_prepare(data, &w);
 	ease_alloc_lists(m, cap);
 	ok = ease_weights(&w, *lambda, m);
-	pfree(w.A);
+	if (w.A)
+		pfree(w.A);
+	if (w.nb)
+		mtdpp_ease_neighborhoods_free(w.nb);
 	return ok;
 }
 
@@ -578,13 +608,16 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	MtdppParams p = *given;
 	int			n = data->n_items;
 	int			cap = Min(p.max_neighbors, Max(n - 1, 0));
+	bool		neighborhood = ease_by_neighborhood(&p, data);
 	MtdppModel *m;
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
-	ease_check_size(data, cap);
+	ease_check_size(data, cap, neighborhood);
 	m = mtdpp_counts_model(data, &p);
-	if (!ease_fit_lists(data, &p, &p.lambda, m, cap))
+	/* the model says which fit it had */
+	p.ease_solver = neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
+	if (!ease_fit_lists(data, &p, &p.lambda, m, cap, neighborhood))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("X^T X + lambda I of %d items is not positive definite in single precision at lambda %g",
@@ -596,34 +629,41 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	m->seconds = seconds_since(start);
 	if (p.verbose)
 		ereport(NOTICE,
-				(errmsg("fitted %d items at lambda %g, %d weights kept per item, in %.1f s",
-						n, p.lambda, cap, m->seconds)));
+				(errmsg("fitted %d items at lambda %g (%s), %d weights kept per item, in %.1f s",
+						n, p.lambda, neighborhood ? "on neighbourhoods" : "exactly", cap, m->seconds)));
 	return m;
 }
 
 /*
  * EASE weights of DATA into M's neighbour lists, for the hybrid's evidence:
  * lambda chosen on a validation slice of DATA, as ease_fit chooses it, when
- * *LAMBDA is negative (and returned there).  False, with nothing done, above
- * EASE_REFINE_ITEMS items (where a fit takes minutes) or beyond
- * maintenance_work_mem: the hybrid then does without this evidence.
+ * *LAMBDA is negative (and returned there).  The fit is ease_solver's; with
+ * 'auto', the exact one where it is chosen and fits in maintenance_work_mem,
+ * else the neighbourhoods'; *NEIGHBORHOOD says which.  False, with nothing
+ * done, when the fit would not fit in maintenance_work_mem (or, exact, above
+ * EASE_REFINE_ITEMS items, where it takes minutes): the hybrid then does
+ * without this evidence.
  */
 bool
 mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
-				 MtdppModel *m)
+				 MtdppModel *m, bool *neighborhood)
 {
 	MtdppParams p = *given;
 	int			cap = Min(p.max_neighbors > 0 ? p.max_neighbors : MTDPP_EASE_NEIGHBORS,
 						  Max(data->n_items - 1, 0));
+	Size		limit = (Size) maintenance_work_mem * 1024;
 
-	if (data->n_items > EASE_REFINE_ITEMS ||
-		ease_memory(data, cap) > (Size) maintenance_work_mem * 1024)
+	*neighborhood = ease_by_neighborhood(&p, data);
+	if (!*neighborhood && p.ease_solver == MTDPP_EASE_AUTO && ease_memory(data, cap, false) > limit)
+		*neighborhood = true;
+	if (ease_memory(data, cap, *neighborhood) > limit ||
+		(!*neighborhood && data->n_items > EASE_REFINE_ITEMS))
 		return false;
 	/* the kind, slice and candidates of ease */
 	p.kind = MTDPP_EASE;
 	p.validation_candidates = 0;
 	p.validation_baskets = 5000;
-	return ease_fit_lists(data, &p, lambda, m, cap);
+	return ease_fit_lists(data, &p, lambda, m, cap, *neighborhood);
 }
 
 /* score(c) = sum over the context of its weights to c, plus the prior */

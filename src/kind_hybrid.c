@@ -23,8 +23,10 @@
  *	ease		B[j][c], EASE's closed-form weight of j for c (kind_ease.c):
  *				what j says of c once the basket's other items are
  *				accounted for, where the forms above count pairs alone.
- *				Offered up to 8,000 items (an EASE fit costs the catalog
- *				cubed), its lambda chosen on a slice of the other baskets.
+ *				Fitted exactly on small catalogs and on neighbourhoods
+ *				above (ease_solver, kind_ease.c), where the exact fit
+ *				would not fit in maintenance_work_mem, or beyond it not
+ *				at all; its lambda chosen on a slice of the other baskets.
  *
  * or, where EASE is offered, two of them: beta * g = beta * cosine +
  * ease_beta * B[j][c] (cosine+ease), since neither kind of evidence wins
@@ -55,8 +57,8 @@
  * other form alone.  Picking one form on a slice of a thousand baskets or
  * fewer flips between forms with its noise (on amazon_diaper's worst split
  * it fell below item-kNN's P@10, where the pair stayed above it); the pair
- * is never far from the better form (bench/hybrid/forms.md).  Above 8,000
- * items the best of the three forms that count pairs is chosen.  The
+ * is never far from the better form (bench/hybrid/forms.md).  Where EASE
+ * is not offered, the best of the three forms that count pairs is chosen.  The
  * evidence is then rebuilt from every training basket (with the pair, each
  * item's list is the union of its two lists, cut to max_neighbors if the
  * cosine lists were).  The choice, and what each form reached, go into the
@@ -329,7 +331,7 @@ report_search(const GridSums *s, const int *best_g, const int *pair_g, int form,
 		if (best_g[f] < 0)
 		{
 			ereport(NOTICE,
-					(errmsg("hybrid: evidence %s not tried (catalog too large for an EASE fit here)",
+					(errmsg("hybrid: evidence %s not tried (its fit would not fit in maintenance_work_mem)",
 							form_names[f])));
 			continue;
 		}
@@ -379,7 +381,8 @@ choose_pair(const GridSums *sums, int *pair_g, HybridForm *form, double *beta,
 static void
 choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 			  const MtdppParams *p, int cap, HybridForm *form, double *beta,
-			  double *ease_beta, MtdppMetrics *chosen, double *alpha, double *cosine_beta)
+			  double *ease_beta, MtdppMetrics *chosen, double *alpha, double *cosine_beta,
+			  bool *ease_neighborhood)
 {
 	MtdppBaskets *rest = mtdpp_baskets_without(data, v->is_val);
 	MtdppModel *evid = mtdpp_model_alloc(MTDPP_ITEMKNN, data->n_items, 0);
@@ -401,7 +404,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 	INSTR_TIME_SET_CURRENT(start);
 	mtdpp_cooccurrence_lists(rest, evid, cap);
 	*alpha = -1.0;
-	if (mtdpp_ease_lists(rest, p, &lambda, ease))
+	if (mtdpp_ease_lists(rest, p, &lambda, ease, ease_neighborhood))
 		*alpha = lambda / ((double) rest->n_lines / Max(rest->n_items, 1));
 	else
 		ease = NULL;
@@ -454,7 +457,8 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
  */
 static char *
 hybrid_json(const MtdppModel *dpp, const MtdppParams *p, HybridForm form,
-			double beta, double ease_beta, double lambda, const MtdppMetrics *chosen)
+			double beta, double ease_beta, double lambda, bool neighborhood,
+			const MtdppMetrics *chosen)
 {
 	const char *prefix = "{\"kind\": \"multitask\"";
 	StringInfoData s;
@@ -470,7 +474,8 @@ hybrid_json(const MtdppModel *dpp, const MtdppParams *p, HybridForm form,
 	if (form == FORM_COSINE_EASE)
 		appendStringInfo(&s, ", \"evidence_ease_weight\": %.15g", ease_beta);
 	if (form == FORM_EASE || form == FORM_COSINE_EASE)
-		appendStringInfo(&s, ", \"evidence_lambda\": %.15g", lambda);
+		appendStringInfo(&s, ", \"evidence_lambda\": %.15g, \"evidence_ease_solver\": \"%s\"",
+						 lambda, neighborhood ? "neighborhood" : "exact");
 	if (chosen->n > 0)
 		appendStringInfo(&s, ", \"evidence_validation\": {\"baskets\": %d, \"mpr\": %.4f, \"p5\": %.4f, \"p10\": %.4f, \"p20\": %.4f}",
 						 chosen->n, chosen->mpr, chosen->p5, chosen->p10, chosen->p20);
@@ -570,7 +575,8 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 				cosine_beta = DEFAULT_BETA,
 				ease_beta = 0.0,
 				lambda = 0.0;
-	bool		built = false;
+	bool		built = false,
+				ease_neighborhood = false;
 	int			cap;
 	instr_time	start,
 				now;
@@ -590,7 +596,8 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 													 ALLOCSET_DEFAULT_SIZES);
 		MemoryContext caller = MemoryContextSwitchTo(search);
 
-		choose_weight(m, data, &slice, p, cap, &form, &beta, &ease_beta, &chosen, &alpha, &cosine_beta);
+		choose_weight(m, data, &slice, p, cap, &form, &beta, &ease_beta, &chosen, &alpha,
+					  &cosine_beta, &ease_neighborhood);
 		MemoryContextSwitchTo(caller);
 		MemoryContextDelete(search);
 	}
@@ -604,10 +611,13 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	if (form == FORM_EASE || form == FORM_COSINE_EASE)
 	{
 		MtdppModel *ease = form == FORM_EASE ? m : mtdpp_model_alloc(MTDPP_EASE, data->n_items, 0);
+		MtdppParams ep = *p;
 
 		/* lambda scales with the baskets: the same multiple of the mean popularity */
 		lambda = alpha * data->n_lines / Max(data->n_items, 1);
-		built = mtdpp_ease_lists(data, p, &lambda, ease);
+		/* and the weights are fitted as they were on the slice */
+		ep.ease_solver = ease_neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
+		built = mtdpp_ease_lists(data, &ep, &lambda, ease, &ease_neighborhood);
 		if (built && form == FORM_EASE)
 			for (int64 q = 0; q < m->nbr_start[m->n_items]; q++)
 				m->nbr_weight[q] = (float4) (beta * m->nbr_weight[q]);
@@ -639,7 +649,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	}
 	if (beta == 0.0)
 		memset(m->nbr_start, 0, sizeof(int64) * (m->n_items + 1));
-	m->hyperparams = hybrid_json(m, p, form, beta, ease_beta, lambda, &chosen);
+	m->hyperparams = hybrid_json(m, p, form, beta, ease_beta, lambda, ease_neighborhood, &chosen);
 	INSTR_TIME_SET_CURRENT(now);
 	INSTR_TIME_SUBTRACT(now, start);
 	m->seconds = INSTR_TIME_GET_DOUBLE(now);

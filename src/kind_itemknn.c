@@ -20,6 +20,7 @@
 
 #include "miscadmin.h"
 
+#include "cooccurrence.h"
 #include "kinds.h"
 #include "model.h"
 #include "params.h"
@@ -44,103 +45,6 @@ grow_lists(MtdppModel *m, int64 *capacity, int64 need, int64 total, Size scratch
 	m->nbr_index = repalloc_huge(m->nbr_index, sizeof(int32) * cap);
 	m->nbr_weight = repalloc_huge(m->nbr_weight, sizeof(float4) * cap);
 	*capacity = cap;
-}
-
-/* each item's appearances in pairs, counted with repeats (an upper bound on its list) */
-static int64 *
-pair_counts(const MtdppBaskets *data, int64 *total)
-{
-	int64	   *start = mtdpp_alloc_huge(sizeof(int64) * (data->n_items + 1));
-
-	*total = 0;
-	for (int b = 0; b < data->n_baskets; b++)
-	{
-		int64		len = data->start[b + 1] - data->start[b];
-
-		for (int64 k = data->start[b]; k < data->start[b + 1]; k++)
-			start[data->items[k] + 1] += len - 1;
-		*total += len * (len - 1);
-	}
-	return start;
-}
-
-/*
- * Hands every item's co-occurrence list in DATA to VISIT.  A first pass
- * over the baskets sizes each item's list with repeats; then each pass
- * fills the lists of a range of items into a scratch area of at most a
- * quarter of maintenance_work_mem (*SCRATCH_BYTES: its size; *PAIRS:
- * the pairs with repeats, both set before the first visit) and counts each
- * list in a dense array.  Memory grows with what VISIT keeps, not
- * with the pairs bought (which a grocer's history has by the billion); the
- * passes only cost reading the baskets again.
- */
-void
-mtdpp_visit_cooccurrences(const MtdppBaskets *data, MtdppListVisitor visit, void *arg,
-						  Size *scratch_bytes, int64 *pairs)
-{
-	int			n = data->n_items;
-	int64		total,
-				longest = 0,
-				chunk;
-	int64	   *start = pair_counts(data, &total);
-	int64	   *fill = mtdpp_alloc_huge(sizeof(int64) * Max(n, 1));
-	int32	   *count = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
-	int32	   *seen = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
-	int32	   *scratch;
-
-	for (int i = 0; i < n; i++)
-	{
-		longest = Max(longest, start[i + 1]);
-		start[i + 1] += start[i];
-	}
-	chunk = Min(total, Max(longest, (int64) ((Size) maintenance_work_mem * 1024 / 4 / sizeof(int32))));
-	scratch = mtdpp_alloc_huge(sizeof(int32) * Max(chunk, 1));
-	*scratch_bytes = sizeof(int32) * Max(chunk, 1);
-	*pairs = total;
-
-	for (int lo = 0, hi = 0; lo < n; lo = hi)
-	{
-		int64		base = start[lo];
-
-		while (hi < n && start[hi + 1] - base <= chunk)
-			hi++;
-		for (int i = lo; i < hi; i++)
-			fill[i] = start[i] - base;
-		for (int b = 0; b < data->n_baskets; b++)
-		{
-			for (int64 k = data->start[b]; k < data->start[b + 1]; k++)
-			{
-				int32		c = data->items[k];
-
-				if (c < lo || c >= hi)
-					continue;
-				for (int64 l = data->start[b]; l < data->start[b + 1]; l++)
-					if (k != l)
-						scratch[fill[c]++] = data->items[l];
-			}
-			if ((b & 0xfff) == 0)
-				CHECK_FOR_INTERRUPTS();
-		}
-		for (int i = lo; i < hi; i++)
-		{
-			int32	   *list = scratch + (start[i] - base);
-			int64		len = start[i + 1] - start[i];
-			int			d = 0;
-
-			for (int64 k = 0; k < len; k++)
-				if (count[list[k]]++ == 0)
-					seen[d++] = list[k];
-			pg_qsort(seen, d, sizeof(int32), mtdpp_cmp_int32);
-			visit(i, seen, count, d, arg);
-			for (int t = 0; t < d; t++)
-				count[seen[t]] = 0;
-		}
-	}
-	pfree(scratch);
-	pfree(seen);
-	pfree(count);
-	pfree(fill);
-	pfree(start);
 }
 
 static void
@@ -173,13 +77,13 @@ mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kin
 	if (p->max_neighbors > 0)
 		return p->max_neighbors;
 	room = mtdpp_neighbor_room(kind, n, rank, p->epochs);
-	length = pair_counts(data, &total);
+	length = mtdpp_pair_counts(data, &total);
 	total = 0;
 	for (int i = 0; i < n; i++)
 		total += Min(length[i + 1], n - 1);
 	if (total > room)
 	{
-		mtdpp_visit_cooccurrences(data, visit_length, length, &scratch, &total);
+		mtdpp_visit_lists(data, visit_length, length, &scratch, &total);
 		total = 0;
 		for (int i = 0; i < n; i++)
 		{
@@ -227,7 +131,7 @@ typedef struct ListBuilder
 	int64		kept;
 	int64		distinct;
 	int64		total;			/* pairs with repeats, a bound on kept */
-	Size		scratch;		/* bytes mtdpp_visit_cooccurrences holds beside the lists */
+	Size		scratch;		/* bytes mtdpp_visit_lists holds beside the lists */
 	float4	   *weight;			/* one list's weights */
 	float	   *heavy;			/* a copy for the selection */
 } ListBuilder;
@@ -285,7 +189,7 @@ mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap)
 	m->nbr_index = mtdpp_alloc_huge(sizeof(int32));
 	m->nbr_weight = mtdpp_alloc_huge(sizeof(float4));
 	m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
-	mtdpp_visit_cooccurrences(data, visit_build, &lb, &lb.scratch, &lb.total);
+	mtdpp_visit_lists(data, visit_build, &lb, &lb.scratch, &lb.total);
 	m->nbr_start[n] = lb.kept;
 	if (lb.heavy)
 		pfree(lb.heavy);

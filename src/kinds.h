@@ -96,15 +96,7 @@ extern const MtdppKindRoutine mtdpp_kind_ease;
 extern const MtdppKindRoutine mtdpp_kind_hybrid;
 extern const MtdppKindRoutine mtdpp_kind_rules;
 
-/*
- * kind_itemknn.c: co-occurrence lists, which the hybrid kind shares, and the
- * visit of every item's co-occurrences, which rule mining counts pairs with:
- * item I's D distinct partners in SEEN (ascending), the baskets each shares
- * with I in COUNT (indexed by item)
- */
-typedef void (*MtdppListVisitor) (int i, const int32 *seen, const int32 *count, int d, void *arg);
-extern void mtdpp_visit_cooccurrences(const MtdppBaskets *data, MtdppListVisitor visit, void *arg,
-									  Size *scratch_bytes, int64 *pairs);
+/* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,
 							   MtdppKind kind, int rank);
 extern int64 mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap);
@@ -112,9 +104,8 @@ extern void mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *g
 									  int64 distinct, int64 kept);
 
 /* kind_ease.c: EASE's weights as neighbour lists, which the hybrid kind uses */
-extern float mtdpp_kth_largest(float *v, int n, int k);
 extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
-							 MtdppModel *m);
+							 MtdppModel *m, bool *neighborhood);
 
 
 /* kind_popularity.c: what the other kinds share with it */

@@ -58,12 +58,13 @@ typedef struct ParamKey
 static const char *const target_names[] = {"random", "last", NULL};
 static const char *const optimizer_names[] = {"adam", "momentum", NULL};
 static const char *const loss_names[] = {"logistic", "softmax", NULL};
+static const char *const ease_solver_names[] = {"auto", "exact", "neighborhood", NULL};
 
 #define F(field) offsetof(MtdppParams, field)
 
 /* In the order of doc/training.md's table and of the stored JSON. */
 static const ParamKey param_keys[] = {
-	{"kind", PARAM_CHOICE, F(kind), MTDPP_MULTITASK, 0, 0, NULL, "a model kind", true,
+	{"kind", PARAM_CHOICE, F(kind), MTDPP_DEFAULT_KIND, 0, 0, NULL, "a model kind", true,
 	"model kind"},
 	{"rank", PARAM_INT, F(rank), 32, 1, MTDPP_MAX_RANK, NULL, "an integer from 1 to 1024", true,
 	"number of latent factors; null: chosen on validation baskets with l2 (multi-task kinds)"},
@@ -123,6 +124,9 @@ static const ParamKey param_keys[] = {
 	"negatives drawn with probability proportional to popularity^negative_power (0: uniform)"},
 	{"lambda", PARAM_REAL, F(lambda), -1, 0.0, 1e12, NULL, "a number in [0, 1e12], or null (chosen on validation baskets)", true,
 	"ease: L2 regularisation of the item-item weights, (X^T X + lambda I)^-1; null: chosen on validation baskets, relative to the mean item popularity"},
+	{"ease_solver", PARAM_CHOICE, F(ease_solver), MTDPP_EASE_AUTO, 0, 0, ease_solver_names,
+		"'auto', 'exact' or 'neighborhood'", true,
+	"ease, hybrid: how EASE's weights are fitted: 'exact' inverts X^T X + lambda I (the catalog cubed), 'neighborhood' solves each item's regression on its co-occurring items (linear in the catalog); 'auto': exact up to 8,000 items"},
 	{"max_neighbors", PARAM_INT, F(max_neighbors), MTDPP_EASE_NEIGHBORS, 1, 1000000, NULL,
 		"an integer from 1 to 1000000, or null (the kind's default)", true,
 	"each item keeps its strongest weights to at most this many other items; null (itemknn, hybrid): all, unless the lists would outgrow a model value"},
@@ -165,6 +169,7 @@ typedef enum KeyScope
 	SCOPE_VALIDATION,			/* the kinds that choose on a validation slice */
 	SCOPE_EASE,					/* ease */
 	SCOPE_RULES,				/* rules */
+	SCOPE_EASE_WEIGHTS,			/* the kinds that fit EASE's weights: ease, hybrid */
 	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
 } KeyScope;
 
@@ -185,6 +190,7 @@ static const struct
 	{"validation_candidates", SCOPE_VALIDATION, false},
 	{"max_context", SCOPE_VALIDATION, false},
 	{"lambda", SCOPE_EASE, false},
+	{"ease_solver", SCOPE_EASE_WEIGHTS, false},
 	{"max_neighbors", SCOPE_NEIGHBORS, false},
 	{"min_support", SCOPE_RULES, false},
 	{"min_confidence", SCOPE_RULES, false},
@@ -244,6 +250,8 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 			return kind == MTDPP_EASE;
 		case SCOPE_RULES:
 			return kind == MTDPP_RULES;
+		case SCOPE_EASE_WEIGHTS:
+			return kind == MTDPP_EASE || kind == MTDPP_HYBRID;
 		case SCOPE_NEIGHBORS:
 			return routine->neighbors && kind != MTDPP_RULES;
 	}
@@ -583,13 +591,13 @@ check_scopes(const MtdppParams *p)
 						 none, instead)));
 }
 
-/* Defaults of the kind JSON names (multitask if none), then its keys. */
+/* Defaults of the kind JSON names (the default kind if none), then its keys. */
 void
 mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 {
-	mtdpp_params_defaults(p, MTDPP_MULTITASK);
+	mtdpp_params_defaults(p, MTDPP_DEFAULT_KIND);
 	mtdpp_params_parse(p, json);
-	if (p->kind != MTDPP_MULTITASK)
+	if (p->kind != MTDPP_DEFAULT_KIND)
 	{
 		MtdppKind	kind = p->kind;
 
@@ -757,7 +765,7 @@ mtdpp_hyperparameters(PG_FUNCTION_ARGS)
 		[PARAM_TEXT] = "string"
 	};
 
-	mtdpp_params_defaults(&p, PG_ARGISNULL(0) ? MTDPP_MULTITASK :
+	mtdpp_params_defaults(&p, PG_ARGISNULL(0) ? MTDPP_DEFAULT_KIND :
 						  mtdpp_kind_from_name(text_to_cstring(PG_GETARG_TEXT_PP(0))));
 	InitMaterializedSRF(fcinfo, 0);
 	for (int k = 0; k < lengthof(param_keys); k++)

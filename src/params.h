@@ -10,6 +10,12 @@
 
 #include "model.h"
 
+/*
+ * The kind trained when a call names none: the hybrid since 0.4.0 (the
+ * multi-task DPP before).  A stored model keeps the kind it was trained as.
+ */
+#define MTDPP_DEFAULT_KIND	MTDPP_HYBRID
+
 typedef enum MtdppTarget
 {
 	MTDPP_TARGET_RANDOM = 0,
@@ -21,6 +27,14 @@ typedef enum MtdppLoss
 	MTDPP_LOSS_LOGISTIC = 0,	/* the paper's: y ln P + (1 - y) ln(1 - P) */
 	MTDPP_LOSS_SOFTMAX			/* the positive against its negatives */
 } MtdppLoss;
+
+/* how EASE's weights are fitted (kind ease, and the hybrid's evidence) */
+typedef enum MtdppEaseSolver
+{
+	MTDPP_EASE_AUTO = 0,		/* exact up to MTDPP_EASE_EXACT_ITEMS items */
+	MTDPP_EASE_EXACT,			/* the inverse of X^T X + lambda I (kind_ease.c) */
+	MTDPP_EASE_NEIGHBORHOOD		/* item by item, on neighbourhoods (ease_neighborhood.c) */
+} MtdppEaseSolver;
 
 typedef enum MtdppOptimizer
 {
@@ -55,6 +69,7 @@ typedef struct MtdppParams
 	int			validation_baskets;	/* cap on the validation slice */
 	int			validation_candidates;	/* candidates ranked per validation basket */
 	double		lambda;			/* ease: L2 of its weights, < 0: chosen on validation */
+	MtdppEaseSolver ease_solver;
 	int			max_neighbors;	/* neighbour lists kept per item, < 0: automatic */
 	double		min_support;	/* rules: share of baskets, < 0: chosen on validation */
 	double		min_confidence; /* rules: < 0: chosen on validation */

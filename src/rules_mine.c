@@ -35,6 +35,7 @@
 #include "miscadmin.h"
 #include "utils/hsearch.h"
 
+#include "cooccurrence.h"
 #include "kinds.h"
 #include "rules.h"
 
@@ -563,7 +564,7 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 	mn.used = sizeof(MtdppRule) * mn.rule_capacity +
 		sizeof(int64) * (data->n_items + 1);
 
-	mtdpp_visit_cooccurrences(data, visit_pairs, &mn, &scratch, &pairs);
+	mtdpp_visit_lists(data, visit_pairs, &mn, &scratch, &pairs);
 	ok = !mn.over;
 	if (ok && max_antecedent >= 2)
 	{

@@ -106,6 +106,9 @@ SELECT length(mtdpp_fit(g / 10, g % 97, g % 10)) FROM generate_series(1, 200000)
 -- ease: an items x items matrix of reals, 700 items in 1 MB
 SELECT length(mtdpp_fit(g / 3, g % 700, NULL::int, '{"kind": "ease"}')) FROM generate_series(1, 3000) g;
 \echo :LAST_ERROR_SQLSTATE
+-- on neighbourhoods: 8 bytes for each item and each of its co-occurring items kept
+SELECT length(mtdpp_fit(g / 3, g % 700, NULL::int, '{"kind": "ease", "ease_solver": "neighborhood"}')) FROM generate_series(1, 3000) g;
+\echo :LAST_ERROR_SQLSTATE
 RESET maintenance_work_mem;
 -- ease: lambda below 0, a lambda that leaves X^T X + lambda I singular
 -- (items 1 and 2 always bought together), no neighbours kept
@@ -114,6 +117,14 @@ SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"lambd
 SELECT length(mtdpp_fit(o, i, NULL::int, '{"kind": "ease", "lambda": 0}')) FROM (VALUES (1, 1), (1, 2)) v(o, i);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"max_neighbors": 0}');
+\echo :LAST_ERROR_SQLSTATE
+-- ease_solver: one of three, for the kinds that fit EASE's weights; the
+-- exact fit refuses a catalog above 40,000 items
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"ease_solver": "fast"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'itemknn', params => '{"ease_solver": "exact"}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT length(mtdpp_fit(g / 2, g % 40001, NULL::int, '{"kind": "ease", "ease_solver": "exact"}')) FROM generate_series(1, 80002) g;
 \echo :LAST_ERROR_SQLSTATE
 -- a diverging fit
 -- (the figures in its message vary with the machine's floating point: show the SQLSTATE)
@@ -133,7 +144,7 @@ SELECT mtdpp_save('x', NULL);
 -- model values with bytes after their end, a best epoch outside 0 to the
 -- epochs run, a training time that is not a finite non-negative number
 -- (header: best_epoch at bytes 41-44, seconds at 57-64, little-endian)
-CREATE TABLE bad_blob AS SELECT mtdpp_fit(order_id, item_id, NULL::int, '{"rank": 2, "epochs": 2}') AS b FROM train_lines;
+CREATE TABLE bad_blob AS SELECT mtdpp_fit(order_id, item_id, NULL::int, '{"kind": "multitask", "rank": 2, "epochs": 2}') AS b FROM train_lines;
 SELECT mtdpp_save('x', b || '\x00'::bytea) FROM bad_blob;
 \echo :LAST_ERROR_SQLSTATE
 SELECT mtdpp_save('x', overlay(b placing '\x00000080'::bytea from 41 for 4)) FROM bad_blob;
@@ -182,11 +193,13 @@ SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'hybrid', params => '{"val
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mtdpp_train('x', 'train_lines', params => '{"validation_baskets": 0}');
 \echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'multitask', params => '{"validation_baskets": 0}');
+\echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"validation_fraction": 0}');
 \echo :LAST_ERROR_SQLSTATE
 -- (a rank given trains every epoch without a slice; ease with a lambda
 -- given needs none; the kinds without factors ignore rank and epochs)
-SELECT items, best_epoch FROM mtdpp_train('noslice', 'train_lines', rank => 2, epochs => 2, params => '{"validation_fraction": 0}');
+SELECT items, best_epoch FROM mtdpp_train('noslice', 'train_lines', rank => 2, epochs => 2, kind => 'multitask', params => '{"validation_fraction": 0}');
 SELECT items FROM mtdpp_train('noslice', 'train_lines', kind => 'ease', params => '{"lambda": 10, "validation_fraction": 0}');
 SELECT items FROM mtdpp_train('noslice', 'train_lines', kind => 'popularity', rank => 8, epochs => 3);
 SELECT mtdpp_drop('noslice');

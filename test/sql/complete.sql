@@ -64,7 +64,7 @@ CREATE TABLE big_lines AS
 SELECT o AS order_id, ((o * 37 + k * 11) % 300) + 1 AS item_id, k AS pos
 FROM generate_series(1, 60) o, generate_series(1, 100) k;
 SELECT items, baskets, final_loss = final_loss AS finite_loss
-FROM mtdpp_train('big', 'big_lines', rank => 16, epochs => 2, params => '{"positives": 2}');
+FROM mtdpp_train('big', 'big_lines', rank => 16, epochs => 2, params => '{"positives": 2}', kind => 'multitask');
 SELECT count(*) AS n, bool_and(score = score AND score > '-infinity' AND score < 'infinity') AS finite
 FROM mtdpp_complete((SELECT array_agg(i) FROM generate_series(1, 100) i), 10, 'big');
 SELECT count(*) AS n, bool_and(score = score AND score > '-infinity' AND score < 'infinity') AS finite
@@ -88,7 +88,7 @@ SELECT mtdpp_drop('big');
 CREATE TABLE many_lines AS
 SELECT o AS order_id, ((o * 7919 + k * k * 104729) % 2000) + 1 AS item_id
 FROM generate_series(1, 4000) o, generate_series(1, 8) k;
-SELECT items, baskets FROM mtdpp_train('many', 'many_lines', rank => 16, epochs => 1);
+SELECT items, baskets FROM mtdpp_train('many', 'many_lines', rank => 16, epochs => 1, kind => 'multitask');
 -- item 13 with near-zero factors: every candidate's bound given basket {13}
 -- is then within float precision of 1, yet they still tell the top k apart
 UPDATE mtdpp.items it SET factors = (SELECT array_agg(f * 1e-6 ORDER BY j) FROM unnest(it.factors) WITH ORDINALITY u(f, j))

@@ -7,6 +7,15 @@ SELECT kind, rank, hyperparams->>'kind' AS recorded_kind,
        (hyperparams->>'evidence_weight')::float8 >= 0 AS weight_recorded,
        (hyperparams->'evidence_validation'->>'baskets')::int AS validation_baskets
 FROM mtdpp.models WHERE name = 'hyb';
+-- without a kind, mtdpp_train trains the hybrid (the default since 0.4.0);
+-- ease_solver 'neighborhood' fits EASE's weights item by item, as above
+-- 3,000 items
+SELECT kind FROM mtdpp_train('hyb_default', 'train_lines', rank => 8, epochs => 8, seed => 3,
+                             params => '{"ease_solver": "neighborhood"}');
+SELECT hyperparams->>'kind' AS recorded_kind, hyperparams->>'ease_solver' AS ease_solver,
+       hyperparams->>'evidence' AS form, hyperparams->>'evidence_ease_solver' AS evidence_ease_solver
+FROM mtdpp.models WHERE name IN ('hyb', 'hyb_default') ORDER BY name;
+SELECT mtdpp_drop('hyb_default');
 -- factors and neighbour lists side by side, weights beta * g(j, c)
 SELECT count(*) AS items, bool_and(cardinality(factors) = 8 AND cardinality(task_factors) = 8) AS factors,
        bool_and(cardinality(neighbors) = cardinality(neighbor_weights)) AS neighbors

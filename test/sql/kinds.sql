@@ -110,6 +110,16 @@ FROM mtdpp_explain(ARRAY[1, 3], ARRAY[2], 'ease3') ORDER BY rank;
 SELECT item_id, rank FROM mtdpp_complete(ARRAY[]::int[], 3, 'ease3') ORDER BY rank;
 -- a set of one or more items takes the ranking; diversity needs item factors
 SELECT item_id FROM mtdpp_complete_set(ARRAY[1], 2, 'ease3', diversity => 0) ORDER BY rank;
-SELECT mtdpp_drop('ease3');
+-- On neighbourhoods (ease_solver 'neighborhood'), each item's column is a
+-- ridge regression on the items it was bought with: item 2 met items 1 and
+-- 3, so B[1][2] = B[3][2] = 0.5 as above; items 1 and 3 met item 2 alone,
+-- B[2][1] = B[2][3] = cooc / (f(2) + lambda) = 2 / 5.
+SELECT items FROM mtdpp_train('ease3n', 'ease_lines', kind => 'ease', params => '{"lambda": 1, "ease_solver": "neighborhood"}');
+SELECT i.item_id, u.nbr, round(u.w::numeric, 6) AS weight
+FROM mtdpp.items i JOIN mtdpp.models m USING (model_id), unnest(i.neighbors, i.neighbor_weights) u(nbr, w)
+WHERE m.name = 'ease3n' ORDER BY 1, 2;
+SELECT name, hyperparams->>'ease_solver' AS ease_solver FROM mtdpp.models WHERE name IN ('ease3', 'ease3n') ORDER BY name;
+SELECT item_id, rank FROM mtdpp_complete(ARRAY[2], 2, 'ease3n') ORDER BY rank;
+SELECT mtdpp_drop('ease3'), mtdpp_drop('ease3n');
 DROP TABLE ease_lines;
 SELECT mtdpp_drop(name) FROM mtdpp.models WHERE name LIKE 'kind\_%' ORDER BY name;

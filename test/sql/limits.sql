@@ -2,7 +2,7 @@
 \set VERBOSITY default
 -- A model whose value exceeds what a bytea holds (1 GB) is refused before
 -- training starts.
-SELECT length(mtdpp_fit(g / 2, g, NULL::int, '{"rank": 1024}')) FROM generate_series(1, 131200) g;
+SELECT length(mtdpp_fit(g / 2, g, NULL::int, '{"kind": "multitask", "rank": 1024}')) FROM generate_series(1, 131200) g;
 -- The participants of a parallel read share maintenance_work_mem: 300,000
 -- lines (2.4 MB) do not fit in 1 MB, whether one process reads them or three.
 CREATE TABLE limit_lines AS SELECT g / 4 AS order_id, g % 500 AS item_id FROM generate_series(1, 300000) g;
@@ -36,7 +36,7 @@ DROP TABLE limit_lines;
 -- the baskets, each shard's scratch, the scorer's blocks during validation.
 SET maintenance_work_mem = '2MB';
 \set VERBOSITY terse
-SELECT items FROM mtdpp_train('limit_scratch', 'train_lines', rank => 256, epochs => 1);
+SELECT items FROM mtdpp_train('limit_scratch', 'train_lines', rank => 256, epochs => 1, kind => 'multitask');
 \set VERBOSITY default
 RESET maintenance_work_mem;
 SELECT count(*) AS limit_scratch_models FROM mtdpp.models WHERE name = 'limit_scratch';

@@ -1,5 +1,5 @@
 -- Versions, activation, the default model, renaming, dropping.
-SELECT version FROM mtdpp_train('planted', 'train_lines', rank => 4, epochs => 2, seed => 2, activate => false);
+SELECT version FROM mtdpp_train('planted', 'train_lines', rank => 4, epochs => 2, seed => 2, activate => false, kind => 'multitask');
 SELECT name, version, active FROM mtdpp_models WHERE name = 'planted' ORDER BY version;
 -- the active version still answers
 SELECT (SELECT rank FROM mtdpp.models m JOIN mtdpp.items USING (model_id) WHERE name = 'planted' AND active LIMIT 1) AS active_rank;

@@ -7,7 +7,7 @@ CREATE TABLE skewed_lines AS
 SELECT o AS order_id,
        1 + (floor(exp(((o * 7919 + k * 104729) % 1000) / 1000.0 * ln(200)))::int + o % 3 * 7) % 200 AS item_id
 FROM generate_series(1, 3000) o, generate_series(1, 2 + o % 5) k;
-SELECT items, baskets FROM mtdpp_train('skewed', 'skewed_lines', rank => 16, epochs => 20);
+SELECT items, baskets FROM mtdpp_train('skewed', 'skewed_lines', rank => 16, epochs => 20, kind => 'multitask');
 -- the trained model holds zeros, and no other value below the thresholds
 SELECT count(*) FILTER (WHERE x = 0) > 0 AS some_zero,
        count(*) FILTER (WHERE x <> 0 AND abs(x) < 2.0 ^ (-40)) AS negligible

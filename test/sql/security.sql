@@ -48,12 +48,12 @@ SET search_path = hostile, public, pg_catalog;
 -- the trap works
 SELECT 'a'::text OPERATOR(hostile.=) 'a'::text;
 -- training: integer, bigint and text order ids, with and without positions
-SELECT version FROM mtdpp_train('sec', 'train_lines', rank => 4, epochs => 2);
-SELECT version FROM mtdpp_train('sec', 'train_lines', position_col => 'pos', target => 'last', rank => 4, epochs => 2);
-SELECT version FROM mtdpp_train('sec', 'sec_big', rank => 4, epochs => 2);
-SELECT version FROM mtdpp_train('sec', 'sec_big', position_col => 'pos', rank => 4, epochs => 2);
-SELECT version FROM mtdpp_train('sec', 'sec_text', rank => 4, epochs => 2);
-SELECT version FROM mtdpp_train('sec', 'sec_text', position_col => 'pos', rank => 4, epochs => 2, params => '{"l2": 1e-4}');
+SELECT version FROM mtdpp_train('sec', 'train_lines', rank => 4, epochs => 2, kind => 'multitask');
+SELECT version FROM mtdpp_train('sec', 'train_lines', position_col => 'pos', target => 'last', rank => 4, epochs => 2, kind => 'multitask');
+SELECT version FROM mtdpp_train('sec', 'sec_big', rank => 4, epochs => 2, kind => 'multitask');
+SELECT version FROM mtdpp_train('sec', 'sec_big', position_col => 'pos', rank => 4, epochs => 2, kind => 'multitask');
+SELECT version FROM mtdpp_train('sec', 'sec_text', rank => 4, epochs => 2, kind => 'multitask');
+SELECT version FROM mtdpp_train('sec', 'sec_text', position_col => 'pos', rank => 4, epochs => 2, params => '{"l2": 1e-4}', kind => 'multitask');
 SELECT version FROM mtdpp_train('sec_knn', 'sec_text', kind => 'itemknn', activate => false);
 SELECT mtdpp_save('sec_fit', mtdpp_fit(order_id, item_id, pos, '{"kind": "popularity"}')) IS NOT NULL AS saved FROM train_lines;
 -- completion, scoring, evaluation
@@ -166,7 +166,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.models, mtdpp.items TO regress_mtd
 GRANT USAGE ON SEQUENCE mtdpp.models_model_id_seq TO regress_mtdpp_analyst;
 GRANT SELECT ON lines, train_lines, test_baskets TO regress_mtdpp_analyst;
 SET ROLE regress_mtdpp_analyst;
-SELECT version, kind FROM mtdpp_train('sec_analyst', 'train_lines', rank => 4, epochs => 2);
+SELECT version, kind FROM mtdpp_train('sec_analyst', 'train_lines', rank => 4, epochs => 2, kind => 'multitask');
 SELECT version, kind FROM mtdpp_train('sec_analyst', 'train_lines', kind => 'popularity');
 SELECT baskets FROM mtdpp_evaluate('sec_analyst', 'test_baskets');
 SELECT mtdpp_activate('sec_analyst', 1) IS NOT NULL AS activated;

@@ -1,7 +1,7 @@
 -- Every value of a model is validated when it is stored and when it is read:
 -- values that would give silent nonsense are refused with the item and value.
 \set VERBOSITY default
-SELECT items FROM mtdpp_train('v', 'train_lines', rank => 4, epochs => 2, seed => 1);
+SELECT items FROM mtdpp_train('v', 'train_lines', rank => 4, epochs => 2, seed => 1, kind => 'multitask');
 SELECT items FROM mtdpp_train('v_knn', 'train_lines', kind => 'itemknn');
 CREATE TABLE v_ids AS SELECT name, model_id FROM mtdpp.models WHERE name IN ('v', 'v_knn');
 -- a model written by hand, with values that are easy to follow
@@ -68,7 +68,7 @@ SELECT kind, b, 1 + 64 + json_len + 16 * epochs AS item_ids, n_items
 FROM (SELECT kind, b, get_byte(b, 44) + 256 * get_byte(b, 45) AS json_len,
              get_byte(b, 28) + 256 * get_byte(b, 29) AS epochs,
              get_byte(b, 8) + 256 * get_byte(b, 9) AS n_items
-      FROM (SELECT 'multitask' AS kind, mtdpp_fit(order_id, item_id, pos, '{"rank": 4, "epochs": 1}') AS b FROM train_lines
+      FROM (SELECT 'multitask' AS kind, mtdpp_fit(order_id, item_id, pos, '{"kind": "multitask", "rank": 4, "epochs": 1}') AS b FROM train_lines
             UNION ALL
             SELECT 'itemknn', mtdpp_fit(order_id, item_id, pos, '{"kind": "itemknn"}') FROM train_lines) f) h;
 SELECT kind, n_items FROM v_blobs ORDER BY kind;

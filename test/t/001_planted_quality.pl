@@ -64,7 +64,7 @@ cmp_ok(abs($kind_pop_mpr - $pop_mpr), '<', 0.5,
 
 # The multi-task DPP.
 my $trained = $node->safe_psql('postgres',
-	"SELECT kind, items, baskets FROM mtdpp_train('planted', 'train_lines', position_col => 'position', seed => 1)");
+	"SELECT kind, items, baskets FROM mtdpp_train('planted', 'train_lines', position_col => 'position', seed => 1, kind => 'multitask')");
 is($trained, 'multitask|60|1400', 'trains a multitask model on 60 items and 1400 baskets');
 
 my ($mb, $mt_mpr, $mt_p5) = split /\|/, $node->safe_psql('postgres',

@@ -31,7 +31,7 @@ my $serial = q{SET max_parallel_workers_per_gather = 0;};
 sub fit
 {
 	my ($table) = @_;
-	return qq{SELECT mtdpp_fit(order_id, item_id, position, '{"epochs": 2}') AS model FROM $table};
+	return qq{SELECT mtdpp_fit(order_id, item_id, position, '{"kind": "multitask", "epochs": 2}') AS model FROM $table};
 }
 
 my $plan = $node->safe_psql('postgres', $parallel . 'EXPLAIN (COSTS OFF) ' . fit('orders'));

@@ -14,7 +14,7 @@ my $node = mtdpp_node('cancel');
 load_planted($node, baskets => 1000);
 
 $node->safe_psql('postgres',
-	"SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 3, seed => 1)");
+	"SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 3, seed => 1, kind => 'multitask')");
 
 my %probe = (
 	models => q{SELECT string_agg(format('%s %s v%s %s active=%s', model_id, name, version, kind, active),
@@ -45,7 +45,7 @@ sub unchanged
 # Long enough to be cancelled in its epochs: early stopping disabled; a
 # rank high enough for the trainer to use its second thread.
 my $long = q{SELECT * FROM mtdpp_train('m', 'train_lines', rank => 256, epochs => 100000, seed => 2, verbose => true,
-                                       params => '{"patience": 100000}')};
+                                       params => '{"patience": 100000}', kind => 'multitask')};
 
 # the threads of a backend, from /proc (the tests run on the server's machine)
 sub threads_of
@@ -96,14 +96,14 @@ unchanged('statement_timeout');
 # 3. The same through the aggregate and mtdpp_save in one statement.
 ($ret, $stdout, $stderr) = $node->psql('postgres', q{
 SET statement_timeout = '3s';
-SELECT mtdpp_save('m', mtdpp_fit(order_id, item_id, position, '{"epochs": 100000, "patience": 100000}'))
+SELECT mtdpp_save('m', mtdpp_fit(order_id, item_id, position, '{"kind": "multitask", "epochs": 100000, "patience": 100000}'))
 FROM train_lines});
 like($stderr, qr/ERROR:\s+canceling statement due to statement timeout/,
 	'mtdpp_fit is cancelled by statement_timeout');
 unchanged('a cancelled mtdpp_fit');
 
 # And a training that is let to finish does add version 2.
-$node->safe_psql('postgres', "SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 2, seed => 3)");
+$node->safe_psql('postgres', "SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 2, seed => 3, kind => 'multitask')");
 like($node->safe_psql('postgres', $probe{models}),
 	qr/^\d+ m v1 multitask active=f; \d+ m v2 multitask active=t$/,
 	'a completed training adds version 2 and activates it');

@@ -12,7 +12,7 @@ use Test::More;
 
 my $node = mtdpp_node('cache');
 load_planted($node, baskets => 1000);
-$node->safe_psql('postgres', "SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 5, seed => 1)");
+$node->safe_psql('postgres', "SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 5, seed => 1, kind => 'multitask')");
 
 my $q = q{SELECT string_agg(item_id || ':' || score, ',' ORDER BY rank) FROM mtdpp_complete('{1,2}', 5, 'a')};
 my $q_default = q{SELECT string_agg(item_id || ':' || score, ',' ORDER BY rank) FROM mtdpp_complete('{11,12}', 5)};
@@ -62,7 +62,7 @@ isnt($edited, $v1, 'the edit changed the answer');
 # The default model (no name given) follows the latest activation.
 my $d1 = $A->query_safe($q_default);
 is($d1, fresh($q_default), 'A and a fresh session agree on the default model');
-B("SELECT * FROM mtdpp_train('b', 'train_lines', epochs => 5, seed => 7)");
+B("SELECT * FROM mtdpp_train('b', 'train_lines', epochs => 5, seed => 7, kind => 'multitask')");
 my $d2 = $A->query_safe($q_default);
 is($d2, fresh($q_default), "A's default model follows a new model's activation");
 isnt($d2, $d1, 'the default model changed');

@@ -16,11 +16,11 @@ $node->safe_psql('postgres', 'CREATE DATABASE shop');
 $node->safe_psql('shop', 'CREATE EXTENSION mtdpp');
 load_planted($node, dbname => 'shop', baskets => 1000);
 $node->safe_psql('shop', q{
-SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 5, seed => 1);
+SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 5, seed => 1, kind => 'multitask');
 SELECT * FROM mtdpp_evaluate('a', 'test_baskets');
-SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 3, seed => 2, activate => false);
+SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 3, seed => 2, activate => false, kind => 'multitask');
 SELECT * FROM mtdpp_train('b', 'train_lines', kind => 'popularity');
-SELECT * FROM mtdpp_train('c', 'train_lines', epochs => 3, seed => 3, position_col => 'position', target => 'last');
+SELECT * FROM mtdpp_train('c', 'train_lines', epochs => 3, seed => 3, position_col => 'position', target => 'last', kind => 'multitask');
 SELECT * FROM mtdpp_train('d', 'train_lines', kind => 'itemknn');
 SELECT mtdpp_activate('a');
 });
@@ -67,7 +67,7 @@ sub check_restored
 	# Training goes on: the next version, under a new model_id (the
 	# sequence was restored too).
 	is($node->safe_psql($db,
-			"SELECT version FROM mtdpp_train('a', 'train_lines', epochs => 2, seed => 4)"),
+			"SELECT version FROM mtdpp_train('a', 'train_lines', epochs => 2, seed => 4, kind => 'multitask')"),
 		'3', "$how: training after the restore adds version 3");
 	is($node->safe_psql($db, 'SELECT count(DISTINCT model_id) = 6 FROM mtdpp.models'), 't',
 		"$how: six models, each with its own model_id");

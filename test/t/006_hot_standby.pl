@@ -29,7 +29,7 @@ $standby->start;
 is($standby->safe_psql('postgres', 'SELECT pg_is_in_recovery()'), 't', 'the standby is in recovery');
 
 # Trained once the standby streams: the model reaches it through the WAL.
-$primary->safe_psql('postgres', "SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 1)");
+$primary->safe_psql('postgres', "SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 1, kind => 'multitask')");
 $primary->wait_for_catchup($standby);
 
 my %probe = (
@@ -99,7 +99,7 @@ $S2->quit;
 
 # Version 3 trained without activation: nothing changes for the session.
 $primary->safe_psql('postgres',
-	"SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 3, activate => false)");
+	"SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 3, activate => false, kind => 'multitask')");
 $primary->wait_for_catchup($standby);
 is($S->query_safe($probe{named}), $v2, 'an inactive version 3 does not change the answers');
 
@@ -123,7 +123,7 @@ is($S->query_safe($probe{named}), $v1, 'a hand-made activation on the primary sh
 is($S->query_safe($probe{default}), $d1, 'and the default model is version 1 again');
 
 # A new model on the primary becomes the default on the standby.
-$primary->safe_psql('postgres', "SELECT * FROM mtdpp_train('b', 'train_lines', epochs => 5, seed => 7)");
+$primary->safe_psql('postgres', "SELECT * FROM mtdpp_train('b', 'train_lines', epochs => 5, seed => 7, kind => 'multitask')");
 $primary->wait_for_catchup($standby);
 my $d2 = $S->query_safe($probe{default});
 isnt($d2, $d1, "the standby session's default model follows the primary's new model");
@@ -142,9 +142,9 @@ is($S->query_safe($probe{default}), $d1, 'the default model is m version 1 again
 # Writing on the standby: every writer fails with the read-only error, the
 # session goes on, and the standby still answers as the primary.
 my @writers = (
-	[ 'mtdpp_train', q{SELECT * FROM mtdpp_train('s', 'train_lines', epochs => 2, seed => 1)} ],
+	[ 'mtdpp_train', q{SELECT * FROM mtdpp_train('s', 'train_lines', epochs => 2, seed => 1, kind => 'multitask')} ],
 	[ 'mtdpp_train of an existing name', q{SELECT * FROM mtdpp_train('m', 'train_lines', kind => 'popularity')} ],
-	[ 'mtdpp_save', q{SELECT mtdpp_save('s', mtdpp_fit(order_id, item_id, position, '{"epochs": 2}')) FROM train_lines} ],
+	[ 'mtdpp_save', q{SELECT mtdpp_save('s', mtdpp_fit(order_id, item_id, position, '{"kind": "multitask", "epochs": 2}')) FROM train_lines} ],
 	[ 'mtdpp_evaluate (stores metrics)', q{SELECT * FROM mtdpp_evaluate('m', 'test_baskets')} ],
 	[ 'mtdpp_activate', q{SELECT mtdpp_activate('m', 2)} ],
 	[ 'mtdpp_rename', q{SELECT mtdpp_rename('m', 'm2')} ],
@@ -169,7 +169,7 @@ same_as_primary('after the failed writes on the standby');
 
 # Reading through the aggregate is allowed on a standby: it only reads.
 like($standby->safe_psql('postgres',
-		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"epochs": 2}')) FROM train_lines}),
+		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"kind": "multitask", "epochs": 2}')) FROM train_lines}),
 	qr/^\d{4,}$/, 'mtdpp_fit trains on the standby (without storing)');
 
 # And the primary goes on: a new version reaches the standby session.

@@ -22,7 +22,7 @@ my $k = 5;
 my $node = mtdpp_node('sessions');
 load_planted($node, baskets => 1000);
 $node->safe_psql('postgres', q{
-SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 1);
+SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 1, kind => 'multitask');
 CREATE TABLE control (done boolean NOT NULL);
 INSERT INTO control VALUES (false);
 -- one row per call: when it started, what it asked, what it got
@@ -114,7 +114,7 @@ $trainer->query_safe(q{INSERT INTO windows VALUES (1, '-infinity', NULL)});
 # Version 2: trained without activation, then activated.
 $trainer->query_safe(q{UPDATE windows SET next_change = clock_timestamp() WHERE version = 1});
 $trainer->query_safe(
-	q{SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 2, activate => false)});
+	q{SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 2, activate => false, kind => 'multitask')});
 is($trainer->query_safe(q{SELECT version FROM mtdpp_models WHERE active}), '1',
 	'version 2 is trained, version 1 still active');
 $trainer->query_safe(q{SELECT mtdpp_activate('m', 2)});

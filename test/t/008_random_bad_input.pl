@@ -32,12 +32,12 @@ note "seed $seed, $n_calls calls";
 my $node = mtdpp_node('fuzz', 'restart_after_crash = on');
 load_planted($node, baskets => 1000);
 $node->safe_psql('postgres', q{
-SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 1);
+SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 1, kind => 'multitask');
 SELECT * FROM mtdpp_train('pop', 'train_lines', kind => 'popularity');
 SELECT * FROM mtdpp_train('knn', 'train_lines', kind => 'itemknn');
 SELECT * FROM mtdpp_train('ease', 'train_lines', kind => 'ease');
 SELECT * FROM mtdpp_train('lr', 'train_lines', kind => 'logistic', rank => 4, epochs => 3);
-SELECT * FROM mtdpp_train('mt2', 'train_lines', rank => 4, epochs => 3, activate => false);
+SELECT * FROM mtdpp_train('mt2', 'train_lines', rank => 4, epochs => 3, activate => false, kind => 'multitask');
 SELECT mtdpp_activate('m');
 
 -- sources with odd columns, types and contents
@@ -62,7 +62,7 @@ CREATE TABLE empty_tests (basket int[], held_out int);
 
 -- valid model values of three kinds, to corrupt
 CREATE TABLE blobs AS
-SELECT 'multitask' AS kind, mtdpp_fit(order_id, item_id, position, '{"epochs": 2, "rank": 4}') AS b FROM train_lines
+SELECT 'multitask' AS kind, mtdpp_fit(order_id, item_id, position, '{"kind": "multitask", "epochs": 2, "rank": 4}') AS b FROM train_lines
 UNION ALL SELECT 'itemknn', mtdpp_fit(order_id, item_id, position, '{"kind": "itemknn"}') FROM train_lines
 UNION ALL SELECT 'popularity', mtdpp_fit(order_id, item_id, position, '{"kind": "popularity"}') FROM train_lines;
 });
@@ -620,9 +620,9 @@ sub clean
 }
 
 {
-	clean(q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"epochs": 1, "rank": 645}')) FROM train_lines},
+	clean(q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"kind": "multitask", "epochs": 1, "rank": 645}')) FROM train_lines},
 		'mtdpp_fit with rank 645 (within the documented 1..1024) fails cleanly or trains');
-	clean(q{SELECT name, version FROM mtdpp_train('big_rank', 'train_lines', rank => 1024, epochs => 1)},
+	clean(q{SELECT name, version FROM mtdpp_train('big_rank', 'train_lines', rank => 1024, epochs => 1, kind => 'multitask')},
 		'mtdpp_train with rank 1024 fails cleanly or trains');
 	run_sql(q{SELECT mtdpp_drop('big_rank')});
 
@@ -647,7 +647,7 @@ FROM blobs WHERE kind = 'multitask'});
 
 	# the same by hand: NaN bias, infinite factor
 	$node->safe_psql('postgres', q{
-SELECT * FROM mtdpp_train('hand', 'train_lines', epochs => 2);
+SELECT * FROM mtdpp_train('hand', 'train_lines', epochs => 2, kind => 'multitask');
 UPDATE mtdpp.items SET bias = 'NaN'
 WHERE item_id = 1 AND model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'hand');});
 	my $hand = clean(q{SELECT * FROM mtdpp_complete('{1,2}', 5, 'hand')},
@@ -685,7 +685,7 @@ WHERE item_id = 1 AND model_id = (SELECT model_id FROM mtdpp.models WHERE name =
 {
 	my %fixed = (
 		q{SELECT count(*) FROM mtdpp_complete_set('{1,2}', 100000, 'm')} => '54000',
-		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"learning_rate": 1e400}')) FROM train_lines} => '22023',
+		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"kind": "multitask", "learning_rate": 1e400}')) FROM train_lines} => '22023',
 		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"kind": "itemknn", "lambda": 1}')) FROM train_lines} => '22023',
 		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"kind": "hybrid", "validation_fraction": 0}')) FROM train_lines} => '22023',
 		q{SELECT name FROM mtdpp_train('fixed', 'odd_lines', item_col => 'item_big', kind => 'popularity')} => '22003',

@@ -68,7 +68,7 @@ load_planted($node, baskets => 600);
 
 my %rank = (mt => 4, nb => 3, lg => 4, lr => 5, knn => 0, pop => 0, ease => 0);
 $node->safe_psql('postgres', q{
-SELECT * FROM mtdpp_train('mt', 'train_lines', rank => 4, epochs => 2, seed => 1);
+SELECT * FROM mtdpp_train('mt', 'train_lines', rank => 4, epochs => 2, seed => 1, kind => 'multitask');
 SELECT * FROM mtdpp_train('nb', 'train_lines', kind => 'multitask_nobias', rank => 3, epochs => 2);
 SELECT * FROM mtdpp_train('lg', 'train_lines', kind => 'logistic', rank => 4, epochs => 2);
 SELECT * FROM mtdpp_train('lr', 'train_lines', kind => 'lowrank', rank => 5, epochs => 2);

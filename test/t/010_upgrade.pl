@@ -70,7 +70,7 @@ sub train_models
 	my ($n, $db) = @_;
 	load_planted($n, dbname => $db, baskets => 600);
 	$n->safe_psql($db, q{
-SELECT * FROM mtdpp_train('dpp', 'train_lines', epochs => 3, seed => 1);
+SELECT * FROM mtdpp_train('dpp', 'train_lines', epochs => 3, seed => 1, kind => 'multitask');
 SELECT * FROM mtdpp_train('knn', 'train_lines', kind => 'itemknn');
 SELECT * FROM mtdpp_train('pop', 'train_lines', kind => 'popularity');
 SELECT * FROM mtdpp_evaluate('dpp', 'test_baskets');
@@ -96,7 +96,9 @@ sub check_upgrade
 	is($n->safe_psql($db, q{SELECT array_length(extconfig, 1) FROM pg_extension WHERE extname = 'mtdpp'}),
 		'3', "$what: the model tables are still registered for pg_dump");
 	# and the upgraded database trains and completes with the new version
-	$n->safe_psql($db, q{SELECT * FROM mtdpp_train('dpp', 'train_lines', epochs => 2, seed => 3)});
+	# without a kind: the default of the new version, the hybrid
+	is($n->safe_psql($db, q{SELECT kind FROM mtdpp_train('dpp', 'train_lines', epochs => 2, seed => 3)}),
+		'hybrid', "$what: a training without a kind trains the hybrid after the update");
 	is($n->safe_psql($db, q{SELECT count(*) FROM mtdpp_complete('{1,2}', 5, 'dpp')}), '5',
 		"$what: a new version trains and completes after the update");
 	return;

@@ -25,7 +25,7 @@ my $node = mtdpp_node('cron',
 load_planted($node, baskets => 600);
 $node->safe_psql('postgres', q{
 CREATE EXTENSION pg_cron;
-SELECT * FROM mtdpp_train('shop', 'train_lines', epochs => 2, seed => 1);
+SELECT * FROM mtdpp_train('shop', 'train_lines', epochs => 2, seed => 1, kind => 'multitask');
 CREATE TABLE answers (at timestamptz, version int, n int);
 });
 
@@ -49,7 +49,7 @@ END $$;
 # every minute: a new version from the current order lines, then keep two
 $node->safe_psql('postgres', q{
 SELECT cron.schedule('retrain shop', '* * * * *',
-  $job$SELECT version FROM mtdpp_train('shop', 'train_lines', epochs => 2, seed => 7);
+  $job$SELECT version FROM mtdpp_train('shop', 'train_lines', epochs => 2, seed => 7, kind => 'multitask');
        SELECT mtdpp_prune('shop', keep => 1)$job$)});
 
 ok($node->poll_query_until('postgres',

@@ -16,7 +16,7 @@ use Test::More;
 my $pub = mtdpp_node('publisher', 'wal_level = logical', 'max_wal_senders = 10', 'max_replication_slots = 10');
 load_planted($pub, baskets => 600);
 $pub->safe_psql('postgres', q{
-SELECT * FROM mtdpp_train('shop', 'train_lines', epochs => 3, seed => 1);
+SELECT * FROM mtdpp_train('shop', 'train_lines', epochs => 3, seed => 1, kind => 'multitask');
 CREATE PUBLICATION models FOR TABLE mtdpp.models, mtdpp.items;
 });
 
@@ -46,7 +46,7 @@ is($sub->safe_psql('postgres', $shared), active_id(1) . ' 2', 'the same copy');
 
 # a retraining on the publisher: the session's next statement after the
 # change has arrived uses version 2
-$pub->safe_psql('postgres', q{SELECT * FROM mtdpp_train('shop', 'train_lines', epochs => 3, seed => 2)});
+$pub->safe_psql('postgres', q{SELECT * FROM mtdpp_train('shop', 'train_lines', epochs => 3, seed => 2, kind => 'multitask')});
 my $v2 = $pub->safe_psql('postgres', $q);
 isnt($v2, $v1, 'version 2 completes differently');
 $pub->wait_for_catchup('models');

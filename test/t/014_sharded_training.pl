@@ -52,7 +52,7 @@ my $items = q{SELECT md5(string_agg((i.item_id, i.popularity, i.bias, i.factors,
               JOIN mtdpp.models m USING (model_id) WHERE m.name = '%s'};
 my $train = q{SELECT n_items, n_baskets FROM mtdpp.models WHERE model_id =
               (SELECT model_id FROM mtdpp_train('%s', '%s', order_col => 'order_id', item_col => 'item_id',
-                                                position_col => 'position', rank => 8, epochs => 3, seed => 5))};
+                                                position_col => 'position', rank => 8, epochs => 3, seed => 5, kind => 'multitask'))};
 my $local = $coordinator->safe_psql('postgres', sprintf($train, 'local', 'train_lines'));
 my $sharded = $coordinator->safe_psql('postgres', sprintf($train, 'sharded', 'sharded_lines'));
 is($sharded, $local, 'the same items and baskets from the shards');

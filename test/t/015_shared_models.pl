@@ -24,7 +24,7 @@ my $node = mtdpp_node('shared', "shared_preload_libraries = 'mtdpp'",
 	'max_connections = 60', 'dynamic_shared_memory_type = mmap', 'restart_after_crash = on');
 load_planted($node, baskets => 1000);
 $node->safe_psql('postgres', q{
-SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 1);
+SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 1, kind => 'multitask');
 CREATE ROLE app LOGIN;
 GRANT USAGE ON SCHEMA mtdpp TO app;
 GRANT SELECT ON mtdpp.models, mtdpp.items, test_baskets TO app;
@@ -147,7 +147,7 @@ $rr->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
 is($rr->query_safe($probe), $ref1, 'a repeatable read transaction completes with version 1');
 
 # Version 2: the sessions move to it; version 1 stays while in use.
-$node->safe_psql('postgres', "SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 2)");
+$node->safe_psql('postgres', "SELECT * FROM mtdpp_train('m', 'train_lines', epochs => 5, seed => 2, kind => 'multitask')");
 my $m2 = model_id('m');
 my $ref2 = own_copy_answer();
 isnt($ref2, $ref1, 'version 2 answers differently');

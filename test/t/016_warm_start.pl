@@ -22,7 +22,7 @@ CREATE VIEW early_lines AS
 SELECT * FROM train_lines
 WHERE order_id <= (SELECT percentile_disc(0.85) WITHIN GROUP (ORDER BY order_id)
                    FROM split WHERE role = 'train');
-SELECT * FROM mtdpp_train('shop', 'early_lines', epochs => 6, seed => 1);
+SELECT * FROM mtdpp_train('shop', 'early_lines', epochs => 6, seed => 1, kind => 'multitask');
 });
 
 sub sql { return $node->safe_psql('postgres', $_[0]); }
@@ -40,7 +40,7 @@ is(hp(1, 'epochs'), '6', 'and records the epochs given');
 # version 2: a warm start with every default
 my ($stdout, $stderr);
 $node->psql('postgres',
-	q{SELECT version FROM mtdpp_train('shop', 'train_lines', seed => 2, warm_start => true, verbose => true)},
+	q{SELECT version FROM mtdpp_train('shop', 'train_lines', seed => 2, warm_start => true, verbose => true, kind => 'multitask')},
 	stdout => \$stdout, stderr => \$stderr);
 is($stdout, '2', 'a warm start trains version 2');
 
@@ -71,16 +71,16 @@ like($stderr, qr/learning rate [0-9.e-]+, at most 10 epochs, patience 2/,
 	'and the rate, epochs and patience');
 
 # an epoch of the warm start costs a share of an epoch over every basket
-sql(q{SELECT version FROM mtdpp_train('all', 'early_lines', epochs => 6, seed => 1);
+sql(q{SELECT version FROM mtdpp_train('all', 'early_lines', epochs => 6, seed => 1, kind => 'multitask');
     SELECT version FROM mtdpp_train('all', 'train_lines', epochs => 3, seed => 2, warm_start => true,
-                                    params => '{"warm_old_baskets": 0, "patience": 100}')});
+                                    params => '{"warm_old_baskets": 0, "patience": 100}', kind => 'multitask')});
 my $per_epoch = sql("SELECT n_examples / cardinality(loss_history) FROM mtdpp.models WHERE name = 'all' AND version = 2");
 my $budget = sql("SELECT n_examples / cardinality(loss_history) FROM mtdpp.models WHERE name = 'shop' AND version = 2");
 cmp_ok($budget, '<', 0.6 * $per_epoch,
 	"an epoch trains on new baskets and a sample of the old ($budget examples, $per_epoch with warm_old_baskets 0)");
 
 # a chain of warm starts goes on with the schedule of the one before
-sql(q{SELECT version FROM mtdpp_train('shop', 'train_lines', seed => 3, warm_start => true)});
+sql(q{SELECT version FROM mtdpp_train('shop', 'train_lines', seed => 3, warm_start => true, kind => 'multitask')});
 my $best2 = sql("SELECT coalesce(best_epoch, 0) FROM mtdpp.models WHERE name = 'shop' AND version = 2");
 my $chained = hp(2, 'warm_learning_rate') * 0.95**$best2;
 $chained = 0.001 if $chained < 0.001;
@@ -89,13 +89,13 @@ cmp_ok(abs(hp(3, 'warm_learning_rate') - $chained), '<', 1e-12,
 
 # explicit settings win
 sql(q{SELECT version FROM mtdpp_train('shop', 'train_lines', epochs => 3, seed => 4, warm_start => true,
-    params => '{"learning_rate": 0.004, "patience": 5, "validation_baskets": 50}')});
+    params => '{"learning_rate": 0.004, "patience": 5, "validation_baskets": 50}', kind => 'multitask')});
 is(hp(4, 'warm_learning_rate'), '0.004', 'an explicit learning_rate is where a warm start begins');
 is(hp(4, 'epochs'), '3', 'explicit epochs win over warm_epochs');
 is(hp(4, 'patience'), '5', 'explicit patience wins over warm_patience');
 is(hp(4, 'validation_baskets'), '50', 'explicit validation_baskets win');
 sql(q{SELECT version FROM mtdpp_train('shop', 'train_lines', seed => 5, warm_start => true,
-    params => '{"warm_learning_rate": 0.02, "warm_epochs": 4, "warm_patience": 7}')});
+    params => '{"warm_learning_rate": 0.02, "warm_epochs": 4, "warm_patience": 7}', kind => 'multitask')});
 is(hp(5, 'warm_learning_rate'), '0.02', 'so does an explicit warm_learning_rate');
 is(hp(5, 'epochs') . '/' . hp(5, 'patience'), '4/7', 'and warm_epochs, warm_patience');
 is(hp(5, 'warm_start'), 'shop', 'the model started from is recorded');
@@ -103,7 +103,7 @@ is(hp(5, 'warm_start'), 'shop', 'the model started from is recorded');
 # a warm start that learns nothing keeps the earlier model's parameters (task
 # factors up to their sign, which enters every kernel squared)
 sql(q{SELECT version FROM mtdpp_train('shop', 'train_lines', seed => 6, warm_start => true,
-    params => '{"warm_learning_rate": 1e-9, "warm_epochs": 1}')});
+    params => '{"warm_learning_rate": 1e-9, "warm_epochs": 1}', kind => 'multitask')});
 is(sql(q{
 SELECT count(*) FILTER (WHERE abs(a.bias - b.bias) > 1e-6
                            OR (SELECT max(abs(x - y)) FROM unnest(a.factors, b.factors) AS u(x, y)) > 1e-5
@@ -116,7 +116,7 @@ WHERE a.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'shop' AND ve
 
 # the budget keeps quality: the warm start completes the test baskets about
 # as well as a cold start on the same lines
-sql(q{SELECT version FROM mtdpp_train('cold', 'train_lines', seed => 2)});
+sql(q{SELECT version FROM mtdpp_train('cold', 'train_lines', seed => 2, kind => 'multitask')});
 sql(q{SELECT mtdpp_activate('shop', 2)});
 my $warm_mpr = sql(q{SELECT round(mpr::numeric, 2) FROM mtdpp_evaluate('shop', 'test_baskets')});
 my $cold_mpr = sql(q{SELECT round(mpr::numeric, 2) FROM mtdpp_evaluate('cold', 'test_baskets')});

@@ -26,7 +26,7 @@ sub record
 
 # The default: two candidates on the same slice, the better kept.
 my ($ret, $out, $err) = $node->psql('postgres',
-	"SELECT * FROM mtdpp_train('m', 'train_lines', seed => 1, verbose => true)");
+	"SELECT * FROM mtdpp_train('m', 'train_lines', seed => 1, verbose => true, kind => 'multitask')");
 is($ret, 0, 'training with the defaults succeeds');
 like($err, qr/capacity: rank 32 \(l2 1e-05\) reached validation MPR [0-9.]+ in \d+ epochs; rank 128 \(l2 1e-06\) may run \d+/,
 	'verbose reports the small candidate and the budget of the large one');
@@ -57,14 +57,14 @@ is(q1(q{SELECT m.rank = CASE WHEN (c -> 1 ->> 'validation_mpr')::float8 > (c -> 
 	't', 'the candidate of the better validation MPR is kept, its history and settings recorded');
 
 # the same seed, the same choice and the same model
-q1("SELECT * FROM mtdpp_train('m2', 'train_lines', seed => 1)");
+q1("SELECT * FROM mtdpp_train('m2', 'train_lines', seed => 1, kind => 'multitask')");
 is(q1(q{SELECT count(DISTINCT (m.rank, m.val_mpr_history, m.hyperparams - 'capacity'))
         FROM mtdpp.models m WHERE m.name IN ('m', 'm2') AND m.active}),
 	'1', 'the search is deterministic for a seed');
 
 # Where epochs sample the baskets, the large candidate's samples are a quarter
 # the size, so that its epochs cost no more than the small one's.
-q1(q{SELECT * FROM mtdpp_train('eb', 'train_lines', seed => 1, params => '{"epoch_baskets": 400}')});
+q1(q{SELECT * FROM mtdpp_train('eb', 'train_lines', seed => 1, params => '{"epoch_baskets": 400}', kind => 'multitask')});
 is(q1(q{SELECT string_agg(c ->> 'epoch_baskets', ' ' ORDER BY ord) || ' ' || (hyperparams ->> 'epoch_baskets')
         FROM mtdpp.models m, jsonb_array_elements(m.hyperparams -> 'capacity' -> 'candidates')
              WITH ORDINALITY AS t(c, ord)
@@ -73,13 +73,13 @@ is(q1(q{SELECT string_agg(c ->> 'epoch_baskets', ' ' ORDER BY ord) || ' ' || (hy
 
 # A rank given: one fit, L2 as before.
 ($ret, $out, $err) = $node->psql('postgres',
-	"SELECT * FROM mtdpp_train('r64', 'train_lines', rank => 64, seed => 1, verbose => true)");
+	"SELECT * FROM mtdpp_train('r64', 'train_lines', rank => 64, seed => 1, verbose => true, kind => 'multitask')");
 is($ret, 0, 'training at a given rank succeeds');
 unlike($err, qr/capacity:/, 'a rank given: no search reported');
 is(record('r64'), '64|64|0.00001|4|f', 'a rank given: that rank, l2 1e-5, no capacity record');
 
 # An L2 given: rank 32.
-q1(q{SELECT * FROM mtdpp_train('l2', 'train_lines', seed => 1, params => '{"l2": 1e-6}')});
+q1(q{SELECT * FROM mtdpp_train('l2', 'train_lines', seed => 1, params => '{"l2": 1e-6}', kind => 'multitask')});
 is(record('l2'), '32|32|0.000001|4|f', 'an l2 given: rank 32, no search');
 
 # A kind without task factors keeps its own fixed rank.
@@ -89,7 +89,7 @@ is(record('lr'), '32|32|0.00001|4|f', 'lowrank: rank 32, no search');
 # A warm start keeps its model's rank and L2.
 my $rank = q1("SELECT rank FROM mtdpp.models WHERE name = 'm' AND active");
 my $l2 = q1("SELECT hyperparams ->> 'l2' FROM mtdpp.models WHERE name = 'm' AND active");
-q1("SELECT * FROM mtdpp_train('m', 'train_lines', warm_start => true, epochs => 2, seed => 2)");
+q1("SELECT * FROM mtdpp_train('m', 'train_lines', warm_start => true, epochs => 2, seed => 2, kind => 'multitask')");
 is(record('m'), "$rank|$rank|$l2|2|f", 'a warm start keeps the rank and l2 of its model (its patience: warm_patience)');
 
 # The hybrid's DPP goes through the same choice.

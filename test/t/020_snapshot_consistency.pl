@@ -16,7 +16,7 @@ use Test::More;
 my $node = mtdpp_node('snapshot');
 load_planted($node, baskets => 600);
 $node->safe_psql('postgres', q{
-SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 3, seed => 1);
+SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 3, seed => 1, kind => 'multitask');
 SELECT * FROM mtdpp_train('a', 'train_lines', kind => 'popularity');
 SELECT mtdpp_activate('a', 1);
 });

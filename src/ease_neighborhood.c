@@ -1,0 +1,391 @@
+/*
+ * ease_neighborhood.c
+ *		EASE's weights at any catalog size: each item's regression solved on
+ *		its co-occurrence neighbourhood rather than by inverting the whole
+ *		items x items matrix.
+ *
+ * EASE's weights with the zero diagonal (Steck, WWW 2019) are, column by
+ * column, a ridge regression: for each target item c,
+ *
+ *		B[., c] = argmin_w |x_c - X_{-c} w|^2 + lambda |w|^2,
+ *		so (G_{-c,-c} + lambda I) B[-c, c] = G_{-c, c},	B[c][c] = 0,
+ *
+ * with G = X^T X (kind_ease.c inverts G + lambda I once for every c, n^3
+ * operations and n^2 floats: 10 minutes and 1 GB at 16,000 items).  An
+ * item that never met c has G[a][c] = 0 and acts on B[., c] only through
+ * the items that did; here the regression of c is restricted to its
+ * neighbourhood N(c) of at most NEIGHBORHOOD items: half of them those it
+ * shares most baskets with, G[a][c] (the largest right-hand sides), the
+ * rest those with the largest share of their baskets holding c,
+ * cooc(a, c) / (f(a) + mean popularity) (the items whose weight to c the
+ * ridge leaves largest, often rarer ones).  On validation baskets the
+ * first order alone fell short of the exact fit's precision on uk_retail,
+ * the second alone by 2 to 3 points on belgian_retail and instacart_sample;
+ * the halves did at least as well as either everywhere
+ * (bench/ease_neighborhood/results.md), and 256 items did no better than
+ * 128 at four times the cost:
+ *
+ *		(G_NN + lambda I) w = G_Nc,		B[a][c] = w_a for a in N(c),
+ *
+ * a system of at most NEIGHBORHOOD unknowns, factorised by Cholesky
+ * (linalg.c).  G_NN is read from each item's LISTED most frequent
+ * companions: G[a][b] for two members is known when one is in the other's
+ * list, and taken as 0 otherwise (a pair neither of whose lists holds the
+ * other shares few baskets).  With
+ * such entries dropped G_NN + lambda I may fall short of positive definite
+ * at a small lambda; that item's system is then solved again with lambda
+ * doubled, up to LAMBDA_RETRIES times, a regularisation of that regression
+ * alone (the fit returns how many were).
+ *
+ * Each solved weight goes to the list of the item that gives it, B[a][.],
+ * as kind_ease.c's lists: each item keeps its cap largest positive
+ * weights, in a bounded heap per item, so no list of all the weights is
+ * ever held; equal weights keep the smaller item, as the exact fit does.
+ *
+ * Cost: the co-occurrence lists (mtdpp_visit_lists, as item-kNN), then per
+ * lambda, for each item, its system from NEIGHBORHOOD lists of at most
+ * LISTED entries and one Cholesky factorisation, NEIGHBORHOOD^3 / 3 flops:
+ * linear in the catalog.  Memory: the lists (8 bytes an entry, at most
+ * LISTED + NEIGHBORHOOD an item), one system, and the model's lists.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+
+#include "cooccurrence.h"
+#include "ease_neighborhood.h"
+#include "linalg.h"
+#include "model.h"
+
+/* most items an item's regression is solved on */
+#define NEIGHBORHOOD	128
+/* most entries of an item's list, where the systems read G[a][b] */
+#define LISTED			1024
+/* an item whose system is not positive definite: lambda doubled this often at most */
+#define LAMBDA_RETRIES	30
+
+struct MtdppEaseNeighborhoods
+{
+	int			n;
+	int64	   *start;			/* item i's list: [start[i], start[i + 1]) */
+	int32	   *item;			/* in item order */
+	int32	   *count;			/* baskets shared with i */
+	const int32 *popularity;	/* baskets holding each item (G's diagonal) */
+	int32	   *nb_item;		/* item i's neighbourhood, NEIGHBORHOOD a row */
+	int32	   *nb_count;		/* and G[a][i] for each */
+	int		   *nb_len;
+	double		shrink;			/* the mean popularity */
+	float	   *key;			/* scratch of the selection */
+	char	   *mark;
+	float	   *copy;
+	int64		kept;
+	int64		retried;		/* systems of the last fit solved at a larger lambda */
+};
+
+/* bytes the neighbourhoods of D hold, besides the model's lists */
+Size
+mtdpp_ease_neighborhood_memory(const MtdppBaskets *d)
+{
+	Size		n = Max(d->n_items, 1);
+	Size		k = Min(NEIGHBORHOOD, n);
+	Size		s = mul_size(mul_size(n, Min(LISTED, n) + NEIGHBORHOOD), 2 * sizeof(int32));
+
+	s = add_size(s, mul_size(n + 1, sizeof(int64)));
+	/* the selection's scratch, one system and its position map */
+	s = add_size(s, mul_size(n, 2 * sizeof(float) + sizeof(int32) + sizeof(int32) + sizeof(int64)));
+	s = add_size(s, mul_size(k * k + 2 * k, sizeof(double)));
+	/* mtdpp_visit_lists' counts and at most a quarter of maintenance_work_mem */
+	s = add_size(s, mul_size(n, 3 * sizeof(int64)));
+	s = add_size(s, (Size) maintenance_work_mem * 1024 / 4);
+	return s;
+}
+
+/*
+ * Of the D values KEY, which to keep so that at most LIMIT remain: those
+ * above the returned threshold, and *TIES of those equal to it (the first).
+ */
+static float
+cut_point(const float *key, float *copy, int d, int limit, int *ties)
+{
+	float		least;
+
+	memcpy(copy, key, sizeof(float) * d);
+	least = mtdpp_kth_largest(copy, d, limit);
+	*ties = limit;
+	for (int t = 0; t < d; t++)
+		*ties -= key[t] > least;
+	return least;
+}
+
+/*
+ * Item I's lists, in item order: its LISTED most frequent companions, where
+ * the systems read G, and its neighbourhood: its NEIGHBORHOOD / 2 most
+ * frequent companions, and as many with the largest share of their baskets
+ * holding I.
+ */
+static void
+visit_neighborhood(int i, const int32 *seen, const int32 *count, int d, void *arg)
+{
+	MtdppEaseNeighborhoods *e = arg;
+	float		least = 0.0f;
+	int			ties = 0,
+				got = 0;
+	bool		cut = d > LISTED;
+
+	e->start[i] = e->kept;
+	for (int t = 0; t < d; t++)
+		e->key[t] = (float) count[seen[t]];
+	if (cut)
+		least = cut_point(e->key, e->copy, d, LISTED, &ties);
+	for (int t = 0; t < d; t++)
+		if (!cut || e->key[t] > least || (e->key[t] == least && ties-- > 0))
+		{
+			e->item[e->kept] = seen[t];
+			e->count[e->kept++] = count[seen[t]];
+		}
+
+	/* half the neighbourhood by count, the rest by share of their baskets */
+	for (int t = 0; t < d; t++)
+		e->mark[t] = 0;
+	if (d > NEIGHBORHOOD)
+	{
+		for (int t = 0; t < d; t++)
+			e->key[t] = (float) count[seen[t]];
+		least = cut_point(e->key, e->copy, d, NEIGHBORHOOD / 2, &ties);
+		for (int t = 0; t < d; t++)
+			if (e->key[t] > least || (e->key[t] == least && ties-- > 0))
+				e->mark[t] = 1;
+		for (int t = 0; t < d; t++)
+			e->key[t] = e->mark[t] ? -1.0f :
+				(float) (count[seen[t]] / (e->popularity[seen[t]] + e->shrink));
+		least = cut_point(e->key, e->copy, d, NEIGHBORHOOD - NEIGHBORHOOD / 2, &ties);
+		for (int t = 0; t < d; t++)
+			if (e->key[t] > least || (e->key[t] == least && ties-- > 0))
+				e->mark[t] = 1;
+	}
+	else
+		for (int t = 0; t < d; t++)
+			e->mark[t] = 1;
+	for (int t = 0; t < d; t++)
+		if (e->mark[t])
+		{
+			e->nb_item[(int64) i * NEIGHBORHOOD + got] = seen[t];
+			e->nb_count[(int64) i * NEIGHBORHOOD + got++] = count[seen[t]];
+		}
+	e->nb_len[i] = got;
+}
+
+/* The neighbourhoods of D's items, from its co-occurrence lists. */
+MtdppEaseNeighborhoods *
+mtdpp_ease_neighborhoods(const MtdppBaskets *d)
+{
+	MtdppEaseNeighborhoods *e = palloc0(sizeof(MtdppEaseNeighborhoods));
+	Size		n = Max(d->n_items, 1);
+	Size		room = mul_size(n, Min(LISTED, n));
+	Size		scratch;
+	int64		pairs;
+
+	e->n = d->n_items;
+	e->popularity = d->popularity;
+	e->start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
+	e->item = mtdpp_alloc_huge(mul_size(room, sizeof(int32)));
+	e->count = mtdpp_alloc_huge(mul_size(room, sizeof(int32)));
+	e->nb_item = mtdpp_alloc_huge(mul_size(mul_size(n, NEIGHBORHOOD), sizeof(int32)));
+	e->nb_count = mtdpp_alloc_huge(mul_size(mul_size(n, NEIGHBORHOOD), sizeof(int32)));
+	e->nb_len = palloc0(sizeof(int) * n);
+	e->shrink = (double) d->n_lines / n;
+	e->key = mtdpp_alloc_huge(sizeof(float) * n);
+	e->copy = mtdpp_alloc_huge(sizeof(float) * n);
+	e->mark = palloc(n);
+	mtdpp_visit_lists(d, visit_neighborhood, e, &scratch, &pairs);
+	e->start[e->n] = e->kept;
+	pfree(e->key);
+	pfree(e->copy);
+	pfree(e->mark);
+	e->key = e->copy = NULL;
+	return e;
+}
+
+void
+mtdpp_ease_neighborhoods_free(MtdppEaseNeighborhoods *e)
+{
+	pfree(e->start);
+	pfree(e->item);
+	pfree(e->count);
+	pfree(e->nb_item);
+	pfree(e->nb_count);
+	pfree(e->nb_len);
+	pfree(e);
+}
+
+/* weight X of item C against Y of item D: is X the weaker (the first evicted)? */
+static inline bool
+weaker(float x, int32 c, float y, int32 d)
+{
+	return x < y || (x == y && c > d);
+}
+
+/* places W of C, taken from the root, into the heap of LEN entries */
+static void
+sift_down(int32 *idx, float4 *wt, int len, int32 c, float w)
+{
+	int			at = 0;
+
+	for (;;)
+	{
+		int			child = 2 * at + 1;
+
+		if (child >= len)
+			break;
+		if (child + 1 < len && weaker(wt[child + 1], idx[child + 1], wt[child], idx[child]))
+			child++;
+		if (!weaker(wt[child], idx[child], w, c))
+			break;
+		idx[at] = idx[child];
+		wt[at] = wt[child];
+		at = child;
+	}
+	idx[at] = c;
+	wt[at] = w;
+}
+
+/* An item's bounded heap (the weakest on top, LEN of CAP) offered weight W of C. */
+static void
+heap_offer(int32 *idx, float4 *wt, int *len, int cap, int32 c, float w)
+{
+	int			at;
+
+	if (*len == cap)
+	{
+		if (cap > 0 && weaker(wt[0], idx[0], w, c))
+			sift_down(idx, wt, cap, c, w);
+		return;
+	}
+	at = (*len)++;
+	while (at > 0 && weaker(w, c, wt[(at - 1) / 2], idx[(at - 1) / 2]))
+	{
+		idx[at] = idx[(at - 1) / 2];
+		wt[at] = wt[(at - 1) / 2];
+		at = (at - 1) / 2;
+	}
+	idx[at] = c;
+	wt[at] = w;
+}
+
+/* an item's heap of LEN sorted in place, strongest first (the weakest go last) */
+static void
+heap_sort(int32 *idx, float4 *wt, int len)
+{
+	for (int h = len - 1; h > 0; h--)
+	{
+		int32		c = idx[h];
+		float		w = wt[h];
+
+		idx[h] = idx[0];
+		wt[h] = wt[0];
+		sift_down(idx, wt, h, c, w);
+	}
+}
+
+/*
+ * Target C's system (G_NN + lambda I) into A (K x K, row-major lower
+ * triangle and the rest), the right side G_Nc into RHS; POS maps an item to
+ * its place in N(c) (-1 elsewhere).
+ */
+static void
+build_system(const MtdppEaseNeighborhoods *e, int c, const int32 *pos, double lambda,
+			 double *A, double *rhs)
+{
+	int64		s = (int64) c * NEIGHBORHOOD;
+	int			k = e->nb_len[c];
+
+	memset(A, 0, sizeof(double) * k * k);
+	for (int p = 0; p < k; p++)
+	{
+		int			a = e->nb_item[s + p];
+
+		rhs[p] = e->nb_count[s + p];
+		A[(size_t) p * k + p] = e->popularity[a] + lambda;
+		for (int64 q = e->start[a]; q < e->start[a + 1]; q++)
+		{
+			int			r = pos[e->item[q]];
+
+			if (r >= 0 && r != p)
+				A[(size_t) p * k + r] = A[(size_t) r * k + p] = e->count[q];
+		}
+	}
+}
+
+/*
+ * EASE's weights at LAMBDA into M's lists (room for CAP an item, allocated
+ * by the caller), each item's CAP largest positive ones, largest first.
+ * Returns the systems solved at a larger lambda than LAMBDA.
+ */
+int64
+mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda, int cap,
+								MtdppModel *m)
+{
+	int			n = e->n;
+	int32	   *pos = palloc(sizeof(int32) * Max(n, 1));
+	int		   *len = palloc0(sizeof(int) * Max(n, 1));
+	int			kmax = Min(NEIGHBORHOOD, Max(n, 1));
+	double	   *A = palloc(sizeof(double) * kmax * kmax);
+	double	   *rhs = palloc(sizeof(double) * kmax);
+	int64		at = 0;
+
+	e->retried = 0;
+	for (int i = 0; i < n; i++)
+		pos[i] = -1;
+	for (int c = 0; c < n; c++)
+	{
+		int64		s = (int64) c * NEIGHBORHOOD;
+		int			k = e->nb_len[c];
+		double		l = lambda;
+		int			tries = 0;
+
+		if ((c & 63) == 0)
+			CHECK_FOR_INTERRUPTS();
+		if (k == 0)
+			continue;
+		for (int p = 0; p < k; p++)
+			pos[e->nb_item[s + p]] = p;
+		build_system(e, c, pos, l, A, rhs);
+		while (!mtdpp_cholesky(A, k))
+		{
+			if (++tries > LAMBDA_RETRIES)
+				elog(ERROR, "the EASE system of item %d is not positive definite at lambda %g", c, l);
+			l = 2.0 * Max(l, 1.0);
+			build_system(e, c, pos, l, A, rhs);
+		}
+		e->retried += tries > 0;
+		mtdpp_cholesky_solve(A, k, rhs, 1);
+		for (int p = 0; p < k; p++)
+		{
+			int			a = e->nb_item[s + p];
+			float		w = (float) rhs[p];
+
+			pos[a] = -1;
+			if (w > 0.0f && isfinite(w))
+				heap_offer(m->nbr_index + (int64) a * cap, m->nbr_weight + (int64) a * cap,
+						   &len[a], cap, c, w);
+		}
+	}
+
+	/* each heap sorted, strongest first, and the lists packed */
+	for (int a = 0; a < n; a++)
+	{
+		heap_sort(m->nbr_index + (int64) a * cap, m->nbr_weight + (int64) a * cap, len[a]);
+		m->nbr_start[a] = at;
+		memmove(m->nbr_index + at, m->nbr_index + (int64) a * cap, sizeof(int32) * len[a]);
+		memmove(m->nbr_weight + at, m->nbr_weight + (int64) a * cap, sizeof(float4) * len[a]);
+		at += len[a];
+	}
+	m->nbr_start[n] = at;
+	pfree(pos);
+	pfree(len);
+	pfree(A);
+	pfree(rhs);
+	return e->retried;
+}
