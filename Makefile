@@ -37,6 +37,7 @@ OBJS = \
 	src/mtdpp.o \
 	src/params.o \
 	src/params_capacity.o \
+	src/progress.o \
 	src/shared_models.o \
 	src/shown.o \
 	src/store.o \
