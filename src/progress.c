@@ -369,7 +369,8 @@ slot_row(const ProgressSlot *s, TimestampTz now, Datum *values, bool *nulls)
 	nulls[2] = s->model[0] == '\0';
 	values[3] = CStringGetTextDatum(s->kind);
 	nulls[3] = s->kind[0] == '\0';
-	values[4] = CStringGetTextDatum(phase_names[s->phase]);
+	values[4] = CStringGetTextDatum(s->phase >= MTDPP_PHASE_GATHERING && s->phase <= MTDPP_PHASE_SAVING ?
+									phase_names[s->phase] : "unknown");
 	values[5] = Int32GetDatum(s->rank);
 	values[6] = Int32GetDatum(s->epoch);
 	values[7] = Int32GetDatum(s->max_epochs);
