@@ -38,9 +38,9 @@
 #include "utils/memutils.h"
 
 #include "kinds.h"
-#include "progress.h"
 #include "lines.h"
 #include "params.h"
+#include "progress.h"
 #include "store.h"
 
 /*
@@ -247,7 +247,7 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 	{
 		st = state_new(aggregate_context(fcinfo, "mtdpp_fit_transfn"));
 		st->lines.participants = gather_participants(fcinfo);
-		(void) mtdpp_progress_begin(NULL);	/* unless mtdpp_train's */
+		(void) mtdpp_progress_begin(NULL);	/* reported, unless mtdpp_train reports it */
 	}
 	state_check_live(st);
 	ctx = st->ctx;
@@ -590,7 +590,7 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	 */
 	fit = AllocSetContextCreate(CurrentMemoryContext, "mtdpp fit", ALLOCSET_DEFAULT_SIZES);
 	caller = MemoryContextSwitchTo(fit);
-	(void) mtdpp_progress_begin(NULL);	/* no row of this process began it */
+	(void) mtdpp_progress_begin(NULL);	/* if no row of this process began it */
 	mtdpp_params_resolve(&p, st->params);
 	mtdpp_progress_kind(mtdpp_kind_name(p.kind));
 	if (p.warm_start[0] != '\0')
