@@ -43,6 +43,7 @@ OBJS = \
 	src/params_capacity.o \
 	src/rules_mine.o \
 	src/rules_sql.o \
+	src/progress.o \
 	src/shared_models.o \
 	src/shown.o \
 	src/store.o \
@@ -75,3 +76,11 @@ src/aggregate.o src/lines.o src/lines_run.o src/lines_baskets.o: src/lines.h src
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@
+
+# The PGXN release archive, mtdpp-<version>.zip: the files of the commit
+# checked out (git archive), nothing generated.  test/pgxn/run builds and
+# tests from it alone.
+DIST = $(EXTENSION)-$(EXTVERSION)
+dist:
+	git archive --format=zip --prefix=$(DIST)/ -o $(DIST).zip HEAD
+.PHONY: dist

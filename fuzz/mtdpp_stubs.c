@@ -1,6 +1,6 @@
 /*
  * mtdpp_stubs.c
- *		The two parts of the extension that the harnesses replace, and the
+ *		The parts of the extension that the harnesses replace, and the
  *		checks of what the aggregate hands the trainer.
  *
  * - The hyperparameter parser (src/params.c) reads jsonb through the
@@ -14,11 +14,15 @@
  *   have been checked (fuzz_check_baskets) and handed to fuzz_baskets_hook,
  *   if set.  Hyperparameters name the multitask kind, so every fit comes
  *   here.
+ * - Progress reporting (src/progress.c) writes to a table in the server's
+ *   shared memory, which exists only when mtdpp is preloaded; the
+ *   harnesses have none, as a server without preload, and report nothing.
  */
 #include "postgres.h"
 
 #include "pg_runtime.h"
 #include "mtdpp_stubs.h"
+#include "../src/progress.h"
 
 void		(*fuzz_baskets_hook) (const MtdppBaskets *data) = NULL;
 
@@ -164,4 +168,46 @@ mtdpp_warm_start(MtdppParams *p)
 {
 	elog(ERROR, "no model tables in the fuzzing harness");
 	return NULL;
+}
+
+/* no shared memory, so no report (see the top of the file) */
+bool
+mtdpp_progress_begin(const char *model)
+{
+	return false;
+}
+
+void
+mtdpp_progress_end(void)
+{
+}
+
+void
+mtdpp_progress_end_fit(void)
+{
+}
+
+void
+mtdpp_progress_kind(const char *kind)
+{
+}
+
+void
+mtdpp_progress_phase(MtdppPhase phase)
+{
+}
+
+void
+mtdpp_progress_data(int64 lines, int baskets, int items)
+{
+}
+
+void
+mtdpp_progress_fit(int rank, int max_epochs)
+{
+}
+
+void
+mtdpp_progress_epoch(int epoch, double validation)
+{
 }

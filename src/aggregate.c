@@ -40,6 +40,7 @@
 #include "kinds.h"
 #include "lines.h"
 #include "params.h"
+#include "progress.h"
 #include "store.h"
 
 /*
@@ -246,6 +247,7 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 	{
 		st = state_new(aggregate_context(fcinfo, "mtdpp_fit_transfn"));
 		st->lines.participants = gather_participants(fcinfo);
+		(void) mtdpp_progress_begin(NULL);	/* reported, unless mtdpp_train reports it */
 	}
 	state_check_live(st);
 	ctx = st->ctx;
@@ -588,10 +590,13 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	 */
 	fit = AllocSetContextCreate(CurrentMemoryContext, "mtdpp fit", ALLOCSET_DEFAULT_SIZES);
 	caller = MemoryContextSwitchTo(fit);
+	(void) mtdpp_progress_begin(NULL);	/* if no row of this process began it */
 	mtdpp_params_resolve(&p, st->params);
+	mtdpp_progress_kind(mtdpp_kind_name(p.kind));
 	if (p.warm_start[0] != '\0')
 		p.warm = mtdpp_warm_start(&p);
 	lines = st->lines.n;
+	mtdpp_progress_phase(MTDPP_PHASE_BASKETS);
 	if (st->n_runs == 0)
 		data = lines_to_baskets(&st->lines);
 	else
@@ -621,11 +626,15 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 					(errmsg("gathered " INT64_FORMAT " order lines into %d baskets of %d items",
 							lines, data->n_baskets, data->n_items)));
 	}
+	mtdpp_progress_data(lines, data->n_baskets, data->n_items);
+	mtdpp_progress_phase(MTDPP_PHASE_EVIDENCE); /* the DPP kinds' fit says otherwise */
 	mtdpp_check_model_size(&p, data->n_items);
 	m = mtdpp_fit_model(data, &p);
+	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
 	mtdpp_model_validate(m, MTDPP_FROM_TRAINING);
 	MemoryContextSwitchTo(caller);
 	value = mtdpp_model_serialize(m);
 	MemoryContextDelete(fit);
+	mtdpp_progress_end_fit();
 	PG_RETURN_BYTEA_P(value);
 }

@@ -48,6 +48,7 @@
 #include "fit.h"
 #include "model.h"
 #include "params.h"
+#include "progress.h"
 #include "fit_int.h"
 
 #define CAPACITY_HIGH_L2		1e-6
@@ -136,7 +137,11 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 	double		seconds;
 
 	if (p->rank != MTDPP_RANK_CHOSEN)
+	{
+		mtdpp_progress_phase(MTDPP_PHASE_EPOCHS);
 		return mtdpp_train_dpp_rank(data, p, NULL, slice);
+	}
+	mtdpp_progress_phase(MTDPP_PHASE_CHOOSING_RANK);
 
 	search = AllocSetContextCreate(CurrentMemoryContext, "mtdpp capacity search",
 								   ALLOCSET_DEFAULT_SIZES);

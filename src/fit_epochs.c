@@ -45,6 +45,7 @@
 #include "kinds.h"
 #include "model.h"
 #include "params.h"
+#include "progress.h"
 #include "score.h"
 #include "fit_int.h"
 
@@ -560,6 +561,7 @@ train_epochs(Trainer *tr, instr_time start)
 
 	m->loss_history = palloc0(sizeof(double) * p->epochs);
 	m->val_history = palloc0(sizeof(double) * p->epochs);
+	mtdpp_progress_fit(p->rank, p->epochs);
 	if (p->warm != NULL)
 	{
 		/* a warm start is the best so far until an epoch beats it (epoch 0) */
@@ -586,6 +588,7 @@ train_epochs(Trainer *tr, instr_time start)
 		m->val_history[epoch] = val;
 		m->epochs_run = epoch + 1;
 		m->final_loss = loss;
+		mtdpp_progress_epoch(epoch + 1, val);
 		if (p->verbose)
 			ereport(NOTICE,
 					(errmsg("epoch %d/%d: loss %.5f, validation MPR %.2f, %.1f s (validation %.1f s)",

@@ -77,6 +77,7 @@
 #include "kinds.h"
 #include "model.h"
 #include "params.h"
+#include "progress.h"
 #include "score.h"
 
 typedef enum HybridForm
@@ -596,6 +597,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 													 ALLOCSET_DEFAULT_SIZES);
 		MemoryContext caller = MemoryContextSwitchTo(search);
 
+		mtdpp_progress_phase(MTDPP_PHASE_WEIGHTS);
 		choose_weight(m, data, &slice, p, cap, &form, &beta, &ease_beta, &chosen, &alpha,
 					  &cosine_beta, &ease_neighborhood);
 		MemoryContextSwitchTo(caller);
@@ -607,6 +609,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 						form_names[form], beta)));
 
 	/* the evidence of every training basket, pre-multiplied by beta */
+	mtdpp_progress_phase(MTDPP_PHASE_EVIDENCE);
 	m->kind = MTDPP_HYBRID;
 	if (form == FORM_EASE || form == FORM_COSINE_EASE)
 	{

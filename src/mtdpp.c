@@ -9,6 +9,7 @@
 
 #include "kinds.h"
 #include "linalg.h"
+#include "progress.h"
 #include "store.h"
 
 PG_MODULE_MAGIC;
@@ -22,4 +23,5 @@ _PG_init(void)
 	mtdpp_kinds_init();			/* the table of model kinds */
 	mtdpp_cache_init();			/* model cache invalidations */
 	mtdpp_shared_init();		/* one copy of a model per server, if preloaded */
+	mtdpp_progress_init();		/* trainings seen from any session, if preloaded */
 }

@@ -25,6 +25,7 @@
 #include "kinds.h"
 #include "model.h"
 #include "params.h"
+#include "progress.h"
 #include "store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_train);
@@ -273,6 +274,7 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	MtdppModel *m;
 	bytea	   *value;
 	int			model_id;
+	bool		reports;
 
 	mtdpp_check_name("model name", name);
 	if (PG_ARGISNULL(1))
@@ -289,12 +291,18 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	(void) mtdpp_text_arg(fcinfo, 2, "order_col");
 	(void) mtdpp_text_arg(fcinfo, 3, "item_col");
 	pjson = training_params(fcinfo, name, &p);
+	/* seen in mtdpp_progress until stored; an error or a cancel clears it */
+	reports = mtdpp_progress_begin(text_to_cstring(name));
+	mtdpp_progress_kind(mtdpp_kind_name(p.kind));
 	value = run_fit(fcinfo, relid, pjson);
+	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
 	m = mtdpp_model_deserialize(value);
 	pfree(value);				/* up to 1 GB, copied into m */
 	model_id = mtdpp_store_model(text_to_cstring(name), m,
 								 PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11),
 								 DatumGetCString(DirectFunctionCall1(regclassout,
 																	 ObjectIdGetDatum(relid))));
+	if (reports)
+		mtdpp_progress_end();
 	PG_RETURN_DATUM(result_row(fcinfo, model_id, name, m));
 }

@@ -196,6 +196,10 @@ DROP ROLE regress_mtdpp_analyst;
 CREATE ROLE regress_mtdpp_monitor;
 SET ROLE regress_mtdpp_monitor;
 SELECT count(*) FROM mtdpp_shared_models();
+-- trainings in progress: any role may read the view; a server that does
+-- not preload mtdpp reports none, and says why
+SELECT mtdpp_progress_available();
+SELECT count(*) FROM mtdpp_progress;
 RESET ROLE;
 GRANT pg_monitor TO regress_mtdpp_monitor;
 SET ROLE regress_mtdpp_monitor;
