@@ -20,10 +20,10 @@ is($node->safe_psql('postgres', 'SELECT count(*) FROM mtdpp_progress'), '0', 'no
 
 # A training of about ten seconds: epochs of most of a second (rank 128 on
 # the training baskets of 8,000), early stopping disabled.
-my $watched = q{SELECT * FROM mtdpp_train('watched', 'train_lines', rank => 128, epochs => 12, seed => 2,
+my $watched = q{SELECT * FROM mtdpp_train('watched', 'train_lines', kind => 'multitask', rank => 128, epochs => 12, seed => 2,
                                           params => '{"patience": 100}')};
 # Runs for as long as it is let.
-my $long = q{SELECT * FROM mtdpp_train('long', 'train_lines', rank => 64, epochs => 100000, seed => 2,
+my $long = q{SELECT * FROM mtdpp_train('long', 'train_lines', kind => 'multitask', rank => 64, epochs => 100000, seed => 2,
                                        params => '{"patience": 100000}')};
 
 # Polls the view every 0.1 s while it shows PID's training, until it has
@@ -107,7 +107,7 @@ is($bg->query(q{DO $$
 BEGIN
   BEGIN
     SET LOCAL maintenance_work_mem = '1MB';
-    PERFORM mtdpp_train('too_big', 'train_lines', rank => 1000, epochs => 1);
+    PERFORM mtdpp_train('too_big', 'train_lines', kind => 'multitask', rank => 1000, epochs => 1);
   EXCEPTION WHEN program_limit_exceeded THEN
     RAISE NOTICE 'caught: %', SQLERRM;
   END;
@@ -121,7 +121,7 @@ $bg->{stderr} = '';
 
 # 4. The aggregate called directly reports too, without a model name, and
 # leaves no row.
-$bg->{stdin} .= q{SELECT mtdpp_save('direct', mtdpp_fit(order_id, item_id, position, '{"epochs": 100000, "patience": 100000, "rank": 64}')) FROM train_lines;} . "\n";
+$bg->{stdin} .= q{SELECT mtdpp_save('direct', mtdpp_fit(order_id, item_id, position, '{"kind": "multitask", "epochs": 100000, "patience": 100000, "rank": 64}')) FROM train_lines;} . "\n";
 $bg->{run}->pump_nb;
 ($seen, $row) = watch_epochs($pid, 2);
 like($row, qr/^\|multitask\|training epochs\|64\|/, 'mtdpp_fit called directly: no model name, its kind and phase');
