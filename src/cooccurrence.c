@@ -12,6 +12,32 @@
 #include "cooccurrence.h"
 #include "model.h"
 
+/* a small part of an item's companions, by insertion */
+static void
+insertion_sort_items(int32 *a, int64 n)
+{
+	for (int64 i = 1; i < n; i++)
+	{
+		int32		x = a[i];
+		int64		j = i;
+
+		while (j > 0 && a[j - 1] > x)
+		{
+			a[j] = a[j - 1];
+			j--;
+		}
+		a[j] = x;
+	}
+}
+
+/* an item's distinct companions in item order: thousands of them at 50,000 items */
+#define RS_SORT radix_sort_items
+#define RS_ELEMENT int32
+#define RS_KEY(p) ((uint64) (uint32) *(p))
+#define RS_FINISH(a, n) insertion_sort_items(a, n)
+#define RS_SMALL 32
+#include "radix_sort.h"
+
 /* each item's appearances in pairs, counted with repeats (an upper bound on its list) */
 int64 *
 mtdpp_pair_counts(const MtdppBaskets *data, int64 *total)
@@ -96,7 +122,7 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 			for (int64 k = 0; k < len; k++)
 				if (count[list[k]]++ == 0)
 					seen[d++] = list[k];
-			pg_qsort(seen, d, sizeof(int32), mtdpp_cmp_int32);
+			radix_sort_items(seen, d);
 			visit(i, seen, count, d, arg);
 			for (int t = 0; t < d; t++)
 				count[seen[t]] = 0;

@@ -28,7 +28,7 @@
  *		(G_NN + lambda I) w = G_Nc,		B[a][c] = w_a for a in N(c),
  *
  * a system of at most NEIGHBORHOOD unknowns, factorised by Cholesky
- * (linalg.c).  G_NN is read from each item's LISTED most frequent
+ * (mtdpp_cholesky_upper, linalg.c), on two threads (below).  G_NN is read from each item's LISTED most frequent
  * companions: G[a][b] for two members is known when one is in the other's
  * list, and taken as 0 otherwise (a pair neither of whose lists holds the
  * other shares few baskets).  With
@@ -53,9 +53,11 @@
 #include <math.h>
 
 #include "miscadmin.h"
+#include "utils/memutils.h"
 
 #include "cooccurrence.h"
 #include "ease_neighborhood.h"
+#include "helper_thread.h"
 #include "linalg.h"
 #include "model.h"
 
@@ -65,6 +67,9 @@
 #define LISTED			1024
 /* an item whose system is not positive definite: lambda doubled this often at most */
 #define LAMBDA_RETRIES	30
+/* items solved between two checks for interrupts; each thread's blocks of a round */
+#define ROUND			2048
+#define STRIDE			16
 
 struct MtdppEaseNeighborhoods
 {
@@ -93,9 +98,11 @@ mtdpp_ease_neighborhood_memory(const MtdppBaskets *d)
 	Size		s = mul_size(mul_size(n, Min(LISTED, n) + NEIGHBORHOOD), 2 * sizeof(int32));
 
 	s = add_size(s, mul_size(n + 1, sizeof(int64)));
-	/* the selection's scratch, one system and its position map */
-	s = add_size(s, mul_size(n, 2 * sizeof(float) + sizeof(int32) + sizeof(int32) + sizeof(int64)));
-	s = add_size(s, mul_size(k * k + 2 * k, sizeof(double)));
+	/* the selection's scratch, two threads' systems and position maps, a round's solutions */
+	s = add_size(s, mul_size(n, 2 * sizeof(float) + 2 * sizeof(int32) + sizeof(int32) + sizeof(int64)));
+	s = add_size(s, mul_size(2 * (k * k + 2 * k), sizeof(double)));
+	s = add_size(s, mul_size(Min(ROUND, n), NEIGHBORHOOD * sizeof(float) + 1));
+	s = add_size(s, mul_size(2 * (n / 64 + 1), sizeof(uint64)));
 	/* mtdpp_visit_lists' counts and at most a quarter of maintenance_work_mem */
 	s = add_size(s, mul_size(n, 3 * sizeof(int64)));
 	s = add_size(s, (Size) maintenance_work_mem * 1024 / 4);
@@ -290,13 +297,13 @@ heap_sort(int32 *idx, float4 *wt, int len)
 }
 
 /*
- * Target C's system (G_NN + lambda I) into A (K x K, row-major lower
- * triangle and the rest), the right side G_Nc into RHS; POS maps an item to
- * its place in N(c) (-1 elsewhere).
+ * Target C's system (G_NN + lambda I) into the upper triangle of A (K x K,
+ * row-major), the right side G_Nc into RHS; POS maps an item to its place
+ * in N(c) (-1 elsewhere).
  */
 static void
-build_system(const MtdppEaseNeighborhoods *e, int c, const int32 *pos, double lambda,
-			 double *A, double *rhs)
+build_system(const MtdppEaseNeighborhoods *e, int c, const int32 *pos, const uint64 *member,
+			 double lambda, double *A, double *rhs)
 {
 	int64		s = (int64) c * NEIGHBORHOOD;
 	int			k = e->nb_len[c];
@@ -310,12 +317,124 @@ build_system(const MtdppEaseNeighborhoods *e, int c, const int32 *pos, double la
 		A[(size_t) p * k + p] = e->popularity[a] + lambda;
 		for (int64 q = e->start[a]; q < e->start[a + 1]; q++)
 		{
-			int			r = pos[e->item[q]];
+			int32		b = e->item[q];
+			int			r;
 
-			if (r >= 0 && r != p)
-				A[(size_t) p * k + r] = A[(size_t) r * k + p] = e->count[q];
+			/* most companions are not members: a bit of a small map tells */
+			if ((member[b >> 6] & (UINT64CONST(1) << (b & 63))) == 0)
+				continue;
+			r = pos[b];
+			if (r > p)
+				A[(size_t) p * k + r] = e->count[q];
+			else if (r >= 0 && r < p)
+				A[(size_t) r * k + p] = e->count[q];
 		}
 	}
+}
+
+/*
+ * The systems of the items are independent: they are solved a round of
+ * ROUND items at a time, on two threads when training may use two cores
+ * (max_parallel_maintenance_workers above 0, as the DPP's fit), each taking
+ * every other block of STRIDE items.  Between rounds the backend checks for
+ * interrupts and offers the round's solutions to the lists, in item order,
+ * so one thread or two give the same weights.
+ */
+
+/* one thread's share of a round: touches only its own scratch and its items' slots */
+typedef struct SolveJob
+{
+	const MtdppEaseNeighborhoods *e;
+	double		lambda;
+	int			from;			/* the round: items [from, to) */
+	int			to;
+	int			part;			/* this thread's blocks: part, part + parts, ... */
+	int			parts;
+	int32	   *pos;			/* n entries, -1 but during an item's system */
+	uint64	   *member;			/* a bit per item: in the system's neighbourhood */
+	double	   *A;
+	double	   *rhs;
+	float	   *sol;			/* the round's solutions, NEIGHBORHOOD an item */
+	int8	   *tries;			/* the round's items: lambda doublings, -1 none enough */
+} SolveJob;
+
+/* item C's system at J's lambda (doubled while not positive definite), solved into its slot */
+static void
+solve_item(SolveJob *j, int c)
+{
+	const MtdppEaseNeighborhoods *e = j->e;
+	int64		s = (int64) c * NEIGHBORHOOD;
+	int			k = e->nb_len[c];
+	double		l = j->lambda;
+	int			tries = 0;
+	float	   *out = j->sol + (int64) (c - j->from) * NEIGHBORHOOD;
+
+	j->tries[c - j->from] = 0;
+	if (k == 0)
+		return;
+	for (int p = 0; p < k; p++)
+	{
+		int32		a = e->nb_item[s + p];
+
+		j->pos[a] = p;
+		j->member[a >> 6] |= UINT64CONST(1) << (a & 63);
+	}
+	build_system(e, c, j->pos, j->member, l, j->A, j->rhs);
+	while (!mtdpp_cholesky_upper(j->A, k))
+	{
+		if (++tries > LAMBDA_RETRIES)
+			break;
+		l = 2.0 * Max(l, 1.0);
+		build_system(e, c, j->pos, j->member, l, j->A, j->rhs);
+	}
+	for (int p = 0; p < k; p++)
+	{
+		int32		a = e->nb_item[s + p];
+
+		j->pos[a] = -1;
+		j->member[a >> 6] = 0;
+	}
+	if (tries > LAMBDA_RETRIES)
+	{
+		j->tries[c - j->from] = -1;
+		return;
+	}
+	mtdpp_cholesky_upper_solve(j->A, k, j->rhs);
+	for (int p = 0; p < k; p++)
+		out[p] = (float) j->rhs[p];
+	j->tries[c - j->from] = (int8) tries;
+}
+
+/* a thread's share of the round: no allocation, no error, no interrupt */
+static void
+solve_part(void *arg)
+{
+	SolveJob   *j = arg;
+
+	for (int b = j->from + j->part * STRIDE; b < j->to; b += j->parts * STRIDE)
+		for (int c = b; c < Min(b + STRIDE, j->to); c++)
+			solve_item(j, c);
+}
+
+/* J's scratch for N items, systems of at most KMAX unknowns */
+static void
+solve_job_init(SolveJob *j, const MtdppEaseNeighborhoods *e, double lambda, int part,
+			   int parts, int kmax, float *sol, int8 *tries)
+{
+	int			n = Max(e->n, 1);
+
+	j->e = e;
+	j->lambda = lambda;
+	j->part = part;
+	j->parts = parts;
+	j->pos = palloc(sizeof(int32) * n);
+	for (int i = 0; i < n; i++)
+		j->pos[i] = -1;
+	j->member = palloc0(sizeof(uint64) * (n / 64 + 1));
+	j->A = palloc(sizeof(double) * kmax * kmax);
+	j->rhs = palloc(sizeof(double) * kmax);
+	j->sol = sol;
+	j->tries = tries;
 }
 
 /*
@@ -328,50 +447,66 @@ mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda, int ca
 								MtdppModel *m)
 {
 	int			n = e->n;
-	int32	   *pos = palloc(sizeof(int32) * Max(n, 1));
 	int		   *len = palloc0(sizeof(int) * Max(n, 1));
 	int			kmax = Min(NEIGHBORHOOD, Max(n, 1));
-	double	   *A = palloc(sizeof(double) * kmax * kmax);
-	double	   *rhs = palloc(sizeof(double) * kmax);
+	int			round = Min(ROUND, Max(n, 1));
+	MemoryContext threads = NULL;
+	MtdppHelper *h = NULL;
+	SolveJob	job[2];
+	int			parts = 1;
+	float	   *sol;
+	int8	   *tries;
 	int64		at = 0;
 
-	e->retried = 0;
-	for (int i = 0; i < n; i++)
-		pos[i] = -1;
-	for (int c = 0; c < n; c++)
+	if (n > ROUND && max_parallel_maintenance_workers > 0)
 	{
-		int64		s = (int64) c * NEIGHBORHOOD;
-		int			k = e->nb_len[c];
-		double		l = lambda;
-		int			tries = 0;
+		MemoryContext old;
 
-		if ((c & 63) == 0)
-			CHECK_FOR_INTERRUPTS();
-		if (k == 0)
-			continue;
-		for (int p = 0; p < k; p++)
-			pos[e->nb_item[s + p]] = p;
-		build_system(e, c, pos, l, A, rhs);
-		while (!mtdpp_cholesky(A, k))
+		threads = AllocSetContextCreate(CurrentMemoryContext, "mtdpp EASE systems",
+										ALLOCSET_SMALL_SIZES);
+		old = MemoryContextSwitchTo(threads);
+		h = mtdpp_helper_start();
+		MemoryContextSwitchTo(old);
+		parts = h ? 2 : 1;
+	}
+	sol = palloc(sizeof(float) * round * NEIGHBORHOOD);
+	tries = palloc(sizeof(int8) * round);
+	for (int t = 0; t < parts; t++)
+		solve_job_init(&job[t], e, lambda, t, parts, kmax, sol, tries);
+	e->retried = 0;
+	for (int from = 0; from < n; from += ROUND)
+	{
+		CHECK_FOR_INTERRUPTS();
+		for (int t = 0; t < parts; t++)
 		{
-			if (++tries > LAMBDA_RETRIES)
-				elog(ERROR, "the EASE system of item %d is not positive definite at lambda %g", c, l);
-			l = 2.0 * Max(l, 1.0);
-			build_system(e, c, pos, l, A, rhs);
+			job[t].from = from;
+			job[t].to = Min(n, from + ROUND);
 		}
-		e->retried += tries > 0;
-		mtdpp_cholesky_solve(A, k, rhs, 1);
-		for (int p = 0; p < k; p++)
+		if (parts == 2)
+			mtdpp_helper_run_pair(h, solve_part, &job[0], &job[1]);
+		else
+			solve_part(&job[0]);
+		for (int c = from; c < job[0].to; c++)
 		{
-			int			a = e->nb_item[s + p];
-			float		w = (float) rhs[p];
+			int64		s = (int64) c * NEIGHBORHOOD;
+			const float *w = sol + (int64) (c - from) * NEIGHBORHOOD;
 
-			pos[a] = -1;
-			if (w > 0.0f && isfinite(w))
-				heap_offer(m->nbr_index + (int64) a * cap, m->nbr_weight + (int64) a * cap,
-						   &len[a], cap, c, w);
+			if (tries[c - from] < 0)
+				elog(ERROR, "the EASE system of item %d is not positive definite at lambda %g doubled %d times",
+					 c, lambda, LAMBDA_RETRIES);
+			e->retried += tries[c - from] > 0;
+			for (int p = 0; p < e->nb_len[c]; p++)
+			{
+				int			a = e->nb_item[s + p];
+
+				if (w[p] > 0.0f && isfinite(w[p]))
+					heap_offer(m->nbr_index + (int64) a * cap, m->nbr_weight + (int64) a * cap,
+							   &len[a], cap, c, w[p]);
+			}
 		}
 	}
+	if (threads != NULL)
+		MemoryContextDelete(threads);
 
 	/* each heap sorted, strongest first, and the lists packed */
 	for (int a = 0; a < n; a++)
@@ -383,9 +518,15 @@ mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda, int ca
 		at += len[a];
 	}
 	m->nbr_start[n] = at;
-	pfree(pos);
+	for (int t = 0; t < parts; t++)
+	{
+		pfree(job[t].pos);
+		pfree(job[t].member);
+		pfree(job[t].A);
+		pfree(job[t].rhs);
+	}
+	pfree(sol);
+	pfree(tries);
 	pfree(len);
-	pfree(A);
-	pfree(rhs);
 	return e->retried;
 }

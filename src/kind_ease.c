@@ -463,6 +463,8 @@ typedef struct EaseSearch
 	EaseWork   *w;
 	MtdppValidation *v;
 	MtdppModel *m;				/* the model of the baskets outside the slice */
+	MtdppModel *kept;			/* NULL, or lists of the best alpha tried so far */
+	int			kept_k;
 	double		mean;			/* their mean popularity */
 	bool		verbose;
 	double		criterion[EASE_K_MAX - EASE_K_MIN + 1];	/* NAN: not tried */
@@ -494,6 +496,16 @@ ease_try(EaseSearch *s, int k)
 	}
 	mtdpp_validation_measure(s->v, s->m, &mm);
 	*crit = mm.mpr + mm.p5 + mm.p10 + mm.p20;
+	if (s->kept != NULL && (s->kept_k > EASE_K_MAX ||
+							*crit > s->criterion[s->kept_k - EASE_K_MIN]))
+	{
+		/* the best so far: its lists kept, the other model's lists the next to fill */
+		MtdppModel *t = s->kept;
+
+		s->kept = s->m;
+		s->m = t;
+		s->kept_k = k;
+	}
 	if (s->verbose)
 		ereport(NOTICE,
 				(errmsg("lambda %g (%g times the mean popularity %g): validation MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f on %d baskets (%.1f s)",
@@ -577,6 +589,55 @@ ease_choose_lambda(MtdppBaskets *data, const MtdppParams *p, EaseWork *w)
 	return ldexp(mean_popularity(data), k);
 }
 
+/* M's lists and what scoring reads, moved from FROM (of the same items) */
+static void
+ease_take_lists(MtdppModel *m, MtdppModel *from)
+{
+	m->nbr_start = from->nbr_start;
+	m->nbr_index = from->nbr_index;
+	m->nbr_weight = from->nbr_weight;
+	from->nbr_start = NULL;
+	from->nbr_index = NULL;
+	from->nbr_weight = NULL;
+}
+
+/*
+ * The weights of DATA, the baskets outside the caller's slice V (the
+ * hybrid's), into M's lists at alpha chosen on V itself: the ladder's best
+ * lists are kept as it goes, so no fit is made twice.  Returns lambda.
+ */
+static double
+ease_ladder_on_slice(MtdppBaskets *data, const MtdppParams *p, EaseWork *w,
+					 MtdppValidation *v, MtdppModel *m)
+{
+	EaseSearch	s;
+	int			k;
+
+	ease_prepare(data, w);
+	memset(&s, 0, sizeof(s));
+	s.w = w;
+	s.v = v;
+	s.m = mtdpp_counts_model(data, p);
+	s.kept = mtdpp_counts_model(data, p);
+	s.kept_k = EASE_K_MAX + 1;
+	s.mean = mean_popularity(data);
+	s.verbose = p->verbose;
+	ease_alloc_lists(s.m, w->cap);
+	ease_alloc_lists(s.kept, w->cap);
+	k = ease_ladder(&s);
+	if (s.kept_k != k && !ease_weights(w, ldexp(s.mean, k), s.kept))
+		elog(ERROR, "EASE's weights at lambda %g are no longer finite", ldexp(s.mean, k));
+	if (p->verbose)
+		ereport(NOTICE,
+				(errmsg("chose %g times the mean popularity on %d validation baskets, lambda %g",
+						ldexp(1.0, k), v->n, ldexp(s.mean, k))));
+	ease_take_lists(m, s.kept);
+	pfree(s.m->nbr_start);
+	pfree(s.m->nbr_index);
+	pfree(s.m->nbr_weight);
+	return ldexp(s.mean, k);
+}
+
 /*
  * DATA's weights into M's neighbour lists, CAP per item: lambda chosen on a
  * validation slice first when *LAMBDA is negative (and returned there).
@@ -584,17 +645,22 @@ ease_choose_lambda(MtdppBaskets *data, const MtdppParams *p, EaseWork *w)
  */
 static bool
 ease_fit_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
-			   MtdppModel *m, int cap, bool neighborhood)
+			   MtdppModel *m, int cap, bool neighborhood, MtdppValidation *slice)
 {
 	EaseWork	w;
-	bool		ok;
+	bool		ok = true;
 
 	ease_work_alloc(&w, data->n_items, cap, neighborhood);
-	if (*lambda < 0.0)
-		*lambda = ease_choose_lambda(data, p, &w);
-	ease_prepare(data, &w);
-	ease_alloc_lists(m, cap);
-	ok = ease_weights(&w, *lambda, m);
+	if (*lambda < 0.0 && slice != NULL)
+		*lambda = ease_ladder_on_slice(data, p, &w, slice, m);
+	else
+	{
+		if (*lambda < 0.0)
+			*lambda = ease_choose_lambda(data, p, &w);
+		ease_prepare(data, &w);
+		ease_alloc_lists(m, cap);
+		ok = ease_weights(&w, *lambda, m);
+	}
 	if (w.A)
 		pfree(w.A);
 	if (w.nb)
@@ -617,7 +683,7 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	m = mtdpp_counts_model(data, &p);
 	/* the model says which fit it had */
 	p.ease_solver = neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
-	if (!ease_fit_lists(data, &p, &p.lambda, m, cap, neighborhood))
+	if (!ease_fit_lists(data, &p, &p.lambda, m, cap, neighborhood, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("X^T X + lambda I of %d items is not positive definite in single precision at lambda %g",
@@ -646,12 +712,13 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
  */
 bool
 mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
-				 MtdppModel *m, bool *neighborhood)
+				 MtdppModel *m, bool *neighborhood, MtdppValidation *slice)
 {
 	MtdppParams p = *given;
 	int			cap = Min(p.max_neighbors > 0 ? p.max_neighbors : MTDPP_EASE_NEIGHBORS,
 						  Max(data->n_items - 1, 0));
 	Size		limit = (Size) maintenance_work_mem * 1024;
+	Size		lists = mul_size(mul_size(data->n_items, cap), sizeof(int32) + sizeof(float4));
 
 	*neighborhood = ease_by_neighborhood(&p, data);
 	if (!*neighborhood && p.ease_solver == MTDPP_EASE_AUTO && ease_memory(data, cap, false) > limit)
@@ -659,11 +726,15 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 	if (ease_memory(data, cap, *neighborhood) > limit ||
 		(!*neighborhood && data->n_items > EASE_REFINE_ITEMS))
 		return false;
+	/* the caller's slice judges lambda on neighbourhoods: two lists at a time */
+	if (!*neighborhood || *lambda >= 0.0 ||
+		add_size(ease_memory(data, cap, true), lists) > limit)
+		slice = NULL;
 	/* the kind, slice and candidates of ease */
 	p.kind = MTDPP_EASE;
 	p.validation_candidates = 0;
 	p.validation_baskets = 5000;
-	return ease_fit_lists(data, &p, lambda, m, cap, *neighborhood);
+	return ease_fit_lists(data, &p, lambda, m, cap, *neighborhood, slice);
 }
 
 /* score(c) = sum over the context of its weights to c, plus the prior */

@@ -405,16 +405,15 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 	INSTR_TIME_SET_CURRENT(start);
 	mtdpp_cooccurrence_lists(rest, evid, cap);
 	*alpha = -1.0;
-	if (mtdpp_ease_lists(rest, p, &lambda, ease, ease_neighborhood))
+	/* the whole catalog, as the benchmark ranks */
+	memset(v->outside, 0, sizeof(bool) * n);
+	memset(v->exclude, 0, sizeof(bool) * n);
+	if (mtdpp_ease_lists(rest, p, &lambda, ease, ease_neighborhood, v))
 		*alpha = lambda / ((double) rest->n_lines / Max(rest->n_items, 1));
 	else
 		ease = NULL;
 	for (int f = 0; f < N_FORMS; f++)
 		ev[f] = palloc0(sizeof(double) * Max(n, 1));
-
-	/* the whole catalog, as the benchmark ranks */
-	memset(v->outside, 0, sizeof(bool) * n);
-	memset(v->exclude, 0, sizeof(bool) * n);
 	for (int k = 0; k < v->n; k++)
 	{
 		CHECK_FOR_INTERRUPTS();
@@ -620,7 +619,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 		lambda = alpha * data->n_lines / Max(data->n_items, 1);
 		/* and the weights are fitted as they were on the slice */
 		ep.ease_solver = ease_neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
-		built = mtdpp_ease_lists(data, &ep, &lambda, ease, &ease_neighborhood);
+		built = mtdpp_ease_lists(data, &ep, &lambda, ease, &ease_neighborhood, NULL);
 		if (built && form == FORM_EASE)
 			for (int64 q = 0; q < m->nbr_start[m->n_items]; q++)
 				m->nbr_weight[q] = (float4) (beta * m->nbr_weight[q]);

@@ -104,8 +104,9 @@ extern void mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *g
 									  int64 distinct, int64 kept);
 
 /* kind_ease.c: EASE's weights as neighbour lists, which the hybrid kind uses */
+struct MtdppValidation;
 extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
-							 MtdppModel *m, bool *neighborhood);
+							 MtdppModel *m, bool *neighborhood, struct MtdppValidation *slice);
 
 
 /* kind_popularity.c: what the other kinds share with it */

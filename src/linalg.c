@@ -115,6 +115,74 @@ mtdpp_cholesky(double *A, int n)
 	return true;
 }
 
+/*
+ * Cholesky factorisation A = U^T U in place of the symmetric n x n matrix A
+ * (only its upper triangle, row-major, is read), U in the upper triangle:
+ * for the many independent systems of one right-hand side each (EASE on
+ * neighbourhoods), which a thread may factorise beside the backend.  The
+ * right-looking order makes every update a contiguous row operation the
+ * compiler vectorises without reordering a sum, so the factor is the same
+ * under every BLAS (none is called) and at every size.  Returns false if A
+ * is not numerically positive definite.
+ */
+MTDPP_VECTORISED
+bool
+mtdpp_cholesky_upper(double *A, int n)
+{
+	for (int j = 0; j < n; j++)
+	{
+		double	   *restrict Uj = A + (size_t) j * n;
+		double		d = Uj[j];
+		double		inv;
+
+		if (!(d > 0.0))			/* also catches NaN */
+			return false;
+		d = sqrt(d);
+		Uj[j] = d;
+		inv = 1.0 / d;
+		for (int k = j + 1; k < n; k++)
+			Uj[k] *= inv;
+		for (int i = j + 1; i < n; i++)
+		{
+			double	   *restrict Ai = A + (size_t) i * n;
+			double		u = Uj[i];
+
+			for (int k = i; k < n; k++)
+				Ai[k] -= u * Uj[k];
+		}
+	}
+	return true;
+}
+
+/*
+ * Solves A x = b in place of b, A = U^T U factorised by
+ * mtdpp_cholesky_upper: U^T y = b by rows of U (each a contiguous update of
+ * the unknowns after it), then U x = y by dot products with its rows.
+ */
+MTDPP_VECTORISED
+void
+mtdpp_cholesky_upper_solve(const double *U, int n, double *restrict b)
+{
+	for (int i = 0; i < n; i++)
+	{
+		const double *restrict Ui = U + (size_t) i * n;
+		double		y = b[i] / Ui[i];
+
+		b[i] = y;
+		for (int k = i + 1; k < n; k++)
+			b[k] -= Ui[k] * y;
+	}
+	for (int i = n - 1; i >= 0; i--)
+	{
+		const double *Ui = U + (size_t) i * n;
+		double		s = b[i];
+
+		for (int k = i + 1; k < n; k++)
+			s -= Ui[k] * b[k];
+		b[i] = s / Ui[i];
+	}
+}
+
 /* ln det A from its Cholesky factor */
 double
 mtdpp_cholesky_logdet(const double *L, int n)

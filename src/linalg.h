@@ -25,6 +25,8 @@ extern void mtdpp_blas_init(void);
 extern bool mtdpp_linalg_set_reproducible(bool on);
 extern bool mtdpp_cholesky(double *A, int n);
 extern double mtdpp_cholesky_logdet(const double *L, int n);
+extern bool mtdpp_cholesky_upper(double *A, int n);
+extern void mtdpp_cholesky_upper_solve(const double *U, int n, double *b);
 extern void mtdpp_cholesky_inverse(double *A, int n);
 extern void mtdpp_cholesky_solve(const double *L, int n, double *B, int m);
 extern void mtdpp_gemm_nt(int m, int n, int k, const double *A, int lda,

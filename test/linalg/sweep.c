@@ -512,6 +512,78 @@ sweep_fixed_positions(int n)
 	pfree(D);
 }
 
+/*
+ * The factor A = U^T U of the EASE systems, and its solve: no BLAS, the
+ * same bits in both passes.
+ */
+static void
+sweep_cholesky_upper(int n)
+{
+	double	   *S = palloc(sizeof(double) * n * n),
+			   *U = palloc(sizeof(double) * n * n);
+	double	   *v = palloc(sizeof(double) * n),
+			   *w = palloc(sizeof(double) * n),
+			   *y = palloc(sizeof(double) * n),
+			   *z = palloc(sizeof(double) * n);
+	double		worst_factor = 0.0,
+				worst_solve = 0.0;
+
+	spd_matrix(S, n);
+	memcpy(U, S, sizeof(double) * n * n);
+	/* only the upper triangle is read: spoil the lower */
+	for (int i = 1; i < n; i++)
+		for (int j = 0; j < i; j++)
+			U[(size_t) i * n + j] = NAN;
+	if (!mtdpp_cholesky_upper(U, n))
+	{
+		printf("FAIL cholesky_upper n=%d: refused a positive definite matrix\n", n);
+		failures++;
+		return;
+	}
+	for (int i = 0; i < n; i++)
+		digest_add(U + (size_t) i * n + i, n - i);
+	/* U^T U v = S v, reading only the upper triangle of U */
+	for (int p = 0; p < PROBES; p++)
+	{
+		random_vector(v, n);
+		for (int i = 0; i < n; i++)
+		{
+			double		s = 0.0;
+
+			for (int j = i; j < n; j++)
+				s += U[(size_t) i * n + j] * v[j];
+			w[i] = s;
+		}
+		for (int j = 0; j < n; j++)
+		{
+			double		s = 0.0;
+
+			for (int i = 0; i <= j; i++)
+				s += U[(size_t) i * n + j] * w[i];
+			y[j] = s;
+		}
+		matvec(S, n, n, n, v, z);
+		worst_factor = Max(worst_factor, relative_difference(y, z, n));
+	}
+	check("cholesky_upper", n, worst_factor, 1e-12);
+	for (int p = 0; p < PROBES; p++)
+	{
+		random_vector(v, n);
+		memcpy(z, v, sizeof(double) * n);
+		mtdpp_cholesky_upper_solve(U, n, z);
+		digest_add(z, n);
+		matvec(S, n, n, n, z, y);
+		worst_solve = Max(worst_solve, relative_difference(y, v, n));
+	}
+	check("cholesky_upper_solve", n, worst_solve, 1e-12);
+	pfree(S);
+	pfree(U);
+	pfree(v);
+	pfree(w);
+	pfree(y);
+	pfree(z);
+}
+
 static void
 sweep_size(void *arg)
 {
@@ -529,6 +601,7 @@ sweep_size(void *arg)
 	pass_label = " (fixed order)";
 	digesting = n <= DIGEST_MAX_N;
 	sweep_cholesky(n);
+	sweep_cholesky_upper(n);
 	sweep_products(n);
 	sweep_trsm(n);
 	sweep_fixed_positions(n);

@@ -16,6 +16,25 @@ SELECT hyperparams->>'kind' AS recorded_kind, hyperparams->>'ease_solver' AS eas
        hyperparams->>'evidence' AS form, hyperparams->>'evidence_ease_solver' AS evidence_ease_solver
 FROM mtdpp.models WHERE name IN ('hyb', 'hyb_default') ORDER BY name;
 SELECT mtdpp_drop('hyb_default');
+-- the items' systems are solved on two threads (max_parallel_maintenance_workers
+-- above 0, a catalog of over 2,048 items) or on one: the same weights to the bit
+CREATE TEMP TABLE wide_lines AS
+SELECT g / 6 AS order_id, (g * 7919 + (g / 6) % 13) % 3000 AS item_id FROM generate_series(1, 60000) g;
+SET max_parallel_maintenance_workers = 0;
+SELECT items FROM mtdpp_train('ease_one', 'wide_lines', kind => 'ease',
+                              params => '{"lambda": 10, "ease_solver": "neighborhood"}');
+SET max_parallel_maintenance_workers = 2;
+SELECT items FROM mtdpp_train('ease_two', 'wide_lines', kind => 'ease',
+                              params => '{"lambda": 10, "ease_solver": "neighborhood"}');
+RESET max_parallel_maintenance_workers;
+SELECT count(*) AS items, sum(cardinality(i.neighbors)) > 10000 AS has_weights,
+       bool_and(i.neighbors IS NOT DISTINCT FROM j.neighbors
+                AND i.neighbor_weights IS NOT DISTINCT FROM j.neighbor_weights) AS same_weights
+FROM mtdpp.items i JOIN mtdpp.models m ON m.model_id = i.model_id AND m.name = 'ease_one'
+JOIN mtdpp.items j ON j.item_id = i.item_id
+JOIN mtdpp.models n ON n.model_id = j.model_id AND n.name = 'ease_two';
+SELECT mtdpp_drop('ease_one'), mtdpp_drop('ease_two');
+DROP TABLE wide_lines;
 -- factors and neighbour lists side by side, weights beta * g(j, c)
 SELECT count(*) AS items, bool_and(cardinality(factors) = 8 AND cardinality(task_factors) = 8) AS factors,
        bool_and(cardinality(neighbors) = cardinality(neighbor_weights)) AS neighbors
