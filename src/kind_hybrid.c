@@ -26,7 +26,9 @@
  *				Fitted exactly on small catalogs and on neighbourhoods
  *				above (ease_solver, kind_ease.c), where the exact fit
  *				would not fit in maintenance_work_mem, or beyond it not
- *				at all; its lambda chosen on a slice of the other baskets.
+ *				at all; its lambda chosen on a slice of the other baskets
+ *				(exact) or on the hybrid's own slice (neighbourhoods,
+ *				where each lambda tried costs a pass over the items).
  *
  * or, where EASE is offered, two of them: beta * g = beta * cosine +
  * ease_beta * B[j][c] (cosine+ease), since neither kind of evidence wins
