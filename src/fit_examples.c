@@ -259,7 +259,7 @@ epoch_positives(Trainer *tr)
 			(pg_prng_double(&tr->rng) >= tr->basket_share * (b < tr->first_new ? tr->old_share : 1.0) ||
 			 n_pos + len > tr->n_pool))
 			continue;
-		if (!tr->task_factors)
+		if (!tr->targeted)
 			positives[n_pos++] = (Positive) {b, -1};
 		else if (p->target == MTDPP_TARGET_LAST)
 		{

@@ -16,7 +16,9 @@
  * checked against finite differences by mtdpp.gradient_check.  The other
  * kinds reuse this machinery: the logistic DPP with R = 1 on whole baskets
  * against baskets with one item swapped; the low-rank DPP with R = 1, D = 0,
- * loss -ln det L_B plus the normaliser ln det(I + V^T V) per minibatch.
+ * loss -ln det L_B plus the normaliser ln det(I + V^T V) per minibatch;
+ * the factorization machine (fit_fm.c) with its own score in place of
+ * ln det K_t and the same losses over it.
  */
 #include "postgres.h"
 
@@ -231,6 +233,14 @@ context_step(Shard *sh, int b, int nt, double scale)
 {
 	double		loss = 0.0;
 
+	if (sh->tr->fm)
+	{
+		/* the factorization machine: its scores stand for the ln dets */
+		fm_scores(sh, b, nt);
+		if (context_loss(sh, nt, &loss))
+			fm_gradients(sh, b, nt, scale);
+		return loss;
+	}
 	context_logdets(sh, b, nt);
 	if (!context_loss(sh, nt, &loss))
 		return loss;
