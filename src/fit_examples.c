@@ -109,7 +109,10 @@ negative_item(Shard *sh, int basket)
 	return -1;
 }
 
-/* Multi-task kinds: a target and the rest as context, plus negative targets. */
+/*
+ * Multi-task kinds and the factorization machine: a target and the rest as
+ * context, plus negative targets.
+ */
 double
 multitask_examples(Shard *sh, Positive pos, double scale, int64 *n_ex)
 {
@@ -132,6 +135,9 @@ multitask_examples(Shard *sh, Positive pos, double scale, int64 *n_ex)
 		sh->labels[nt++] = 0.0;
 	}
 	*n_ex += nt;
+	/* the factorization machine's scores, or the DPP's ln dets */
+	if (tr->fm)
+		return fm_context_step(sh, b, nt, scale);
 	return context_step(sh, b, nt, scale);
 }
 

@@ -39,7 +39,7 @@
  * sh->targets into sh->logdet, which the loss reads; the context's sum u
  * stays in sh->GVC and the targets' rows in sh->R2rows for the gradients.
  */
-void
+static void
 fm_scores(Shard *sh, int b, int nt)
 {
 	const MtdppModel *m = sh->tr->m;
@@ -73,7 +73,7 @@ fm_scores(Shard *sh, int b, int nt)
  * The gradients of the context's NT targets, weighted by sh->g (the loss's
  * derivatives) and scaled by SCALE, into the shard's gradients.
  */
-void
+static void
 fm_gradients(Shard *sh, int b, int nt, double scale)
 {
 	const MtdppModel *m = sh->tr->m;
@@ -108,4 +108,20 @@ fm_gradients(Shard *sh, int b, int nt, double scale)
 		for (int j = 0; j < r; j++)
 			gVs[j] += x * acc[j];
 	}
+}
+
+/*
+ * Forward and backward pass for one context (sh->ctx, B items) and its NT
+ * targets (sh->targets), as context_step (fit_loss.c) for the DPP kinds:
+ * adds the gradients (scaled by SCALE) and returns the summed loss.
+ */
+double
+fm_context_step(Shard *sh, int b, int nt, double scale)
+{
+	double		loss = 0.0;
+
+	fm_scores(sh, b, nt);
+	if (targets_loss(sh, nt, &loss))
+		fm_gradients(sh, b, nt, scale);
+	return loss;
 }

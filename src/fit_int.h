@@ -137,11 +137,11 @@ extern Shard *shard_new(Trainer *tr, int max_len, int nt_max, int max_ctx);
 /* fit_loss.c */
 extern void touch_row(bool *flags, int32 *list, int *n, int row);
 extern double context_step(Shard *sh, int b, int nt, double scale);
+extern bool targets_loss(Shard *sh, int nt, double *loss);
 extern double lowrank_normaliser(Trainer *tr, double weight);
 
 /* fit_fm.c */
-extern void fm_scores(Shard *sh, int b, int nt);
-extern void fm_gradients(Shard *sh, int b, int nt, double scale);
+extern double fm_context_step(Shard *sh, int b, int nt, double scale);
 
 /* fit_update.c */
 extern void run_pair(Trainer *tr, void (*fn) (void *), void *a, void *b);

@@ -233,19 +233,22 @@ context_step(Shard *sh, int b, int nt, double scale)
 {
 	double		loss = 0.0;
 
-	if (sh->tr->fm)
-	{
-		/* the factorization machine: its scores stand for the ln dets */
-		fm_scores(sh, b, nt);
-		if (context_loss(sh, nt, &loss))
-			fm_gradients(sh, b, nt, scale);
-		return loss;
-	}
 	context_logdets(sh, b, nt);
 	if (!context_loss(sh, nt, &loss))
 		return loss;
 	context_gradients(sh, b, nt, scale);
 	return loss;
+}
+
+/*
+ * The loss of one context's NT targets whose scores are in sh->logdet (a
+ * factorization machine's, fit_fm.c), added to *LOSS, and its derivatives
+ * into sh->g; false when the example carries no gradient.
+ */
+bool
+targets_loss(Shard *sh, int nt, double *loss)
+{
+	return context_loss(sh, nt, loss);
 }
 
 /*
