@@ -147,9 +147,10 @@ lines_seeds(void *arg)
 	}
 }
 
+/* by kind number; NULL: a number no kind of this build has */
 static const char *const kind_names[] = {
 	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease", "hybrid",
-	"rules"
+	"rules", NULL, "fm"
 };
 
 StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");
@@ -160,10 +161,15 @@ model_seeds(void *arg)
 {
 	for (int kind = 0; kind < MTDPP_N_KINDS; kind++)
 	{
-		int			rank = mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
-		MtdppModel *m = mtdpp_model_alloc((MtdppKind) kind, 5, rank);
+		int			rank;
+		MtdppModel *m;
 		bytea	   *b;
 		char		name[32];
+
+		if (kind_names[kind] == NULL)
+			continue;
+		rank = mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
+		m = mtdpp_model_alloc((MtdppKind) kind, 5, rank);
 
 		m->log_w = -4.6;
 		m->n_baskets = 9;

@@ -438,7 +438,9 @@ explain_evidence(FunctionCallInfo fcinfo, const MtdppModel *m, const int32 *ctx,
  * item leaves the empty basket, which every kind completes by popularity.
  * One batch of scores per basket item: (b + 1) batches for b basket items.
  * A model of rules names instead the rule that decides each completion
- * (explain_evidence).
+ * (explain_evidence).  A kind whose score is a sum over the basket items
+ * (the factorization machine: <v_t, v_i> / sqrt(b)) gives those terms
+ * instead of leaving items out.
  */
 Datum
 mtdpp_explain(PG_FUNCTION_ARGS)
@@ -471,7 +473,16 @@ mtdpp_explain(PG_FUNCTION_ARGS)
 	full = palloc(sizeof(double) * Max(nc, 1));
 	without = palloc(sizeof(double) * (size_t) Max(nc, 1) * Max(b, 1));
 	rest = palloc(sizeof(int32) * Max(b, 1));
-	if (nc > 0)
+	if (nc > 0 && b > 0 && mtdpp_kind(m->kind)->contributions != NULL)
+	{
+		/* a score that is a sum over the basket: its terms */
+		mtdpp_score_some(m, ctx, b, cands, nc, full);
+		mtdpp_kind(m->kind)->contributions(m, ctx, b, cands, nc, without);
+		for (int s = 0; s < b; s++)
+			for (int c = 0; c < nc; c++)
+				without[(size_t) s * nc + c] = full[c] - without[(size_t) s * nc + c];
+	}
+	else if (nc > 0)
 	{
 		mtdpp_score_some(m, ctx, b, cands, nc, full);
 		for (int s = 0; s < b; s++)

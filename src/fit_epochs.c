@@ -3,7 +3,9 @@
  *		One fit of the DPP kinds at a given rank, by minibatch stochastic
  *		gradient: the trainer's set-up and the epoch loop.
  *
- * This is the fit of the four DPP kinds (kind_multitask.c, kind_single.c):
+ * This is the fit of the four DPP kinds (kind_multitask.c, kind_single.c),
+ * and of the factorization machine (kind_fm.c), whose scores replace the ln
+ * dets (fit_fm.c):
  * which parameters train (task factors R, bias D) and how examples are made
  * (targets of a basket, or whole baskets, by likelihood or not) are traits
  * of the kind (kinds.c), and every ln det comes from the numeric core that
@@ -188,7 +190,7 @@ initialise(Trainer *tr)
 		m->R[c] = !tr->task_factors ? 1.0 :
 			(typical_R ? typical_R[c % m->rank] : 1.0) * (1.0 + p->init_scale * gaussian(&tr->rng));
 	for (int i = 0; i < m->n_items; i++)
-		m->D[i] = tr->bias ? typical_D * (1.0 + p->init_scale * gaussian(&tr->rng)) : 0.0;
+		m->D[i] = tr->bias && !tr->fm ? typical_D * (1.0 + p->init_scale * gaussian(&tr->rng)) : 0.0;
 	for (int i = 0; warm != NULL && i < m->n_items; i++)
 	{
 		int32		j = mtdpp_model_index(warm, m->item_ids[i]);
@@ -319,7 +321,7 @@ run_shard(void *arg)
 	for (int64 k = sh->first; k < sh->last; k++)
 	{
 		pg_prng_seed(&sh->rng, tr->epoch_seed + (uint64) k);
-		if (tr->task_factors)
+		if (tr->targeted)
 			loss += multitask_examples(sh, tr->positives[k], sh->scale, &n_ex);
 		else
 			loss += single_kernel_examples(sh, tr->positives[k], sh->scale, &n_ex);
@@ -399,6 +401,8 @@ trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p,
 	tr->bias = kind->bias;
 	tr->task_factors = kind->task_factors;
 	tr->likelihood = kind->likelihood;
+	tr->fm = kind->bilinear;
+	tr->targeted = kind->task_factors || kind->bilinear;
 	pg_prng_seed(&tr->rng, (uint64) p->seed);
 
 	m = mtdpp_model_alloc(p->kind, data->n_items, p->rank);

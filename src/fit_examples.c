@@ -109,7 +109,10 @@ negative_item(Shard *sh, int basket)
 	return -1;
 }
 
-/* Multi-task kinds: a target and the rest as context, plus negative targets. */
+/*
+ * Multi-task kinds and the factorization machine: a target and the rest as
+ * context, plus negative targets.
+ */
 double
 multitask_examples(Shard *sh, Positive pos, double scale, int64 *n_ex)
 {
@@ -132,6 +135,9 @@ multitask_examples(Shard *sh, Positive pos, double scale, int64 *n_ex)
 		sh->labels[nt++] = 0.0;
 	}
 	*n_ex += nt;
+	/* the factorization machine's scores, or the DPP's ln dets */
+	if (tr->fm)
+		return fm_context_step(sh, b, nt, scale);
 	return context_step(sh, b, nt, scale);
 }
 
@@ -259,7 +265,7 @@ epoch_positives(Trainer *tr)
 			(pg_prng_double(&tr->rng) >= tr->basket_share * (b < tr->first_new ? tr->old_share : 1.0) ||
 			 n_pos + len > tr->n_pool))
 			continue;
-		if (!tr->task_factors)
+		if (!tr->targeted)
 			positives[n_pos++] = (Positive) {b, -1};
 		else if (p->target == MTDPP_TARGET_LAST)
 		{

@@ -6,7 +6,8 @@
  * The fit of the DPP kinds is a family of files: fit.c (its entry and the
  * choice of rank), fit_epochs.c (the trainer's set-up and the epoch loop),
  * fit_examples.c (example sampling), fit_loss.c (loss and gradients, and
- * mtdpp.gradient_check) and fit_update.c (the optimiser's updates).
+ * mtdpp.gradient_check), fit_update.c (the optimiser's updates) and
+ * fit_fm.c (the factorization machine's scores and gradients, kind_fm.c).
  */
 #ifndef MTDPP_FIT_INT_H
 #define MTDPP_FIT_INT_H
@@ -84,6 +85,8 @@ typedef struct Trainer
 	bool		bias;			/* D is trained */
 	bool		task_factors;	/* R is trained (multi-task kinds) */
 	bool		likelihood;		/* loss is -ln det (low-rank DPP), not logistic */
+	bool		fm;				/* scores are a factorization machine's (fit_fm.c) */
+	bool		targeted;		/* examples are targets against the rest of a basket */
 	double		mean_pop;
 	int			warm_items;		/* items that took a warm start's parameters */
 
@@ -134,7 +137,11 @@ extern Shard *shard_new(Trainer *tr, int max_len, int nt_max, int max_ctx);
 /* fit_loss.c */
 extern void touch_row(bool *flags, int32 *list, int *n, int row);
 extern double context_step(Shard *sh, int b, int nt, double scale);
+extern bool targets_loss(Shard *sh, int nt, double *loss);
 extern double lowrank_normaliser(Trainer *tr, double weight);
+
+/* fit_fm.c */
+extern double fm_context_step(Shard *sh, int b, int nt, double scale);
 
 /* fit_update.c */
 extern void run_pair(Trainer *tr, void (*fn) (void *), void *a, void *b);

@@ -16,7 +16,9 @@
  * checked against finite differences by mtdpp.gradient_check.  The other
  * kinds reuse this machinery: the logistic DPP with R = 1 on whole baskets
  * against baskets with one item swapped; the low-rank DPP with R = 1, D = 0,
- * loss -ln det L_B plus the normaliser ln det(I + V^T V) per minibatch.
+ * loss -ln det L_B plus the normaliser ln det(I + V^T V) per minibatch;
+ * the factorization machine (fit_fm.c) with its own score in place of
+ * ln det K_t and the same losses over it.
  */
 #include "postgres.h"
 
@@ -236,6 +238,17 @@ context_step(Shard *sh, int b, int nt, double scale)
 		return loss;
 	context_gradients(sh, b, nt, scale);
 	return loss;
+}
+
+/*
+ * The loss of one context's NT targets whose scores are in sh->logdet (a
+ * factorization machine's, fit_fm.c), added to *LOSS, and its derivatives
+ * into sh->g; false when the example carries no gradient.
+ */
+bool
+targets_loss(Shard *sh, int nt, double *loss)
+{
+	return context_loss(sh, nt, loss);
 }
 
 /*

@@ -12,7 +12,7 @@
 #include "kinds.h"
 #include "linalg.h"
 
-/* every kind: one line each, in the order of MtdppKind */
+/* every kind: one line each, in the order of MtdppKind (whose numbers may skip) */
 static const MtdppKindRoutine *const all_kinds[] = {
 	&mtdpp_kind_multitask,
 	&mtdpp_kind_multitask_nobias,
@@ -23,9 +23,10 @@ static const MtdppKindRoutine *const all_kinds[] = {
 	&mtdpp_kind_ease,
 	&mtdpp_kind_hybrid,
 	&mtdpp_kind_rules,
+	&mtdpp_kind_fm,
 };
 
-StaticAssertDecl(lengthof(all_kinds) == MTDPP_N_KINDS, "every kind has a line in the table");
+StaticAssertDecl(lengthof(all_kinds) <= MTDPP_N_KINDS, "every kind has a number");
 
 /* fills the table of kinds: called by _PG_init */
 void

@@ -8,7 +8,8 @@
  * variant without bias (kind_multitask.c), the single-kernel logistic and
  * low-rank DPPs (kind_single.c), and the baselines item-kNN
  * (kind_itemknn.c), popularity (kind_popularity.c) and EASE (kind_ease.c),
- * and the multi-task DPP with co-occurrence evidence (kind_hybrid.c).
+ * the multi-task DPP with co-occurrence evidence (kind_hybrid.c), association
+ * rules (kind_rules.c) and the factorization machine (kind_fm.c).
  * Adding a kind is adding its file, its number to MtdppKind and its line
  * in kind_list.c.
  *
@@ -35,6 +36,13 @@ mtdpp_kind_register(const MtdppKindRoutine *kind)
 	kinds[kind->kind] = kind;
 }
 
+/* whether KIND is the number of a kind (the numbers may have gaps) */
+bool
+mtdpp_kind_exists(int kind)
+{
+	return kind >= 0 && kind < MTDPP_N_KINDS && kinds[kind] != NULL;
+}
+
 const MtdppKindRoutine *
 mtdpp_kind(MtdppKind kind)
 {
@@ -53,15 +61,20 @@ MtdppKind
 mtdpp_kind_from_name(const char *name)
 {
 	StringInfoData valid;
+	int			last = 0;
 
 	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		if (strcmp(kinds[k]->name, name) == 0)
+		if (kinds[k] != NULL && strcmp(kinds[k]->name, name) == 0)
 			return (MtdppKind) k;
 
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		if (kinds[k] != NULL)
+			last = k;
 	initStringInfo(&valid);
 	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		appendStringInfo(&valid, "%s%s", k == 0 ? "" : k == MTDPP_N_KINDS - 1 ? " and " : ", ",
-						 kinds[k]->name);
+		if (kinds[k] != NULL)
+			appendStringInfo(&valid, "%s%s", k == 0 ? "" : k == last ? " and " : ", ",
+							 kinds[k]->name);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown model kind \"%s\"", mtdpp_shown(name)),

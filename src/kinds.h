@@ -38,6 +38,14 @@ typedef struct MtdppKindRoutine
 	bool		likelihood;
 
 	/*
+	 * Trained by the same stochastic gradient, but scored by a second-order
+	 * factorization machine (kind_fm.c) rather than a ln det: a target's
+	 * score is D_t + <V_t, sum over the context of V_i / sqrt(b)>, against
+	 * the rest of its basket as the multi-task kinds' targets are.
+	 */
+	bool		bilinear;
+
+	/*
 	 * Pruned top k (topk.c): the kind's score is ln w + ln det of a kernel
 	 * per candidate, K_c = V_B diag(R_c^2) V_B^T + D_B^2, which Hadamard's
 	 * inequality bounds; only the candidates whose bound can reach the k-th
@@ -68,11 +76,20 @@ typedef struct MtdppKindRoutine
 	 */
 	int			(*explain) (const MtdppModel *m, const int32 *ctx, int b, int c,
 							int32 *items, double *weight);
+
+	/*
+	 * mtdpp_explain of a kind whose score is a sum over the basket items:
+	 * the contribution of basket item s to candidate CANDS[c] into
+	 * OUT[s * n + c] (B > 0).  NULL (and no explain): leave-one-out.
+	 */
+	void		(*contributions) (const MtdppModel *m, const int32 *ctx, int b,
+								  const int32 *cands, int n, double *out);
 } MtdppKindRoutine;
 
 /* kinds.c: the table of model kinds, and the calls through it */
 extern const MtdppKindRoutine *mtdpp_kind(MtdppKind kind);
 extern MtdppKind mtdpp_kind_from_name(const char *name);
+extern bool mtdpp_kind_exists(int kind);
 extern const char *mtdpp_kind_name(MtdppKind kind);
 extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
 							double *scores);
@@ -85,7 +102,7 @@ extern void mtdpp_kind_register(const MtdppKindRoutine *kind);
 extern void mtdpp_kinds_init(void);
 extern MtdppModel *mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *p);
 
-/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c, kind_rules.c */
+/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c, kind_rules.c, kind_fm.c */
 extern const MtdppKindRoutine mtdpp_kind_multitask;
 extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
 extern const MtdppKindRoutine mtdpp_kind_logistic;
@@ -95,6 +112,7 @@ extern const MtdppKindRoutine mtdpp_kind_popularity;
 extern const MtdppKindRoutine mtdpp_kind_ease;
 extern const MtdppKindRoutine mtdpp_kind_hybrid;
 extern const MtdppKindRoutine mtdpp_kind_rules;
+extern const MtdppKindRoutine mtdpp_kind_fm;
 
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,

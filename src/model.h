@@ -58,6 +58,7 @@ typedef enum MtdppKind
 	MTDPP_EASE,
 	MTDPP_HYBRID,
 	MTDPP_RULES,
+	MTDPP_FM = 10,				/* 9 is another kind's, to come */
 	MTDPP_N_KINDS
 } MtdppKind;
 

@@ -266,7 +266,8 @@ validate_factors(const MtdppModel *m, Origin o)
 				 errdetail("That ratio may reach %g, so that the bounds of a completion stay finite in single precision.",
 						   nu_limit),
 				 errhint("%s", o.hint)));
-	if (1.0 + nu * rho > limit)
+	/* a factorization machine's scores are dot products: no kernel to factorise */
+	if (1.0 + nu * rho > limit && !mtdpp_kind(m->kind)->bilinear)
 	{
 		if (rho_item < 0)
 			ereport(ERROR,

@@ -612,7 +612,8 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 	 * example, over which a softmax is constant: it would learn nothing.
 	 */
 	if (p->loss == MTDPP_LOSS_SOFTMAX && mtdpp_kind(p->kind)->factors &&
-		!mtdpp_kind(p->kind)->task_factors && !mtdpp_kind(p->kind)->likelihood)
+		!mtdpp_kind(p->kind)->task_factors && !mtdpp_kind(p->kind)->likelihood &&
+		!mtdpp_kind(p->kind)->bilinear)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("the kind %s cannot be trained with the softmax loss",
