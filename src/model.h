@@ -58,6 +58,7 @@ typedef enum MtdppKind
 	MTDPP_EASE,
 	MTDPP_HYBRID,
 	MTDPP_RULES,
+	MTDPP_POISSON = 9,
 	MTDPP_N_KINDS
 } MtdppKind;
 
