@@ -149,7 +149,7 @@ lines_seeds(void *arg)
 
 static const char *const kind_names[] = {
 	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease", "hybrid",
-	"rules"
+	"rules", "poisson"
 };
 
 StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");
@@ -165,7 +165,8 @@ model_seeds(void *arg)
 		bytea	   *b;
 		char		name[32];
 
-		m->log_w = -4.6;
+		/* poisson: ln of its prior shape a, 0.3 */
+		m->log_w = kind == MTDPP_POISSON ? -1.2 : -4.6;
 		m->n_baskets = 9;
 		m->epochs_run = rank ? 2 : 0;
 		m->n_examples = 100;
