@@ -141,8 +141,8 @@ static const ParamKey param_keys[] = {
 	"rules: items of a rule's antecedent, at most; null: chosen on validation baskets"},
 	{"a", PARAM_REAL, F(poisson_a), 0.3, 0.01, 100.0, NULL, "a number in [0.01, 100]", true,
 	"poisson: shape of the Gamma prior of a basket's factors"},
-	{"c", PARAM_REAL, F(poisson_c), 0.3, 0.01, 100.0, NULL, "a number in [0.01, 100]", true,
-	"poisson: shape of the Gamma prior of an item's factors"},
+	{"c", PARAM_REAL, F(poisson_c), -1, 0.01, 100.0, NULL, "a number in [0.01, 100], or null (chosen on validation baskets)", true,
+	"poisson: shape of the Gamma prior of an item's factors; null: chosen on validation baskets"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
@@ -555,9 +555,10 @@ chosen_on_validation(const MtdppParams *p, const char **instead)
 	*instead = "";
 	if (p->kind == MTDPP_HYBRID)
 		return "weighs its co-occurrence evidence on the validation baskets";
+	*instead = ", or give rank => ... and \"c\" to train without a validation slice";
+	if (p->kind == MTDPP_POISSON && (p->rank == MTDPP_RANK_CHOSEN || p->poisson_c < 0.0))
+		return "chooses its rank and the prior shape c not given on the validation baskets";
 	*instead = ", or give rank => ... to train without a validation slice";
-	if (p->kind == MTDPP_POISSON && p->rank == MTDPP_RANK_CHOSEN)
-		return "chooses its rank on the validation baskets when it is not given";
 	if (mtdpp_kind(p->kind)->factors && p->rank == MTDPP_RANK_CHOSEN && p->warm_start[0] == '\0')
 		return "chooses its rank and l2 on the validation baskets when neither is given";
 	*instead = ", or give \"lambda\" to train without a validation slice";
