@@ -56,6 +56,22 @@
 #define POISSON_K_MIN 3
 #define POISSON_K_MAX 7
 
+/*
+ * The work of one fit, in products of a line and a factor: a pass costs
+ * the lines times the rank, and a digamma and an exponential (about 8 such
+ * products) per basket, item and factor.  Belgian_retail's 630,000 lines
+ * at rank 32 take 60 passes in about 40 s on one core; a fit of more than
+ * POISSON_MAX_WORK (about 20 minutes) is refused, and the search skips the
+ * ranks beyond it.
+ */
+#define POISSON_MAX_WORK 6e10
+
+static double
+poisson_work(const MtdppBaskets *d, int rank, int passes)
+{
+	return (double) passes * rank * ((double) d->n_lines + 8.0 * d->n_baskets + 8.0 * d->n_items);
+}
+
 static double
 seconds_since(instr_time start)
 {
@@ -67,10 +83,18 @@ seconds_since(instr_time start)
 }
 
 static void
-poisson_check_size(const MtdppBaskets *d, int rank)
+poisson_check_size(const MtdppBaskets *d, int rank, int passes)
 {
 	Size		need = mtdpp_poisson_memory(d, rank);
 
+	if (poisson_work(d, rank, passes) > POISSON_MAX_WORK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a poisson fit of " INT64_FORMAT " lines in %d baskets at rank %d by %d passes is too long",
+						d->n_lines, d->n_baskets, rank, passes),
+				 errdetail("A pass costs the lines times the rank, plus a digamma per basket, item and factor: about %.0f minutes in all on one core here, and the search of the rank and c fits several times.",
+						   poisson_work(d, rank, passes) / 5e7 / 60.0),
+				 errhint("Give a smaller rank or fewer epochs, or train on a sample of the baskets.")));
 	if (need > (Size) maintenance_work_mem * 1024)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
@@ -166,7 +190,10 @@ poisson_step(PoissonSearch *s, bool over_c, int i, double c, int rank)
 {
 	if (over_c)
 		return i >= 0 && i < lengthof(POISSON_C) ? poisson_try(s, POISSON_C[i], rank) : -INFINITY;
-	return i >= POISSON_K_MIN && i <= POISSON_K_MAX ? poisson_try(s, c, 1 << i) : -INFINITY;
+	if (i < POISSON_K_MIN || i > POISSON_K_MAX ||
+		poisson_work(s->rest, 1 << i, s->p.epochs) > POISSON_MAX_WORK)
+		return -INFINITY;
+	return poisson_try(s, c, 1 << i);
 }
 
 /*
@@ -239,7 +266,15 @@ poisson_fit(MtdppBaskets *data, const MtdppParams *given)
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
-	poisson_check_size(data, p.rank == MTDPP_RANK_CHOSEN ? 1 << POISSON_K_MAX : p.rank);
+	/* memory for the largest rank the search may try, time for the first */
+	if (p.rank == MTDPP_RANK_CHOSEN)
+	{
+		poisson_check_size(data, 32, p.epochs);
+		if (mtdpp_poisson_memory(data, 1 << POISSON_K_MAX) > (Size) maintenance_work_mem * 1024)
+			poisson_check_size(data, 1 << POISSON_K_MAX, 1);
+	}
+	else
+		poisson_check_size(data, p.rank, p.epochs);
 	if (p.rank == MTDPP_RANK_CHOSEN || p.poisson_c < 0.0)
 		poisson_choose(data, &p);
 	m = poisson_model(data, &p);
