@@ -10,11 +10,11 @@
 #include "model.h"
 
 /*
- * The hierarchical priors of Gopalan, Hofman and Blei (2015): a basket's
- * activity xi ~ Gamma(a', a'/b'), its factors theta_k ~ Gamma(a, xi); an
- * item's popularity eta ~ Gamma(c', c'/d'), its factors beta_k ~ Gamma(c,
- * eta).  The outer shapes and rates are the paper's, fixed; the inner
- * shapes a and c are hyperparameters.
+ * The hierarchical priors of Gopalan, Hofman and Blei (2015), shape and
+ * rate: a basket's activity xi ~ Gamma(a', b'), its factors theta_k ~
+ * Gamma(a, xi); an item's popularity eta ~ Gamma(c', d'), its factors
+ * beta_k ~ Gamma(c, eta).  The outer shapes and rates are fixed (the
+ * paper's values, 0.3 and 1); the inner shapes a and c are hyperparameters.
  */
 #define MTDPP_POISSON_A_PRIME	0.3
 #define MTDPP_POISSON_B_PRIME	1.0

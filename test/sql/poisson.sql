@@ -86,6 +86,8 @@ SELECT * FROM mtdpp_train('pf_bad', 'train_lines', kind => 'poisson', rank => 0)
 -- rank and c given: no validation slice needed
 SELECT items, baskets FROM mtdpp_train('pf_noslice', 'train_lines', kind => 'poisson', rank => 4,
     params => '{"c": 1, "validation_fraction": 0}');
+-- too long a fit: refused, with a hint
+SELECT * FROM mtdpp_train('pf_long', 'train_lines', kind => 'poisson', rank => 1024, epochs => 100000);
 -- more than maintenance_work_mem holds: refused, with a hint
 SET maintenance_work_mem = '1MB';
 SELECT * FROM mtdpp_train('pf_big', 'train_lines', kind => 'poisson', rank => 1024);
