@@ -139,10 +139,8 @@ static const ParamKey param_keys[] = {
 	{"max_antecedent", PARAM_INT, F(max_antecedent), -1, 1, 3, NULL,
 		"an integer from 1 to 3, or null (chosen on validation baskets)", true,
 	"rules: items of a rule's antecedent, at most; null: chosen on validation baskets"},
-	{"a", PARAM_REAL, F(poisson_a), 0.3, 0.01, 100.0, NULL, "a number in [0.01, 100]", true,
-	"poisson: shape of the Gamma prior of a basket's factors"},
-	{"c", PARAM_REAL, F(poisson_c), -1, 0.01, 100.0, NULL, "a number in [0.01, 100], or null (chosen on validation baskets)", true,
-	"poisson: shape of the Gamma prior of an item's factors; null: chosen on validation baskets"},
+	{"a", PARAM_REAL, F(poisson_a), 0.3, 0.01, 100.0, NULL, "a number in [0.01, 100]", true, "poisson: shape of the Gamma prior of a basket's factors"},
+	{"c", PARAM_REAL, F(poisson_c), -1, 0.01, 100.0, NULL, "a number in [0.01, 100], or null (chosen on validation baskets)", true, "poisson: shape of the Gamma prior of an item's factors; null: chosen on validation baskets"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
@@ -201,8 +199,7 @@ static const struct
 	{"min_support", SCOPE_RULES, false},
 	{"min_confidence", SCOPE_RULES, false},
 	{"max_antecedent", SCOPE_RULES, false},
-	{"a", SCOPE_POISSON, false},
-	{"c", SCOPE_POISSON, false},
+	{"a", SCOPE_POISSON, false}, {"c", SCOPE_POISSON, false},
 };
 
 static const ParamKey *
