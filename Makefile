@@ -30,6 +30,7 @@ OBJS = \
 	src/kind_multitask.o \
 	src/kind_popularity.o \
 	src/kind_rules.o \
+	src/kind_poisson.o \
 	src/kind_single.o \
 	src/kinds.o \
 	src/linalg.o \
@@ -43,6 +44,7 @@ OBJS = \
 	src/mtdpp.o \
 	src/params.o \
 	src/params_capacity.o \
+	src/poisson_vi.o \
 	src/rules_mine.o \
 	src/rules_sql.o \
 	src/progress.o \
@@ -57,7 +59,7 @@ OBJS = \
 # the scripts of earlier releases and every upgrade script are found by name
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid rules fm bad_input models security validate limits negligible
+REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid rules poisson fm bad_input models security validate limits negligible
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

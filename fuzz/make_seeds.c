@@ -150,7 +150,7 @@ lines_seeds(void *arg)
 /* by kind number; NULL: a number no kind of this build has */
 static const char *const kind_names[] = {
 	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease", "hybrid",
-	"rules", NULL, "fm"
+	"rules", "poisson", "fm"
 };
 
 StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");
@@ -171,7 +171,8 @@ model_seeds(void *arg)
 		rank = mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
 		m = mtdpp_model_alloc((MtdppKind) kind, 5, rank);
 
-		m->log_w = -4.6;
+		/* poisson: ln of its prior shape a, 0.3 */
+		m->log_w = kind == MTDPP_POISSON ? -1.2 : -4.6;
 		m->n_baskets = 9;
 		m->epochs_run = rank ? 2 : 0;
 		m->n_examples = 100;

@@ -23,6 +23,7 @@ static const MtdppKindRoutine *const all_kinds[] = {
 	&mtdpp_kind_ease,
 	&mtdpp_kind_hybrid,
 	&mtdpp_kind_rules,
+	&mtdpp_kind_poisson,
 	&mtdpp_kind_fm,
 };
 

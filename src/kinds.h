@@ -102,7 +102,10 @@ extern void mtdpp_kind_register(const MtdppKindRoutine *kind);
 extern void mtdpp_kinds_init(void);
 extern MtdppModel *mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *p);
 
-/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c, kind_rules.c, kind_fm.c */
+/*
+ * kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c,
+ * kind_ease.c, kind_rules.c, kind_poisson.c, kind_fm.c
+ */
 extern const MtdppKindRoutine mtdpp_kind_multitask;
 extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
 extern const MtdppKindRoutine mtdpp_kind_logistic;
@@ -112,6 +115,7 @@ extern const MtdppKindRoutine mtdpp_kind_popularity;
 extern const MtdppKindRoutine mtdpp_kind_ease;
 extern const MtdppKindRoutine mtdpp_kind_hybrid;
 extern const MtdppKindRoutine mtdpp_kind_rules;
+extern const MtdppKindRoutine mtdpp_kind_poisson;
 extern const MtdppKindRoutine mtdpp_kind_fm;
 
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */

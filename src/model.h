@@ -58,7 +58,8 @@ typedef enum MtdppKind
 	MTDPP_EASE,
 	MTDPP_HYBRID,
 	MTDPP_RULES,
-	MTDPP_FM = 10,				/* 9 is another kind's, to come */
+	MTDPP_POISSON = 9,
+	MTDPP_FM = 10,
 	MTDPP_N_KINDS
 } MtdppKind;
 

@@ -52,6 +52,10 @@
  * so a score (a sum over at most MTDPP_MAX_CONTEXT basket items, in double
  * precision) stays finite; a neighbour is an item of the model, listed once.
  * The lists of rules hold antecedents and consequents (validate_rules).
+ * Poisson factors are expected Gamma variables: finite and nonnegative
+ * reals, so that a score, a sum of their products with a basket's expected
+ * factors, is finite and nonnegative; its ln w is the ln of the shape a of
+ * the prior of a basket's factors, within a's range (validate_poisson).
  */
 #include "postgres.h"
 
@@ -409,6 +413,34 @@ validate_rules(const MtdppModel *m, Origin o)
 }
 
 /*
+ * Poisson factorisation (kind_poisson.c): factors E[beta], finite and
+ * nonnegative reals; ln w the ln of the prior shape a, in [0.01, 100].
+ */
+static void
+validate_poisson(const MtdppModel *m, Origin o)
+{
+	if (!(m->log_w >= log(0.01) - 1e-9 && m->log_w <= log(100.0) + 1e-9))
+		ereport(ERROR,
+				(errcode(o.sqlstate),
+				 errmsg("log_w of the poisson model is %g, outside ln 0.01 to ln 100", m->log_w),
+				 errdetail("A poisson model keeps the ln of its prior shape a, which lies from 0.01 to 100, as its ln w."),
+				 errhint("%s", o.hint)));
+	for (int i = 0; i < m->n_items && (m->V != NULL || m->Vf != NULL); i++)
+		for (int j = 0; j < m->rank; j++)
+		{
+			double		v = factor_at(m, i, j);
+
+			if (!isfinite(v) || v < 0.0)
+				ereport(ERROR,
+						(errcode(o.sqlstate),
+						 errmsg("factor %d of item %d is %g, not a finite nonnegative real", j + 1,
+								m->item_ids[i], m->V ? m->V[(size_t) i * m->rank + j] : v),
+						 errdetail("The factors of a poisson model are the expected values of Gamma variables."),
+						 errhint("%s", o.hint)));
+		}
+}
+
+/*
  * Checks every value of M, a model just trained, read from a value or read
  * from the tables (ORIGIN), against the definition above; raises the error
  * that fits ORIGIN at the first value that breaks it.
@@ -420,7 +452,9 @@ mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin)
 
 	validate_header(m, o);
 	validate_items(m, o);
-	if (m->rank > 0 && (m->V != NULL || m->Vf != NULL))
+	if (m->kind == MTDPP_POISSON)
+		validate_poisson(m, o);
+	else if (m->rank > 0 && (m->V != NULL || m->Vf != NULL))
 		validate_factors(m, o);
 	if (m->kind == MTDPP_RULES)
 		validate_rules(m, o);

@@ -139,6 +139,8 @@ static const ParamKey param_keys[] = {
 	{"max_antecedent", PARAM_INT, F(max_antecedent), -1, 1, 3, NULL,
 		"an integer from 1 to 3, or null (chosen on validation baskets)", true,
 	"rules: items of a rule's antecedent, at most; null: chosen on validation baskets"},
+	{"a", PARAM_REAL, F(poisson_a), 0.3, 0.01, 100.0, NULL, "a number in [0.01, 100]", true, "poisson: shape of the Gamma prior of a basket's factors"},
+	{"c", PARAM_REAL, F(poisson_c), -1, 0.01, 100.0, NULL, "a number in [0.01, 100], or null (chosen on validation baskets)", true, "poisson: shape of the Gamma prior of an item's factors; null: chosen on validation baskets"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
@@ -164,11 +166,13 @@ StaticAssertDecl(lengthof(param_keys) <= 64, "MtdppParams.given has a bit per ke
  */
 typedef enum KeyScope
 {
-	SCOPE_FACTORS,				/* the kinds with factors (trained by train.c) */
+	SCOPE_FACTORS,				/* the kinds with factors trained by the stochastic gradient */
+	SCOPE_FACTOR_COUNT,			/* the kinds with factors: their rank and passes */
 	SCOPE_ALL,					/* every kind */
 	SCOPE_VALIDATION,			/* the kinds that choose on a validation slice */
 	SCOPE_EASE,					/* ease */
 	SCOPE_RULES,				/* rules */
+	SCOPE_POISSON,				/* poisson */
 	SCOPE_EASE_WEIGHTS,			/* the kinds that fit EASE's weights: ease, hybrid */
 	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
 } KeyScope;
@@ -183,8 +187,8 @@ static const struct
 	{"target", SCOPE_ALL, false},
 	{"seed", SCOPE_ALL, false},
 	{"verbose", SCOPE_ALL, false},
-	{"rank", SCOPE_FACTORS, true},
-	{"epochs", SCOPE_FACTORS, true},
+	{"rank", SCOPE_FACTOR_COUNT, true},
+	{"epochs", SCOPE_FACTOR_COUNT, true},
 	{"validation_fraction", SCOPE_VALIDATION, false},
 	{"validation_baskets", SCOPE_VALIDATION, false},
 	{"validation_candidates", SCOPE_VALIDATION, false},
@@ -195,6 +199,7 @@ static const struct
 	{"min_support", SCOPE_RULES, false},
 	{"min_confidence", SCOPE_RULES, false},
 	{"max_antecedent", SCOPE_RULES, false},
+	{"a", SCOPE_POISSON, false}, {"c", SCOPE_POISSON, false},
 };
 
 static const ParamKey *
@@ -243,6 +248,8 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 		case SCOPE_ALL:
 			return true;
 		case SCOPE_FACTORS:
+			return routine->factors && kind != MTDPP_POISSON;
+		case SCOPE_FACTOR_COUNT:
 			return routine->factors;
 		case SCOPE_VALIDATION:
 			return routine->factors || kind == MTDPP_EASE || kind == MTDPP_RULES;
@@ -250,6 +257,8 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 			return kind == MTDPP_EASE;
 		case SCOPE_RULES:
 			return kind == MTDPP_RULES;
+		case SCOPE_POISSON:
+			return kind == MTDPP_POISSON;
 		case SCOPE_EASE_WEIGHTS:
 			return kind == MTDPP_EASE || kind == MTDPP_HYBRID;
 		case SCOPE_NEIGHBORS:
@@ -543,6 +552,9 @@ chosen_on_validation(const MtdppParams *p, const char **instead)
 	*instead = "";
 	if (p->kind == MTDPP_HYBRID)
 		return "weighs its co-occurrence evidence on the validation baskets";
+	*instead = ", or give rank => ... and \"c\" to train without a validation slice";
+	if (p->kind == MTDPP_POISSON && (p->rank == MTDPP_RANK_CHOSEN || p->poisson_c < 0.0))
+		return "chooses its rank and the prior shape c not given on the validation baskets";
 	*instead = ", or give rank => ... to train without a validation slice";
 	if (mtdpp_kind(p->kind)->factors && p->rank == MTDPP_RANK_CHOSEN && p->warm_start[0] == '\0')
 		return "chooses its rank and l2 on the validation baskets when neither is given";
@@ -612,7 +624,7 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 	 * example, over which a softmax is constant: it would learn nothing.
 	 */
 	if (p->loss == MTDPP_LOSS_SOFTMAX && mtdpp_kind(p->kind)->factors &&
-		!mtdpp_kind(p->kind)->task_factors && !mtdpp_kind(p->kind)->likelihood &&
+		p->kind != MTDPP_POISSON && !mtdpp_kind(p->kind)->task_factors && !mtdpp_kind(p->kind)->likelihood &&
 		!mtdpp_kind(p->kind)->bilinear)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

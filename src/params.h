@@ -74,6 +74,8 @@ typedef struct MtdppParams
 	double		min_support;	/* rules: share of baskets, < 0: chosen on validation */
 	double		min_confidence; /* rules: < 0: chosen on validation */
 	int			max_antecedent; /* rules: items of an antecedent, < 0: chosen */
+	double		poisson_a;		/* poisson: shape of the basket factors' prior */
+	double		poisson_c;		/* poisson: shape of the item factors' prior */
 	int64		seed;
 	bool		verbose;
 	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */

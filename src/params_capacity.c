@@ -28,7 +28,8 @@ const MtdppKindDefault mtdpp_capacity_defaults[] = {
 void
 mtdpp_capacity_resolve(MtdppParams *p)
 {
-	if (!mtdpp_kind(p->kind)->factors)
+	/* poisson chooses its rank alone, and has no L2 */
+	if (!mtdpp_kind(p->kind)->factors || p->kind == MTDPP_POISSON)
 		return;
 	if (p->rank == MTDPP_RANK_CHOSEN && p->l2 >= 0.0)
 		p->rank = MTDPP_CAPACITY_LOW_RANK;

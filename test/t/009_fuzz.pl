@@ -66,7 +66,7 @@ SKIP:
 my $node = mtdpp_node('fuzz_server', 'restart_after_crash = on');
 load_planted($node, baskets => 600);
 
-my %rank = (mt => 4, nb => 3, lg => 4, lr => 5, knn => 0, pop => 0, ease => 0);
+my %rank = (mt => 4, nb => 3, lg => 4, lr => 5, knn => 0, pop => 0, ease => 0, pf => 3);
 $node->safe_psql('postgres', q{
 SELECT * FROM mtdpp_train('mt', 'train_lines', rank => 4, epochs => 2, seed => 1, kind => 'multitask');
 SELECT * FROM mtdpp_train('nb', 'train_lines', kind => 'multitask_nobias', rank => 3, epochs => 2);
@@ -75,6 +75,7 @@ SELECT * FROM mtdpp_train('lr', 'train_lines', kind => 'lowrank', rank => 5, epo
 SELECT * FROM mtdpp_train('knn', 'train_lines', kind => 'itemknn');
 SELECT * FROM mtdpp_train('pop', 'train_lines', kind => 'popularity');
 SELECT * FROM mtdpp_train('ease', 'train_lines', kind => 'ease');
+SELECT * FROM mtdpp_train('pf', 'train_lines', kind => 'poisson', rank => 3, epochs => 5);
 CREATE TABLE small_lines AS SELECT * FROM train_lines WHERE order_id % 20 = 0;
 
 -- one case: SETUP then PROBE (one text value) in a subtransaction that is
@@ -111,9 +112,9 @@ my %model_id = map { split /\|/ } split /\n/,
 
 # valid model values, as bytes
 my %blob;
-for my $kind (qw(multitask logistic itemknn popularity ease hybrid rules fm))
+for my $kind (qw(multitask logistic itemknn popularity ease hybrid rules poisson fm))
 {
-	my $params = $kind =~ /multitask|logistic|hybrid|fm/ ? qq{{"kind": "$kind", "rank": 3, "epochs": 2}} : qq{{"kind": "$kind"}};
+	my $params = $kind =~ /multitask|logistic|hybrid|poisson|fm/ ? qq{{"kind": "$kind", "rank": 3, "epochs": 2}} : qq{{"kind": "$kind"}};
 	my $hex = $node->safe_psql('postgres',
 		qq{SELECT encode(mtdpp_fit(order_id, item_id, position, '$params'), 'hex') FROM small_lines});
 	$blob{$kind} = pack('H*', $hex);
@@ -150,11 +151,11 @@ sub probe_for
 
 my @keys = qw(kind rank epochs target seed verbose learning_rate lr_decay batch_size negatives positives
   patience l2 l2_bias w init_scale optimizer momentum validation_fraction validation_baskets
-  validation_candidates max_context loss negative_power lambda max_neighbors);
+  validation_candidates max_context loss negative_power lambda max_neighbors a c);
 
 sub json_string
 {
-	return pick('""', '"multitask"', '"itemknn"', '"popularity"', '"ease"', '"logistic"', '"lowrank"', '"multitask_nobias"', '"hybrid"',
+	return pick('""', '"multitask"', '"itemknn"', '"popularity"', '"ease"', '"logistic"', '"lowrank"', '"multitask_nobias"', '"hybrid"', '"poisson"',
 		'"last"', '"random"', '"adam"', '"momentum"', '"softmax"', '"logistic"', '"NaN"', '"Infinity"',
 		'"-Infinity"', '"1e400"', '"\u00e9"', '"\ud83d\ude00"', '"a\"b"', '"\\\\"', '"' . ('x' x pick(100, 5000)) . '"',
 		'"multitask "', '"MULTITASK"', '"\t"');

@@ -78,6 +78,11 @@ GRANT SELECT ON mtdpp_models TO alice, bob, viewer;
 		"$label: alice lists her rules");
 	like($as->('bob', "SELECT count(*) FROM mtdpp_rules('a_rules')"),
 		qr/ERROR.*42704.*model "a_rules" does not exist/s, "$label: alice's rules are not listed to bob");
+	# and the item factors of poisson
+	like($as->('alice', "SELECT version FROM mtdpp_train('a_poisson', 'train_lines', kind => 'poisson', rank => 4, epochs => 5)"),
+		qr/^1$/, "$label: alice trains poisson under the recipe");
+	like($as->('bob', "SELECT count(*) FROM mtdpp_complete(ARRAY[1], 3, 'a_poisson')"),
+		qr/ERROR.*42704.*model "a_poisson" does not exist/s, "$label: alice's poisson model does not complete for bob");
 	is($as->('bob', "SELECT count(*) FROM mtdpp.models WHERE model_id = $a_id"), '0',
 		"$label: bob does not see alice's row of mtdpp.models");
 	is($as->('bob', "SELECT count(*) FROM mtdpp.items WHERE model_id = $a_id"), '0',
