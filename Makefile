@@ -19,9 +19,11 @@ OBJS = \
 	src/fit_examples.o \
 	src/fit_loss.o \
 	src/fit_update.o \
+	src/gru_fit.o \
 	src/helper_thread.o \
 	src/kernel.o \
 	src/kind_ease.o \
+	src/kind_gru.o \
 	src/kind_hybrid.o \
 	src/kind_itemknn.o \
 	src/kind_list.o \
@@ -55,7 +57,7 @@ OBJS = \
 # the scripts of earlier releases and every upgrade script are found by name
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid rules bad_input models security validate limits negligible
+REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid rules gru bad_input models security validate limits negligible
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

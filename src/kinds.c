@@ -43,6 +43,13 @@ mtdpp_kind(MtdppKind kind)
 	return kinds[kind];
 }
 
+/* whether KIND is the number of a kind of this version (0 to 8, 12) */
+bool
+mtdpp_kind_known(int kind)
+{
+	return kind >= 0 && kind < MTDPP_N_KINDS && kinds[kind] != NULL;
+}
+
 const char *
 mtdpp_kind_name(MtdppKind kind)
 {
@@ -53,15 +60,20 @@ MtdppKind
 mtdpp_kind_from_name(const char *name)
 {
 	StringInfoData valid;
+	int			last = 0;
 
 	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		if (strcmp(kinds[k]->name, name) == 0)
+		if (kinds[k] != NULL && strcmp(kinds[k]->name, name) == 0)
 			return (MtdppKind) k;
 
 	initStringInfo(&valid);
 	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		appendStringInfo(&valid, "%s%s", k == 0 ? "" : k == MTDPP_N_KINDS - 1 ? " and " : ", ",
-						 kinds[k]->name);
+		if (kinds[k] != NULL)
+			last = k;
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		if (kinds[k] != NULL)
+			appendStringInfo(&valid, "%s%s", k == 0 ? "" : k == last ? " and " : ", ",
+							 kinds[k]->name);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown model kind \"%s\"", mtdpp_shown(name)),

@@ -27,6 +27,8 @@ typedef struct MtdppKindRoutine
 	bool		bias;			/* item bias D (else D = 0) */
 	bool		neighbors;		/* co-occurring items and weights */
 	bool		signed_weights; /* those weights are any finite reals (else in [0, 1]) */
+	bool		signed_task_factors;	/* R of any sign, cached as it is (Rf), not as R^2 */
+	bool		weights;		/* weights shared by every item (gru's recurrent ones) */
 
 	/*
 	 * Training by the stochastic gradient of fit.c (fit = mtdpp_train_dpp):
@@ -74,6 +76,7 @@ typedef struct MtdppKindRoutine
 extern const MtdppKindRoutine *mtdpp_kind(MtdppKind kind);
 extern MtdppKind mtdpp_kind_from_name(const char *name);
 extern const char *mtdpp_kind_name(MtdppKind kind);
+extern bool mtdpp_kind_known(int kind);
 extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
 							double *scores);
 extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
@@ -85,7 +88,7 @@ extern void mtdpp_kind_register(const MtdppKindRoutine *kind);
 extern void mtdpp_kinds_init(void);
 extern MtdppModel *mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *p);
 
-/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c, kind_rules.c */
+/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c, kind_rules.c, kind_gru.c */
 extern const MtdppKindRoutine mtdpp_kind_multitask;
 extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
 extern const MtdppKindRoutine mtdpp_kind_logistic;
@@ -95,6 +98,7 @@ extern const MtdppKindRoutine mtdpp_kind_popularity;
 extern const MtdppKindRoutine mtdpp_kind_ease;
 extern const MtdppKindRoutine mtdpp_kind_hybrid;
 extern const MtdppKindRoutine mtdpp_kind_rules;
+extern const MtdppKindRoutine mtdpp_kind_gru;
 
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,

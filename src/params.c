@@ -227,6 +227,14 @@ key_scope(const ParamKey *key)
 	return SCOPE_FACTORS;
 }
 
+static int	choice_index(const char *const *choices, const char *name);
+
+/* the keys of the stochastic gradient that steer gru's fit (gru_fit.c) */
+static const char *const gru_keys[] = {
+	"rank", "epochs", "learning_rate", "negatives", "negative_power", "patience", "l2",
+	"init_scale", "epoch_baskets", NULL
+};
+
 /* Whether KEY applies to KIND; *IGNORED: whether KIND accepts it anyway. */
 static bool
 key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
@@ -243,6 +251,8 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 		case SCOPE_ALL:
 			return true;
 		case SCOPE_FACTORS:
+			if (kind == MTDPP_GRU)
+				return choice_index(gru_keys, key->name) >= 0;
 			return routine->factors;
 		case SCOPE_VALIDATION:
 			return routine->factors || kind == MTDPP_EASE || kind == MTDPP_RULES;
@@ -543,6 +553,9 @@ chosen_on_validation(const MtdppParams *p, const char **instead)
 	*instead = "";
 	if (p->kind == MTDPP_HYBRID)
 		return "weighs its co-occurrence evidence on the validation baskets";
+	*instead = ", or give rank => ... and \"learning_rate\" to train without a validation slice";
+	if (p->kind == MTDPP_GRU && (p->rank == MTDPP_RANK_CHOSEN || !mtdpp_param_given(p, "learning_rate")))
+		return "chooses its hidden size (rank) and learning_rate on the validation baskets when they are not given";
 	*instead = ", or give rank => ... to train without a validation slice";
 	if (mtdpp_kind(p->kind)->factors && p->rank == MTDPP_RANK_CHOSEN && p->warm_start[0] == '\0')
 		return "chooses its rank and l2 on the validation baskets when neither is given";

@@ -28,7 +28,8 @@ const MtdppKindDefault mtdpp_capacity_defaults[] = {
 void
 mtdpp_capacity_resolve(MtdppParams *p)
 {
-	if (!mtdpp_kind(p->kind)->factors)
+	/* gru chooses its hidden size on its own (gru_fit.c) */
+	if (!mtdpp_kind(p->kind)->factors || p->kind == MTDPP_GRU)
 		return;
 	if (p->rank == MTDPP_RANK_CHOSEN && p->l2 >= 0.0)
 		p->rank = MTDPP_CAPACITY_LOW_RANK;
