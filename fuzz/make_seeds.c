@@ -147,9 +147,12 @@ lines_seeds(void *arg)
 	}
 }
 
+/* by number; a number no kind of this version has: NULL */
 static const char *const kind_names[] = {
-	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease", "hybrid",
-	"rules"
+	[MTDPP_MULTITASK] = "multitask", [MTDPP_MULTITASK_NOBIAS] = "multitask_nobias",
+	[MTDPP_LOGISTIC] = "logistic", [MTDPP_LOWRANK] = "lowrank", [MTDPP_ITEMKNN] = "itemknn",
+	[MTDPP_POPULARITY] = "popularity", [MTDPP_EASE] = "ease", [MTDPP_HYBRID] = "hybrid",
+	[MTDPP_RULES] = "rules", [MTDPP_GRU] = "gru"
 };
 
 StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");
@@ -160,10 +163,15 @@ model_seeds(void *arg)
 {
 	for (int kind = 0; kind < MTDPP_N_KINDS; kind++)
 	{
-		int			rank = mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
-		MtdppModel *m = mtdpp_model_alloc((MtdppKind) kind, 5, rank);
+		int			rank;
+		MtdppModel *m;
 		bytea	   *b;
 		char		name[32];
+
+		if (kind_names[kind] == NULL)
+			continue;
+		rank = mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
+		m = mtdpp_model_alloc((MtdppKind) kind, 5, rank);
 
 		m->log_w = -4.6;
 		m->n_baskets = 9;
@@ -229,6 +237,14 @@ model_seeds(void *arg)
 					}
 				m->nbr_start[i + 1] = n;
 			}
+		}
+		if (mtdpp_kind((MtdppKind) kind)->weights)
+		{
+			/* gru: its recurrent weights, small and of both signs */
+			m->n_weights = 6 * rank * rank + 3 * rank;
+			m->weights = palloc(sizeof(double) * m->n_weights);
+			for (int k = 0; k < m->n_weights; k++)
+				m->weights[k] = 0.05 * ((k * 7) % 11 - 5);
 		}
 		b = mtdpp_model_serialize(m);
 		snprintf(name, sizeof(name), "kind_%d", kind);
