@@ -78,6 +78,13 @@ GRANT SELECT ON mtdpp_models TO alice, bob, viewer;
 		"$label: alice lists her rules");
 	like($as->('bob', "SELECT count(*) FROM mtdpp_rules('a_rules')"),
 		qr/ERROR.*42704.*model "a_rules" does not exist/s, "$label: alice's rules are not listed to bob");
+	# gru's shared weights are a column of mtdpp.models: the same policies cover them
+	like($as->('alice', "SELECT version FROM mtdpp_train('a_gru', 'train_lines', position_col => 'position', "
+			. "kind => 'gru', rank => 4, epochs => 2, params => '{\"learning_rate\": 0.1}')"),
+		qr/^1$/, "$label: alice trains a gru under the recipe");
+	like($as->('alice', completes('a_gru')), qr/^\d+(,\d+){4}$/, "$label: alice completes with her gru");
+	like($as->('bob', completes('a_gru')), qr/ERROR.*42704.*model "a_gru" does not exist/s,
+		"$label: alice's gru does not answer bob");
 	is($as->('bob', "SELECT count(*) FROM mtdpp.models WHERE model_id = $a_id"), '0',
 		"$label: bob does not see alice's row of mtdpp.models");
 	is($as->('bob', "SELECT count(*) FROM mtdpp.items WHERE model_id = $a_id"), '0',
