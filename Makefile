@@ -20,6 +20,7 @@ OBJS = \
 	src/fit_loss.o \
 	src/fit_update.o \
 	src/gru_fit.o \
+	src/gru_unit.o \
 	src/helper_thread.o \
 	src/kernel.o \
 	src/kind_ease.o \

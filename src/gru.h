@@ -21,7 +21,7 @@ mtdpp_gru_n_weights(int d)
 	return 6 * d * d + 3 * d;
 }
 
-/* kind_gru.c */
+/* gru_unit.c */
 extern void mtdpp_gru_step(const double *W, int d, const double *x, const double *h,
 						   double *out, double *gates);
 extern void mtdpp_gru_hidden(const MtdppModel *m, const int32 *ctx, int b, double *h);

@@ -323,6 +323,23 @@ read_bytes(const char **pos, const char *end, void *dst, Size len)
 	*pos += len;
 }
 
+/* gru: the count of its shared weights, then the weights, into M */
+static void
+read_weights(const char **pos, const char *end, MtdppModel *m)
+{
+	int64		nw;
+
+	read_bytes(pos, end, &nw, sizeof(int64));
+	if (nw != 6 * (int64) m->rank * m->rank + 3 * m->rank)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model has " INT64_FORMAT " weights, not the %d of rank %d",
+						nw, 6 * m->rank * m->rank + 3 * m->rank, m->rank)));
+	m->n_weights = (int) nw;
+	m->weights = palloc(sizeof(double) * Max(nw, 1));
+	read_bytes(pos, end, m->weights, sizeof(double) * nw);
+}
+
 MtdppModel *
 mtdpp_model_deserialize(bytea *blob)
 {
@@ -408,19 +425,7 @@ mtdpp_model_deserialize(bytea *blob)
 						 errmsg("mtdpp model neighbour lists are corrupt")));
 	}
 	if (mtdpp_kind(m->kind)->weights)
-	{
-		int64		nw;
-
-		read_bytes(&pos, end, &nw, sizeof(int64));
-		if (nw != 6 * (int64) m->rank * m->rank + 3 * m->rank)
-			ereport(ERROR,
-					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
-					 errmsg("mtdpp model has " INT64_FORMAT " weights, not the %d of rank %d",
-							nw, 6 * m->rank * m->rank + 3 * m->rank, m->rank)));
-		m->n_weights = (int) nw;
-		m->weights = palloc(sizeof(double) * Max(nw, 1));
-		read_bytes(&pos, end, m->weights, sizeof(double) * nw);
-	}
+		read_weights(&pos, end, m);
 	if (pos != end)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),

@@ -227,8 +227,6 @@ key_scope(const ParamKey *key)
 	return SCOPE_FACTORS;
 }
 
-static int	choice_index(const char *const *choices, const char *name);
-
 /* the keys of the stochastic gradient that steer gru's fit (gru_fit.c) */
 static const char *const gru_keys[] = {
 	"rank", "epochs", "learning_rate", "negatives", "negative_power", "patience", "l2",
@@ -251,9 +249,10 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 		case SCOPE_ALL:
 			return true;
 		case SCOPE_FACTORS:
-			if (kind == MTDPP_GRU)
-				return choice_index(gru_keys, key->name) >= 0;
-			return routine->factors;
+			for (int k = 0; kind == MTDPP_GRU && gru_keys[k] != NULL; k++)
+				if (strcmp(gru_keys[k], key->name) == 0)
+					return true;
+			return routine->factors && kind != MTDPP_GRU;
 		case SCOPE_VALIDATION:
 			return routine->factors || kind == MTDPP_EASE || kind == MTDPP_RULES;
 		case SCOPE_EASE:
