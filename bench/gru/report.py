@@ -74,7 +74,7 @@ def main(out):
            "what was chosen on the validation slice:", "",
            "| dataset | model | train s | epochs (best) | latency p50 / p99 | hidden size | step |",
            "|---|---|---|---|---|---|---|"]
-    for r in gru:
+    for r in sorted(gru, key=lambda r: (ORDER.index(r["dataset"]), r["target"] != "random")):
         if r["split"] != "canonical" or r["test"] != ("last" if r["dataset"] == "instacart_sample" else "random"):
             continue
         h = json.loads(r["hyperparams"]) if r["hyperparams"] else {}
