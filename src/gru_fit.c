@@ -409,6 +409,7 @@ fit_one(const MtdppBaskets *data, const MtdppParams *p, MtdppValidation *v, int 
 	double		best = -1.0;
 	Snapshot	keep;
 	double	   *counts = palloc0(sizeof(double) * Max(n, 1));
+	int64		longest = 1;
 
 	check_memory(data, d);
 	g.data = data;
@@ -433,7 +434,10 @@ fit_one(const MtdppBaskets *data, const MtdppParams *p, MtdppValidation *v, int 
 	g.dprev = palloc0(sizeof(double) * d);
 	g.de = palloc0(sizeof(double) * d);
 	g.x = palloc0(sizeof(double) * d);
-	g.seq = palloc(sizeof(int32) * (MTDPP_MAX_CONTEXT + g.L + 1));
+	/* a basket's items before its last L are read, then dropped: room for the longest */
+	for (int b = 0; b < data->n_baskets; b++)
+		longest = Max(longest, data->start[b + 1] - data->start[b]);
+	g.seq = palloc(sizeof(int32) * longest);
 	g.cands = palloc(sizeof(int32) * (p->negatives + 1));
 	g.logit = palloc(sizeof(double) * (p->negatives + 1));
 	g.cdf = palloc(sizeof(double) * Max(n, 1));

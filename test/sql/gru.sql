@@ -72,6 +72,15 @@ JOIN mtdpp_score(ARRAY[3, 6], ARRAY(SELECT generate_series(1, 60)), 'gru_last') 
 -- given hidden size and step, no validation slice is needed
 SELECT items FROM mtdpp_train('gru_noslice', 'train_lines', position_col => 'pos', kind => 'gru', rank => 4,
     epochs => 2, params => '{"learning_rate": 0.1, "validation_fraction": 0}');
+-- a basket longer than max_context + 1 items: its last ones are read
+CREATE TEMP TABLE gru_long_lines AS
+SELECT order_id, item_id, pos FROM train_lines
+UNION ALL SELECT 100000, i, i FROM generate_series(1, 400) i;
+SELECT items, baskets FROM mtdpp_train('gru_long', 'gru_long_lines', position_col => 'pos', kind => 'gru', rank => 4,
+    epochs => 1, target => 'last', params => '{"learning_rate": 0.1}');
+SELECT items, baskets FROM mtdpp_train('gru_long', 'gru_long_lines', position_col => 'pos', kind => 'gru', rank => 4,
+    epochs => 1, params => '{"learning_rate": 0.1}');
+SELECT count(*) AS completions FROM mtdpp_complete(ARRAY(SELECT generate_series(1, 300)), 5, 'gru_long');
 
 -- Bad input: clear errors
 SELECT * FROM mtdpp_train('gru_bad', 'train_lines', position_col => 'pos', kind => 'gru', params => '{"w": 1}');
