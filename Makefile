@@ -20,10 +20,13 @@ OBJS = \
 	src/fit_fm.o \
 	src/fit_loss.o \
 	src/fit_update.o \
+	src/gru_fit.o \
+	src/gru_unit.o \
 	src/helper_thread.o \
 	src/kernel.o \
 	src/kind_ease.o \
 	src/kind_fm.o \
+	src/kind_gru.o \
 	src/kind_hybrid.o \
 	src/kind_itemknn.o \
 	src/kind_list.o \
@@ -59,7 +62,7 @@ OBJS = \
 # the scripts of earlier releases and every upgrade script are found by name
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid rules poisson fm bad_input models security validate limits negligible
+REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid rules poisson fm gru bad_input models security validate limits negligible
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -147,10 +147,12 @@ lines_seeds(void *arg)
 	}
 }
 
-/* by kind number; NULL: a number no kind of this build has */
+/* by number; a number no kind of this version has: NULL */
 static const char *const kind_names[] = {
-	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease", "hybrid",
-	"rules", "poisson", "fm"
+	[MTDPP_MULTITASK] = "multitask", [MTDPP_MULTITASK_NOBIAS] = "multitask_nobias",
+	[MTDPP_LOGISTIC] = "logistic", [MTDPP_LOWRANK] = "lowrank", [MTDPP_ITEMKNN] = "itemknn",
+	[MTDPP_POPULARITY] = "popularity", [MTDPP_EASE] = "ease", [MTDPP_HYBRID] = "hybrid",
+	[MTDPP_RULES] = "rules", [MTDPP_POISSON] = "poisson", [MTDPP_FM] = "fm", [MTDPP_GRU] = "gru"
 };
 
 StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");
@@ -236,6 +238,14 @@ model_seeds(void *arg)
 					}
 				m->nbr_start[i + 1] = n;
 			}
+		}
+		if (mtdpp_kind((MtdppKind) kind)->weights)
+		{
+			/* gru: its recurrent weights, small and of both signs */
+			m->n_weights = 6 * rank * rank + 3 * rank;
+			m->weights = palloc(sizeof(double) * m->n_weights);
+			for (int k = 0; k < m->n_weights; k++)
+				m->weights[k] = 0.05 * ((k * 7) % 11 - 5);
 		}
 		b = mtdpp_model_serialize(m);
 		snprintf(name, sizeof(name), "kind_%d", kind);

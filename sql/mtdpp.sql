@@ -30,13 +30,15 @@ CREATE TABLE mtdpp.models (
     trained_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
     trained_by      name NOT NULL DEFAULT current_user,
     activated_at    timestamptz,
+    weights         real[],
     UNIQUE (name, version),
     CONSTRAINT models_kind_check
         CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['multitask', 'multitask_nobias', 'logistic', 'lowrank',
-                                                    'itemknn', 'popularity', 'ease', 'hybrid', 'rules', 'poisson', 'fm']))
+                                                    'itemknn', 'popularity', 'ease', 'hybrid', 'rules', 'poisson', 'fm', 'gru']))
 );
 CREATE UNIQUE INDEX models_one_active_per_name ON mtdpp.models (name) WHERE active;
 COMMENT ON TABLE mtdpp.models IS 'one row per trained mtdpp model: hyperparameters, training history, timings and metrics';
+COMMENT ON COLUMN mtdpp.models.weights IS 'the weights every item of the model shares, NULL for kinds without (gru: its recurrent weights W_x, W_h and b, 6 d^2 + 3 d of them at hidden size d = rank)';
 
 CREATE TABLE mtdpp.items (
     model_id     integer NOT NULL REFERENCES mtdpp.models ON DELETE CASCADE,
@@ -49,7 +51,7 @@ CREATE TABLE mtdpp.items (
     neighbor_weights real[],
     PRIMARY KEY (model_id, item_id)
 );
-COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i, factors V_i (poisson: the expected item factors E[beta_i]), task factors R_i (multi-task kinds), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence; fm: the bias is the item''s weight w_i and the factors its embedding v_i)';
+COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i (gru: output bias), factors V_i (poisson: the expected item factors E[beta_i]; gru: input embedding), task factors R_i (multi-task kinds; gru: output embedding), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence; fm: the bias is the item''s weight w_i and the factors its embedding v_i)';
 
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models_model_id_seq', '');

@@ -12,19 +12,20 @@
 #include "kinds.h"
 #include "linalg.h"
 
-/* every kind: one line each, in the order of MtdppKind (whose numbers may skip) */
+/* every kind: one line each, at its number (a number not in use: NULL) */
 static const MtdppKindRoutine *const all_kinds[] = {
-	&mtdpp_kind_multitask,
-	&mtdpp_kind_multitask_nobias,
-	&mtdpp_kind_logistic,
-	&mtdpp_kind_lowrank,
-	&mtdpp_kind_itemknn,
-	&mtdpp_kind_popularity,
-	&mtdpp_kind_ease,
-	&mtdpp_kind_hybrid,
-	&mtdpp_kind_rules,
-	&mtdpp_kind_poisson,
-	&mtdpp_kind_fm,
+	[MTDPP_MULTITASK] = &mtdpp_kind_multitask,
+	[MTDPP_MULTITASK_NOBIAS] = &mtdpp_kind_multitask_nobias,
+	[MTDPP_LOGISTIC] = &mtdpp_kind_logistic,
+	[MTDPP_LOWRANK] = &mtdpp_kind_lowrank,
+	[MTDPP_ITEMKNN] = &mtdpp_kind_itemknn,
+	[MTDPP_POPULARITY] = &mtdpp_kind_popularity,
+	[MTDPP_EASE] = &mtdpp_kind_ease,
+	[MTDPP_HYBRID] = &mtdpp_kind_hybrid,
+	[MTDPP_RULES] = &mtdpp_kind_rules,
+	[MTDPP_POISSON] = &mtdpp_kind_poisson,
+	[MTDPP_FM] = &mtdpp_kind_fm,
+	[MTDPP_GRU] = &mtdpp_kind_gru,
 };
 
 StaticAssertDecl(lengthof(all_kinds) <= MTDPP_N_KINDS, "every kind has a number");
@@ -34,7 +35,8 @@ void
 mtdpp_kinds_init(void)
 {
 	for (int k = 0; k < lengthof(all_kinds); k++)
-		mtdpp_kind_register(all_kinds[k]);
+		if (all_kinds[k] != NULL)
+			mtdpp_kind_register(all_kinds[k]);
 }
 
 /*

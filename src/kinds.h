@@ -27,6 +27,8 @@ typedef struct MtdppKindRoutine
 	bool		bias;			/* item bias D (else D = 0) */
 	bool		neighbors;		/* co-occurring items and weights */
 	bool		signed_weights; /* those weights are any finite reals (else in [0, 1]) */
+	bool		signed_task_factors;	/* R of any sign, cached as it is (Rf), not as R^2 */
+	bool		weights;		/* weights shared by every item (gru's recurrent ones) */
 
 	/*
 	 * Training by the stochastic gradient of fit.c (fit = mtdpp_train_dpp):
@@ -104,7 +106,7 @@ extern MtdppModel *mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *p);
 
 /*
  * kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c,
- * kind_ease.c, kind_rules.c, kind_poisson.c, kind_fm.c
+ * kind_ease.c, kind_rules.c, kind_poisson.c, kind_fm.c, kind_gru.c
  */
 extern const MtdppKindRoutine mtdpp_kind_multitask;
 extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
@@ -117,6 +119,7 @@ extern const MtdppKindRoutine mtdpp_kind_hybrid;
 extern const MtdppKindRoutine mtdpp_kind_rules;
 extern const MtdppKindRoutine mtdpp_kind_poisson;
 extern const MtdppKindRoutine mtdpp_kind_fm;
+extern const MtdppKindRoutine mtdpp_kind_gru;
 
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,

@@ -356,6 +356,30 @@ mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
 }
 
 /*
+ * y (m) = A (m x k, row-major, float) x: a cached model's rows against one
+ * vector (gru's scores).  GEMM with one column, not GEMV, for the reason
+ * above; in reproducible mode a loop in a fixed order.
+ */
+void
+mtdpp_gemv_float(int m, int k, const float *A, const float *x, float *y)
+{
+	if (reproducible || m == 0 || k == 0)
+	{
+		for (int i = 0; i < m; i++)
+		{
+			float		s = 0.0f;
+
+			for (int j = 0; j < k; j++)
+				s += A[(size_t) i * k + j] * x[j];
+			y[i] = s;
+		}
+		return;
+	}
+	cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, 1, k,
+				1.0f, A, k, x, 1, 0.0f, y, 1);
+}
+
+/*
  * ln P(y = 1) = ln(1 - exp(-z)) with z = w det K given as ln z, accurate for
  * every z: the series ln z - z/2 where z is tiny (it may not even be
  * representable), expm1 or log1p on either side of ln 2 (Maechler's rule).

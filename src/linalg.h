@@ -39,6 +39,7 @@ extern bool mtdpp_spd_inverse_float(float *A, int n);
 extern Size mtdpp_spd_inverse_float_memory(int n);
 extern void mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
 						  const double *B, int ldb, double *C, int ldc);
+extern void mtdpp_gemv_float(int m, int k, const float *A, const float *x, float *y);
 extern double mtdpp_log_p_one(double log_z);
 extern double mtdpp_log_p_zero(double log_z);
 

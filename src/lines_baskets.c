@@ -220,6 +220,7 @@ lines_to_baskets(LineArray *la)
 	lines_sort(la);
 	CHECK_FOR_INTERRUPTS();
 	lines_survey(la, &lo, &hi, &positions);
+	d->positions = positions;
 	itemset_init(&set, lo, hi, la->n);
 	for (int64 k = 0; k < la->n; k++)
 		itemset_add(&set, line_at(la, k).item_id);

@@ -627,6 +627,7 @@ runs_to_baskets(const Run *runs, int nr, int *threads)
 		hi = Max(hi, runs[r].hi);
 		positions |= runs[r].positions;
 	}
+	d->positions = positions;
 	itemset_init(&set, lo, hi, total);
 	d->items = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * Max(total, 1));
 	/* room for an order a line: the pages past the last order are never touched */

@@ -76,7 +76,8 @@ mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
 /*
  * A model in a backend's cache keeps only what scoring reads, in float: V and
  * R^2 (half the memory of double, the precision the tables store), R^2 in
- * panels (see MTDPP_PANEL), zero past the last item.
+ * panels (see MTDPP_PANEL), zero past the last item; or, for a kind whose
+ * task factors have a sign that matters (gru), R itself in rows (Rf).
  */
 MtdppModel *
 mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank)
@@ -86,6 +87,11 @@ mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank)
 	Size		panels = (Max(n_items, 1) + MTDPP_PANEL - 1) / MTDPP_PANEL;
 
 	m->Vf = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(cells, sizeof(float)));
+	if (mtdpp_kind(kind)->signed_task_factors)
+	{
+		m->Rf = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(cells, sizeof(float)));
+		return m;
+	}
 	m->R2f = MemoryContextAllocExtended(CurrentMemoryContext,
 										mul_size(mul_size(panels, MTDPP_PANEL * sizeof(float)), Max(rank, 1)),
 										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
@@ -179,6 +185,9 @@ serialized_size(MtdppKind kind, int n_items, int rank, int epochs, int json_padd
 	if (mtdpp_kind(kind)->neighbors)
 		s = add_size(s, add_size(mul_size(n_items + 1, sizeof(int64)),
 								 mul_size(neighbors, sizeof(int32) + sizeof(float4))));
+	/* gru: its count (8 bytes), then its shared weights */
+	if (mtdpp_kind(kind)->weights)
+		s = add_size(s, add_size(sizeof(int64), mul_size(6 * rank * rank + 3 * rank, sizeof(double))));
 	return s;
 }
 
@@ -288,6 +297,14 @@ mtdpp_model_serialize(const MtdppModel *m)
 		PUT(m->nbr_index, sizeof(int32) * nn);
 		PUT(m->nbr_weight, sizeof(float4) * nn);
 	}
+	if (mtdpp_kind(m->kind)->weights)
+	{
+		int64		nw = m->n_weights;
+
+		Assert(nw == 6 * m->rank * m->rank + 3 * m->rank);
+		PUT(&nw, sizeof(int64));
+		PUT(m->weights, sizeof(double) * nw);
+	}
 #undef PUT
 	Assert((Size) (p - out) == size);
 	SET_VARSIZE(out, size);
@@ -304,6 +321,23 @@ read_bytes(const char **pos, const char *end, void *dst, Size len)
 				 errhint("Pass the value returned by the mtdpp_fit aggregate unchanged.")));
 	memcpy(dst, *pos, len);
 	*pos += len;
+}
+
+/* gru: the count of its shared weights, then the weights, into M */
+static void
+read_weights(const char **pos, const char *end, MtdppModel *m)
+{
+	int64		nw;
+
+	read_bytes(pos, end, &nw, sizeof(int64));
+	if (nw != 6 * (int64) m->rank * m->rank + 3 * m->rank)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model has " INT64_FORMAT " weights, not the %d of rank %d",
+						nw, 6 * m->rank * m->rank + 3 * m->rank, m->rank)));
+	m->n_weights = (int) nw;
+	m->weights = palloc(sizeof(double) * Max(nw, 1));
+	read_bytes(pos, end, m->weights, sizeof(double) * nw);
 }
 
 MtdppModel *
@@ -390,6 +424,8 @@ mtdpp_model_deserialize(bytea *blob)
 						(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
 						 errmsg("mtdpp model neighbour lists are corrupt")));
 	}
+	if (mtdpp_kind(m->kind)->weights)
+		read_weights(&pos, end, m);
 	if (pos != end)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
@@ -441,5 +477,11 @@ mtdpp_model_copy(const MtdppModel *m)
 	memcpy(result->D, m->D, sizeof(double) * m->n_items);
 	memcpy(result->V, m->V, sizeof(double) * cells);
 	memcpy(result->R, m->R, sizeof(double) * cells);
+	if (m->weights != NULL)
+	{
+		result->n_weights = m->n_weights;
+		result->weights = palloc(sizeof(double) * Max(m->n_weights, 1));
+		memcpy(result->weights, m->weights, sizeof(double) * m->n_weights);
+	}
 	return result;
 }

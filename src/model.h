@@ -60,6 +60,8 @@ typedef enum MtdppKind
 	MTDPP_RULES,
 	MTDPP_POISSON = 9,
 	MTDPP_FM = 10,
+	/* 11 is the number of a kind added beside this one */
+	MTDPP_GRU = 12,
 	MTDPP_N_KINDS
 } MtdppKind;
 
@@ -73,6 +75,7 @@ typedef struct MtdppBaskets
 	int32	   *popularity;		/* baskets holding each item */
 	int64	   *start;			/* basket b is items[start[b] .. start[b+1]) */
 	int32	   *items;			/* dense indices, in position order */
+	bool		positions;		/* some line had a position: baskets in add-to-cart order */
 } MtdppBaskets;
 
 /* A trained model, in memory. */
@@ -92,6 +95,11 @@ typedef struct MtdppModel
 	float	   *R2f;			/* (V, R and R2 are then NULL); R2f in panels */
 	double	   *D2;				/* D squared plus jitter, likewise */
 	double	   *Vnorm2;			/* squared norms of V's rows, likewise */
+	float	   *Rf;				/* a cached model's task factors of any sign (gru), rows */
+
+	/* gru: the recurrent weights every item shares (mtdpp.models.weights) */
+	int			n_weights;
+	double	   *weights;
 
 	/*
 	 * itemknn, ease: each item's neighbours and their weights (CSR);

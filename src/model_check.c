@@ -292,6 +292,56 @@ validate_factors(const MtdppModel *m, Origin o)
 }
 
 /*
+ * gru: its factors (input embeddings), task factors (output embeddings)
+ * and weights finite reals, as many weights as its rank asks.  The state h
+ * then lies in (-1, 1)^rank, so a score o_i . h + b_i is finite while
+ * |o_i|_1 + |b_i| is a finite real, which is checked too.
+ */
+static void
+validate_gru(const MtdppModel *m, Origin o)
+{
+	int			d = m->rank;
+
+	if (m->weights == NULL || m->n_weights != 6 * d * d + 3 * d)
+		ereport(ERROR,
+				(errcode(o.sqlstate),
+				 errmsg("the gru model of rank %d has %d weights, not %d",
+						d, m->weights ? m->n_weights : 0, 6 * d * d + 3 * d),
+				 errdetail("A gru model of hidden size d shares 6 d^2 + 3 d recurrent weights."),
+				 errhint("%s", o.hint)));
+	for (int k = 0; k < m->n_weights; k++)
+		if (!isfinite(as_real(m->weights[k])))
+			ereport(ERROR,
+					(errcode(o.sqlstate),
+					 errmsg("weight %d of the gru model is %g, not a finite real", k + 1, m->weights[k]),
+					 errhint("%s", o.hint)));
+	for (int i = 0; i < m->n_items; i++)
+	{
+		double		sum = fabs(as_real(m->D[i]));
+
+		for (int j = 0; j < d; j++)
+		{
+			size_t		c = (size_t) i * d + j;
+			double		r = m->R ? as_real(m->R[c]) : (double) m->Rf[c];
+
+			if (!isfinite(factor_at(m, i, j)) || !isfinite(r))
+				ereport(ERROR,
+						(errcode(o.sqlstate),
+						 errmsg("factor %d of item %d is %g and its task factor %g: not both finite reals",
+								j + 1, m->item_ids[i], factor_at(m, i, j), r),
+						 errhint("%s", o.hint)));
+			sum += fabs(r);
+		}
+		if (!(sum <= FLT_MAX))
+			ereport(ERROR,
+					(errcode(o.sqlstate),
+					 errmsg("task factors and bias of item %d sum to %g in absolute value, beyond a real",
+							m->item_ids[i], sum),
+					 errhint("%s", o.hint)));
+	}
+}
+
+/*
  * Neighbour lists of items of the model, each once; weights in [0, 1] for
  * item-kNN (cosines), in [0, MTDPP_MAX_EVIDENCE] for the hybrid (evidence
  * times its weight), any finite real for EASE, so that every score stays
@@ -454,6 +504,8 @@ mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin)
 	validate_items(m, o);
 	if (m->kind == MTDPP_POISSON)
 		validate_poisson(m, o);
+	if (mtdpp_kind(m->kind)->weights)
+		validate_gru(m, o);
 	else if (m->rank > 0 && (m->V != NULL || m->Vf != NULL))
 		validate_factors(m, o);
 	if (m->kind == MTDPP_RULES)

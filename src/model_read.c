@@ -65,6 +65,47 @@ fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const 
 }
 
 /*
+ * gru: the weights every item shares, from mtdpp.models.weights of model
+ * MODEL_ID (read after the items: it replaces SPI_tuptable).  Called with
+ * the cache context current.
+ */
+static void
+load_weights(MtdppModel *m, int model_id)
+{
+	ArrayType  *arr;
+	bool		isnull;
+	Datum		d;
+	float4	   *src;
+	int			n;
+	MemoryContext cache = CurrentMemoryContext;
+
+	if (SPI_execute_with_args("SELECT weights FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1",
+							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+							  NULL, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the weights of model %d", model_id);
+	/* SPI leaves its own context current: back to the cache's */
+	MemoryContextSwitchTo(cache);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d of kind %s has no weights", model_id, mtdpp_kind_name(m->kind)),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
+	arr = DatumGetArrayTypeP(d);
+	if (ARR_NDIM(arr) > 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != FLOAT4OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("weights of model %d are not an array of non-NULL reals", model_id),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
+	n = ARR_NDIM(arr) == 0 ? 0 : ARR_DIMS(arr)[0];
+	src = (float4 *) ARR_DATA_PTR(arr);
+	m->n_weights = n;
+	m->weights = palloc(sizeof(double) * Max(n, 1));
+	for (int k = 0; k < n; k++)
+		m->weights[k] = src[k];
+}
+
+/*
  * itemknn, ease: the neighbour lists of the rows just read (columns 6 and 7), as
  * dense indices.  Called with the cache context current.
  */
@@ -211,6 +252,13 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
 		fill_factors(SPI_getbinval(tup, td, 4, &isnull),
 					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
+		if (mtdpp_kind(m->kind)->signed_task_factors)
+		{
+			/* read as they are, not squared (gru's output embeddings) */
+			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
+						 m->Rf + (size_t) i * rank, rank, false, m->item_ids[i], "task factors");
+			continue;
+		}
 		if (mtdpp_kind(m->kind)->task_factors)
 			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
 						 row, rank, true, m->item_ids[i], "task factors");
@@ -223,6 +271,8 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 	pfree(row);
 	if (mtdpp_kind(m->kind)->neighbors)
 		load_neighbors(m);
+	if (mtdpp_kind(m->kind)->weights)
+		load_weights(m, model_id);
 	mtdpp_model_validate(m, MTDPP_FROM_TABLES);
 	mtdpp_model_prepare(m);
 	MemoryContextSwitchTo(old);

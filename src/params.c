@@ -232,6 +232,12 @@ key_scope(const ParamKey *key)
 	return SCOPE_FACTORS;
 }
 
+/* the keys of the stochastic gradient that steer gru's fit (gru_fit.c) */
+static const char *const gru_keys[] = {
+	"rank", "epochs", "learning_rate", "negatives", "negative_power", "patience", "l2",
+	"init_scale", "epoch_baskets", NULL
+};
+
 /* Whether KEY applies to KIND; *IGNORED: whether KIND accepts it anyway. */
 static bool
 key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
@@ -248,7 +254,10 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 		case SCOPE_ALL:
 			return true;
 		case SCOPE_FACTORS:
-			return routine->factors && kind != MTDPP_POISSON;
+			for (int k = 0; kind == MTDPP_GRU && gru_keys[k] != NULL; k++)
+				if (strcmp(gru_keys[k], key->name) == 0)
+					return true;
+			return routine->factors && kind != MTDPP_POISSON && kind != MTDPP_GRU;
 		case SCOPE_FACTOR_COUNT:
 			return routine->factors;
 		case SCOPE_VALIDATION:
@@ -555,6 +564,9 @@ chosen_on_validation(const MtdppParams *p, const char **instead)
 	*instead = ", or give rank => ... and \"c\" to train without a validation slice";
 	if (p->kind == MTDPP_POISSON && (p->rank == MTDPP_RANK_CHOSEN || p->poisson_c < 0.0))
 		return "chooses its rank and the prior shape c not given on the validation baskets";
+	*instead = ", or give rank => ... and \"learning_rate\" to train without a validation slice";
+	if (p->kind == MTDPP_GRU && (p->rank == MTDPP_RANK_CHOSEN || !mtdpp_param_given(p, "learning_rate")))
+		return "chooses its hidden size (rank) and learning_rate on the validation baskets when they are not given";
 	*instead = ", or give rank => ... to train without a validation slice";
 	if (mtdpp_kind(p->kind)->factors && p->rank == MTDPP_RANK_CHOSEN && p->warm_start[0] == '\0')
 		return "chooses its rank and l2 on the validation baskets when neither is given";

@@ -28,8 +28,8 @@ const MtdppKindDefault mtdpp_capacity_defaults[] = {
 void
 mtdpp_capacity_resolve(MtdppParams *p)
 {
-	/* poisson chooses its rank alone, and has no L2 */
-	if (!mtdpp_kind(p->kind)->factors || p->kind == MTDPP_POISSON)
+	/* poisson and gru choose their rank (hidden size) alone (poisson_vi.c, gru_fit.c) */
+	if (!mtdpp_kind(p->kind)->factors || p->kind == MTDPP_POISSON || p->kind == MTDPP_GRU)
 		return;
 	if (p->rank == MTDPP_RANK_CHOSEN && p->l2 >= 0.0)
 		p->rank = MTDPP_CAPACITY_LOW_RANK;

@@ -125,6 +125,7 @@ typedef struct SegmentHeader
 	int32		n_baskets;
 	double		log_w;
 	int64		n_neighbors;
+	int32		n_weights;		/* gru's shared weights, else 0 */
 	Size		item_ids,
 				popularity,
 				D,
@@ -132,6 +133,8 @@ typedef struct SegmentHeader
 				Vnorm2,
 				Vf,
 				R2f,
+				Rf,
+				weights,
 				nbr_start,
 				nbr_index,
 				nbr_weight,
@@ -244,6 +247,9 @@ layout(SegmentHeader *h, int n_items, int rank, int64 nn, bool neighbors)
 	PLACE(Vnorm2, mul_size(n, sizeof(double)));
 	PLACE(Vf, mul_size(cells, sizeof(float)));
 	PLACE(R2f, mul_size(mul_size(panels, MTDPP_PANEL * sizeof(float)), Max(rank, 1)));
+	/* gru: its output embeddings with their sign, its shared weights (n_weights set first) */
+	PLACE(Rf, h->n_weights > 0 ? mul_size(cells, sizeof(float)) : 0);
+	PLACE(weights, mul_size(h->n_weights, sizeof(double)));
 	PLACE(nbr_start, neighbors ? mul_size(n + 1, sizeof(int64)) : 0);
 	PLACE(nbr_index, neighbors ? mul_size(Max(nn, 1), sizeof(int32)) : 0);
 	PLACE(nbr_weight, neighbors ? mul_size(Max(nn, 1), sizeof(float4)) : 0);
@@ -272,6 +278,12 @@ point_model(MtdppModel *m, char *base)
 	m->Vnorm2 = (double *) (base + h->Vnorm2);
 	m->Vf = (float *) (base + h->Vf);
 	m->R2f = (float *) (base + h->R2f);
+	if (h->n_weights > 0)
+	{
+		m->Rf = (float *) (base + h->Rf);
+		m->n_weights = h->n_weights;
+		m->weights = (double *) (base + h->weights);
+	}
 	m->nbr_start = neighbors ? (int64 *) (base + h->nbr_start) : NULL;
 	m->nbr_index = neighbors ? (int32 *) (base + h->nbr_index) : NULL;
 	m->nbr_weight = neighbors ? (float4 *) (base + h->nbr_weight) : NULL;
@@ -300,7 +312,13 @@ fill_segment(char *base, const SegmentHeader *layout_of, const MtdppModel *m,
 	memcpy(base + h->D2, m->D2, n * sizeof(double));
 	memcpy(base + h->Vnorm2, m->Vnorm2, n * sizeof(double));
 	memcpy(base + h->Vf, m->Vf, cells * sizeof(float));
-	memcpy(base + h->R2f, m->R2f, panels * MTDPP_PANEL * sizeof(float) * Max(m->rank, 1));
+	if (m->R2f != NULL)
+		memcpy(base + h->R2f, m->R2f, panels * MTDPP_PANEL * sizeof(float) * Max(m->rank, 1));
+	if (h->n_weights > 0)
+	{
+		memcpy(base + h->Rf, m->Rf, cells * sizeof(float));
+		memcpy(base + h->weights, m->weights, h->n_weights * sizeof(double));
+	}
 	if (m->nbr_start != NULL)
 	{
 		memcpy(base + h->nbr_start, m->nbr_start, (n + 1) * sizeof(int64));
@@ -447,7 +465,7 @@ attach_ready(Attachment *a, dsm_handle handle, const MtdppSharedKey *key)
 static Size
 estimated_bytes(const MtdppSharedKey *key)
 {
-	SegmentHeader h;
+	SegmentHeader h = {0};
 
 	layout(&h, key->n_items, key->rank, 0, false);
 	return h.total;
@@ -626,6 +644,7 @@ mtdpp_shared_put(MtdppSharedClaim *claim, const MtdppModel *m)
 
 	memset(&h, 0, sizeof(h));
 	h.n_neighbors = neighbors ? m->nbr_start[m->n_items] : 0;
+	h.n_weights = mtdpp_kind(m->kind)->weights ? m->n_weights : 0;
 	layout(&h, m->n_items, m->rank, h.n_neighbors, neighbors);
 	if (m->n_items != claim->key.n_items || a->released)
 	{

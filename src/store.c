@@ -177,16 +177,39 @@ float4_array(const double *v, int n)
 }
 
 /*
+ * The row of a model in mtdpp.models, with the weights column only for a
+ * kind that has them (gru): a database whose extension is not yet updated
+ * to 0.4.0 has no such column, and stores the other kinds as before.
+ */
+static const char *const insert_model[2] = {
+	"INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
+	"  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
+	"  final_loss, best_epoch, train_seconds, source, activated_at) "
+	"SELECT $1, coalesce(pg_catalog.max(version), 0) OPERATOR(pg_catalog.+) 1, "
+	"  $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
+	"  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END "
+	"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 RETURNING model_id",
+	"INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
+	"  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
+	"  final_loss, best_epoch, train_seconds, source, weights, activated_at) "
+	"SELECT $1, coalesce(pg_catalog.max(version), 0) OPERATOR(pg_catalog.+) 1, "
+	"  $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, "
+	"  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END "
+	"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 RETURNING model_id"
+};
+
+/*
  * Stores M as the next version of NAME; returns its model_id.  Runs inside
  * the caller's transaction, so a failure or cancel leaves nothing behind.
  */
 int
 mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *source)
 {
-	Oid			types[15] = {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
-		FLOAT8OID, JSONBOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, INT4OID, FLOAT8OID, TEXTOID};
-	Datum		values[15];
-	char		nulls[16];
+	Oid			types[16] = {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
+		FLOAT8OID, JSONBOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, INT4OID, FLOAT8OID, TEXTOID,
+	FLOAT4ARRAYOID};
+	Datum		values[16];
+	char		nulls[17];
 	int			model_id;
 	bool		isnull;
 	SPIPlanPtr	plan;
@@ -207,7 +230,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		elog(ERROR, "could not deactivate model \"%s\"", name);
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[15] = '\0';
+	nulls[16] = '\0';
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(mtdpp_kind_name(m->kind));
 	values[2] = BoolGetDatum(activate);
@@ -227,14 +250,13 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		nulls[11] = nulls[12] = 'n';	/* nothing was fitted by SGD */
 	if (source == NULL)
 		nulls[14] = 'n';
-	if (write_name(name, "INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
-				   "  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
-				   "  final_loss, best_epoch, train_seconds, source, activated_at) "
-				   "SELECT $1, coalesce(pg_catalog.max(version), 0) OPERATOR(pg_catalog.+) 1, "
-				   "  $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
-				   "  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END "
-				   "FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 RETURNING model_id",
-				   15, types, values, nulls, 1) != SPI_OK_INSERT_RETURNING ||
+	/* the weights every item shares (gru), else NULL */
+	if (mtdpp_kind(m->kind)->weights)
+		values[15] = float4_array(m->weights, m->n_weights);
+	else
+		nulls[15] = 'n';
+	if (write_name(name, insert_model[mtdpp_kind(m->kind)->weights],
+				   mtdpp_kind(m->kind)->weights ? 16 : 15, types, values, nulls, 1) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "could not insert model \"%s\"", name);
 	model_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));

@@ -22,6 +22,8 @@ SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 3, seed => 2, activate =
 SELECT * FROM mtdpp_train('b', 'train_lines', kind => 'popularity');
 SELECT * FROM mtdpp_train('c', 'train_lines', epochs => 3, seed => 3, position_col => 'position', target => 'last', kind => 'multitask');
 SELECT * FROM mtdpp_train('d', 'train_lines', kind => 'itemknn');
+SELECT * FROM mtdpp_train('e', 'train_lines', epochs => 2, rank => 4, position_col => 'position', kind => 'gru',
+                          params => '{"learning_rate": 0.1}');
 SELECT mtdpp_activate('a');
 });
 
@@ -29,7 +31,7 @@ my %probe = (
 	models => q{SELECT * FROM mtdpp_models},
 	rows => q{SELECT model_id, name, version, kind, active, rank, n_items, n_baskets, n_examples, log_w,
 	                 hyperparams, loss_history, val_mpr_history, final_loss, best_epoch, train_seconds,
-	                 source, metrics, trained_at, trained_by, activated_at
+	                 source, metrics, trained_at, trained_by, activated_at, weights
 	          FROM mtdpp.models ORDER BY model_id},
 	items => q{SELECT count(*) || ' ' || md5(string_agg(format('%s %s %s %s %s %s %s %s', model_id, item_id,
 	                  popularity, bias, factors, task_factors, neighbors, neighbor_weights),
@@ -39,7 +41,7 @@ my %probe = (
 SELECT string_agg(format('%s %s %s %s', coalesce(m.name, '(default)'), c.rank, c.item_id, c.score),
                   E'\n' ORDER BY b.order_id, m.name NULLS FIRST, c.rank)
 FROM (SELECT order_id, array_remove(basket, held_out) AS basket FROM test_baskets ORDER BY order_id LIMIT 20) b
-CROSS JOIN (VALUES (NULL), ('a'), ('b'), ('c'), ('d')) AS m(name)
+CROSS JOIN (VALUES (NULL), ('a'), ('b'), ('c'), ('d'), ('e')) AS m(name)
 CROSS JOIN LATERAL mtdpp_complete(b.basket, 5, m.name) AS c},
 );
 # mtdpp_evaluate stores what it measures (its run time included) in the
@@ -49,7 +51,7 @@ my $evaluate = q{SELECT baskets, mpr, precision_at_5, precision_at_10, precision
 my $before_evaluate = $node->safe_psql('shop', $evaluate);
 my %before = map { ($_ => $node->safe_psql('shop', $probe{$_})) } keys %probe;
 my @models = split /\n/, $before{models};
-is(scalar @models, 5, 'five models stored before the dump');
+is(scalar @models, 6, 'six models stored before the dump');
 like($before{complete}, qr/^\(default\) 1 /, 'the default model answers');
 
 my $dir = PostgreSQL::Test::Utils::tempdir;
@@ -69,8 +71,8 @@ sub check_restored
 	is($node->safe_psql($db,
 			"SELECT version FROM mtdpp_train('a', 'train_lines', epochs => 2, seed => 4, kind => 'multitask')"),
 		'3', "$how: training after the restore adds version 3");
-	is($node->safe_psql($db, 'SELECT count(DISTINCT model_id) = 6 FROM mtdpp.models'), 't',
-		"$how: six models, each with its own model_id");
+	is($node->safe_psql($db, 'SELECT count(DISTINCT model_id) = 7 FROM mtdpp.models'), 't',
+		"$how: seven models, each with its own model_id");
 	return;
 }
 

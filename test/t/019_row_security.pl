@@ -83,6 +83,13 @@ GRANT SELECT ON mtdpp_models TO alice, bob, viewer;
 		qr/^1$/, "$label: alice trains poisson under the recipe");
 	like($as->('bob', "SELECT count(*) FROM mtdpp_complete(ARRAY[1], 3, 'a_poisson')"),
 		qr/ERROR.*42704.*model "a_poisson" does not exist/s, "$label: alice's poisson model does not complete for bob");
+	# gru's shared weights are a column of mtdpp.models: the same policies cover them
+	like($as->('alice', "SELECT version FROM mtdpp_train('a_gru', 'train_lines', position_col => 'position', "
+			. "kind => 'gru', rank => 4, epochs => 2, params => '{\"learning_rate\": 0.1}')"),
+		qr/^1$/, "$label: alice trains a gru under the recipe");
+	like($as->('alice', completes('a_gru')), qr/^\d+(,\d+){4}$/, "$label: alice completes with her gru");
+	like($as->('bob', completes('a_gru')), qr/ERROR.*42704.*model "a_gru" does not exist/s,
+		"$label: alice's gru does not answer bob");
 	is($as->('bob', "SELECT count(*) FROM mtdpp.models WHERE model_id = $a_id"), '0',
 		"$label: bob does not see alice's row of mtdpp.models");
 	is($as->('bob', "SELECT count(*) FROM mtdpp.items WHERE model_id = $a_id"), '0',
