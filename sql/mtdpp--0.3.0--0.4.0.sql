@@ -5,12 +5,14 @@
 -- the caller's privileges and row-level security policies apply to it.
 ALTER VIEW mtdpp_models SET (security_invoker = true);
 
--- The kind rules: association rules mined from the training baskets.
+-- The kinds rules (association rules mined from the training baskets) and
+-- bayesian_lowrank (samples of the low-rank DPP's posterior).
 ALTER TABLE mtdpp.models DROP CONSTRAINT models_kind_check;
 ALTER TABLE mtdpp.models ADD CONSTRAINT models_kind_check
     CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['multitask', 'multitask_nobias', 'logistic', 'lowrank',
-                                                'itemknn', 'popularity', 'ease', 'hybrid', 'rules']));
-COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i, factors V_i, task factors R_i (multi-task kinds), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence)';
+                                                'itemknn', 'popularity', 'ease', 'hybrid', 'rules',
+                                                'bayesian_lowrank']));
+COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i, factors V_i (bayesian_lowrank: its samples of V_i side by side, samples x rank values), task factors R_i (multi-task kinds), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence)';
 
 CREATE FUNCTION mtdpp_rules(model text DEFAULT NULL)
 RETURNS TABLE (antecedent integer[], consequent integer, support float8, confidence float8, lift float8)

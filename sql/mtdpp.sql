@@ -33,7 +33,8 @@ CREATE TABLE mtdpp.models (
     UNIQUE (name, version),
     CONSTRAINT models_kind_check
         CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['multitask', 'multitask_nobias', 'logistic', 'lowrank',
-                                                    'itemknn', 'popularity', 'ease', 'hybrid', 'rules']))
+                                                    'itemknn', 'popularity', 'ease', 'hybrid', 'rules',
+                                                    'bayesian_lowrank']))
 );
 CREATE UNIQUE INDEX models_one_active_per_name ON mtdpp.models (name) WHERE active;
 COMMENT ON TABLE mtdpp.models IS 'one row per trained mtdpp model: hyperparameters, training history, timings and metrics';
@@ -49,7 +50,7 @@ CREATE TABLE mtdpp.items (
     neighbor_weights real[],
     PRIMARY KEY (model_id, item_id)
 );
-COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i, factors V_i, task factors R_i (multi-task kinds), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence)';
+COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i, factors V_i (bayesian_lowrank: its samples of V_i side by side, samples x rank values), task factors R_i (multi-task kinds), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence)';
 
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models_model_id_seq', '');

@@ -54,14 +54,21 @@ mtdpp_kind_from_name(const char *name)
 {
 	StringInfoData valid;
 
+	int			last = 0;
+
 	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		if (strcmp(kinds[k]->name, name) == 0)
+		if (kinds[k] != NULL && strcmp(kinds[k]->name, name) == 0)
 			return (MtdppKind) k;
 
+	/* a number may be free: the table lists the kinds that have one */
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		if (kinds[k] != NULL)
+			last = k;
 	initStringInfo(&valid);
 	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		appendStringInfo(&valid, "%s%s", k == 0 ? "" : k == MTDPP_N_KINDS - 1 ? " and " : ", ",
-						 kinds[k]->name);
+		if (kinds[k] != NULL)
+			appendStringInfo(&valid, "%s%s", k == 0 ? "" : k == last ? " and " : ", ",
+							 kinds[k]->name);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown model kind \"%s\"", mtdpp_shown(name)),

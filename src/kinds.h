@@ -85,7 +85,8 @@ extern void mtdpp_kind_register(const MtdppKindRoutine *kind);
 extern void mtdpp_kinds_init(void);
 extern MtdppModel *mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *p);
 
-/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c, kind_rules.c */
+/* kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c, kind_ease.c, kind_rules.c,
+ * kind_bayesian_lowrank.c */
 extern const MtdppKindRoutine mtdpp_kind_multitask;
 extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
 extern const MtdppKindRoutine mtdpp_kind_logistic;
@@ -95,6 +96,10 @@ extern const MtdppKindRoutine mtdpp_kind_popularity;
 extern const MtdppKindRoutine mtdpp_kind_ease;
 extern const MtdppKindRoutine mtdpp_kind_hybrid;
 extern const MtdppKindRoutine mtdpp_kind_rules;
+extern const MtdppKindRoutine mtdpp_kind_bayesian_lowrank;
+
+/* kind_bayesian_lowrank.c: the samples of V a model holds side by side */
+extern int	mtdpp_bayes_samples(const MtdppModel *m);
 
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,

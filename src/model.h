@@ -58,6 +58,8 @@ typedef enum MtdppKind
 	MTDPP_EASE,
 	MTDPP_HYBRID,
 	MTDPP_RULES,
+	/* 9 and 10 are kept for kinds added beside this one */
+	MTDPP_BAYESIAN_LOWRANK = 11,
 	MTDPP_N_KINDS
 } MtdppKind;
 

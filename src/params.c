@@ -139,6 +139,17 @@ static const ParamKey param_keys[] = {
 	{"max_antecedent", PARAM_INT, F(max_antecedent), -1, 1, 3, NULL,
 		"an integer from 1 to 3, or null (chosen on validation baskets)", true,
 	"rules: items of a rule's antecedent, at most; null: chosen on validation baskets"},
+	{"samples", PARAM_INT, F(samples), 8, 1, 64, NULL, "an integer from 1 to 64", true,
+	"bayesian_lowrank: samples of the factors kept from the posterior (samples x rank at most 1024); a score is their mean"},
+	{"burn_in", PARAM_INT, F(burn_in), 1, 0, 1000, NULL, "an integer from 0 to 1000", true,
+	"bayesian_lowrank: epochs of Langevin steps from the posterior mode before the first sample is kept"},
+	{"thinning", PARAM_INT, F(thinning), -1, 1, 1000000, NULL,
+		"an integer from 1 to 1000000, or null (a quarter of an epoch's steps)", true,
+	"bayesian_lowrank: Langevin steps between two samples kept; null: a quarter of an epoch's"},
+	{"prior_precision", PARAM_REAL, F(prior_precision), 1.0, 1e-6, 1e6, NULL, "a number in [1e-6, 1e6]", true,
+	"bayesian_lowrank: precision lambda of the Gaussian prior N(0, 1/lambda) on each factor"},
+	{"step_size", PARAM_REAL, F(step_size), 1e-3, 1e-12, 1.0, NULL, "a number in [1e-12, 1]", true,
+	"bayesian_lowrank: the first step of the Langevin chain, decreasing as (1 + t/T)^-0.55 over its steps t (T: an epoch's)"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
@@ -169,6 +180,7 @@ typedef enum KeyScope
 	SCOPE_VALIDATION,			/* the kinds that choose on a validation slice */
 	SCOPE_EASE,					/* ease */
 	SCOPE_RULES,				/* rules */
+	SCOPE_BAYES,				/* bayesian_lowrank */
 	SCOPE_EASE_WEIGHTS,			/* the kinds that fit EASE's weights: ease, hybrid */
 	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
 } KeyScope;
@@ -195,6 +207,11 @@ static const struct
 	{"min_support", SCOPE_RULES, false},
 	{"min_confidence", SCOPE_RULES, false},
 	{"max_antecedent", SCOPE_RULES, false},
+	{"samples", SCOPE_BAYES, false},
+	{"burn_in", SCOPE_BAYES, false},
+	{"thinning", SCOPE_BAYES, false},
+	{"prior_precision", SCOPE_BAYES, false},
+	{"step_size", SCOPE_BAYES, false},
 };
 
 static const ParamKey *
@@ -250,6 +267,8 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 			return kind == MTDPP_EASE;
 		case SCOPE_RULES:
 			return kind == MTDPP_RULES;
+		case SCOPE_BAYES:
+			return kind == MTDPP_BAYESIAN_LOWRANK;
 		case SCOPE_EASE_WEIGHTS:
 			return kind == MTDPP_EASE || kind == MTDPP_HYBRID;
 		case SCOPE_NEIGHBORS:
@@ -606,6 +625,12 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 	}
 	mtdpp_capacity_resolve(p);
 	check_scopes(p);
+	if (p->kind == MTDPP_BAYESIAN_LOWRANK && p->rank * p->samples > MTDPP_MAX_RANK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kind bayesian_lowrank keeps samples x rank factors per item, and %d x %d is more than %d",
+						p->samples, p->rank, MTDPP_MAX_RANK),
+				 errhint("Lower samples or rank.")));
 
 	/*
 	 * A single-kernel DPP trained on swapped baskets has one score per

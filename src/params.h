@@ -74,6 +74,11 @@ typedef struct MtdppParams
 	double		min_support;	/* rules: share of baskets, < 0: chosen on validation */
 	double		min_confidence; /* rules: < 0: chosen on validation */
 	int			max_antecedent; /* rules: items of an antecedent, < 0: chosen */
+	int			samples;		/* bayesian_lowrank: samples of V kept */
+	int			burn_in;		/* bayesian_lowrank: Langevin epochs before the first */
+	int			thinning;		/* bayesian_lowrank: steps between samples, < 0: automatic */
+	double		prior_precision;	/* bayesian_lowrank: of the Gaussian prior on V */
+	double		step_size;		/* bayesian_lowrank: the first Langevin step */
 	int64		seed;
 	bool		verbose;
 	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */

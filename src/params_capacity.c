@@ -40,5 +40,7 @@ mtdpp_capacity_resolve(MtdppParams *p)
 int
 mtdpp_capacity_max_rank(const MtdppParams *p)
 {
+	if (p->kind == MTDPP_BAYESIAN_LOWRANK)
+		return p->rank * p->samples;	/* its samples side by side */
 	return p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank;
 }
