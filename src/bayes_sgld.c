@@ -185,13 +185,16 @@ check_chain(const MtdppModel *m, const MtdppParams *p, int epoch, double loss)
 						 p->step_size, p->prior_precision)));
 }
 
-/* the working set of the chain: the trainer's, the samples, the preconditioner, the mode */
+/*
+ * The working set of the fit: the chain's trainer, the mode and the
+ * preconditioner, the samples of the chain and of two models (V and R).
+ */
 static void
 check_memory(const MtdppBaskets *d, const MtdppParams *q, int samples)
 {
 	Size		cells = mul_size(d->n_items, q->rank);
 	Size		need = add_size(training_memory(d, q),
-								mul_size(cells, sizeof(double) * (2 * samples + 3)));
+								mul_size(cells, sizeof(double) * (5 * samples + 3)));
 	Size		limit = (Size) maintenance_work_mem * 1024;
 
 	if (need > limit)
@@ -216,18 +219,18 @@ training_baskets(const Trainer *tr)
 
 /*
  * The chain from the mode MODE: burn_in epochs, then a sample every
- * `thinning` steps into SAMPLES (n x S r), until S are kept.  Returns the
+ * `thinning` steps into SAMPLES (n x S r), until S are kept (Q, the
+ * trainer's hyperparameters, are those of one sample).  Returns the
  * epochs it ran; *THINNING takes the thinning used, *STEPS the steps.
  */
 static int
 run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
-		  MtdppValidation *slice, double *samples, int *thinning, int64 *steps,
-		  instr_time start)
+		  MtdppValidation *slice, int S, double *samples, int *thinning,
+		  int64 *steps, instr_time start)
 {
 	const MtdppParams *p = q;
 	Trainer		tr;
 	Chain		c;
-	int			S = p->samples;
 	int			r = q->rank;
 	int			kept = 0;
 	int64		since = 0;
@@ -283,10 +286,62 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 	return epoch;
 }
 
+/* the step sizes tried on the validation slice when step_size is not given */
+static const double step_candidates[] = {1e-3, 1e-4};
+
+/*
+ * The chain from MODE at the step size of P, its samples into a model of
+ * the caller's memory context (its hyperparams P's, with the thinning
+ * used); *MPR takes its validation MPR on SLICE, *EPOCHS and *STEPS its
+ * chain's length.
+ */
+static MtdppModel *
+sampled_model(MtdppBaskets *data, const MtdppParams *p, const MtdppModel *mode,
+			  MtdppValidation *slice, double *mpr, int *epochs, int64 *steps,
+			  instr_time start)
+{
+	MemoryContext caller = CurrentMemoryContext;
+	MemoryContext work = AllocSetContextCreate(caller, "mtdpp Langevin chain",
+											   ALLOCSET_DEFAULT_SIZES);
+	MtdppParams q = *p;
+	MtdppParams stored = *p;
+	int			S = p->samples;
+	int			r = p->rank;
+	double	   *samples;
+	MtdppModel *m;
+
+	q.samples = 1;
+	MemoryContextSwitchTo(work);
+	samples = mtdpp_alloc_huge(sizeof(double) * (size_t) data->n_items * r * S);
+	*epochs = run_chain(data, &q, mode, slice, S, samples, &stored.thinning, steps, start);
+
+	MemoryContextSwitchTo(caller);
+	m = mtdpp_model_alloc(MTDPP_BAYESIAN_LOWRANK, data->n_items, r * S);
+	memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
+	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
+	memcpy(m->V, samples, sizeof(double) * (size_t) data->n_items * r * S);
+	m->hyperparams = mtdpp_params_to_json(&stored);
+	mtdpp_model_prepare(m);
+	MemoryContextDelete(work);
+	*mpr = mtdpp_validation_mpr(slice, m);
+	return m;
+}
+
+/* a JSON number, or null for NaN */
+static void
+append_number(StringInfo s, double x)
+{
+	if (isnan(x))
+		appendStringInfoString(s, "null");
+	else
+		appendStringInfo(s, "%.4f", x);
+}
+
 /*
  * The fit of kind bayesian_lowrank: the mode (the lowrank fit, early stopped
- * on the validation slice), then the Langevin chain from it; the samples
- * side by side in one model (kind_bayesian_lowrank.c).
+ * on the validation slice), then the Langevin chain from it, at the step
+ * size given or at the better of step_candidates on the validation slice;
+ * the samples side by side in one model (kind_bayesian_lowrank.c).
  */
 MtdppModel *
 mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
@@ -296,15 +351,16 @@ mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
 	MtdppParams q = *p;
 	MtdppValidation slice;
 	MtdppModel *mode;
-	MtdppModel *m;
-	double	   *samples;
-	int			S = p->samples;
+	MtdppModel *m = NULL;
 	int			r = p->rank;
-	int			thinning = 0;
+	int			n_tried = 0;
+	double		tried[lengthof(step_candidates)],
+				mprs[lengthof(step_candidates)];
+	int			chain_epochs = 0;
 	int64		steps = 0;
-	int			chain_epochs;
 	double		mpr_mode,
-				mpr_mean;
+				mpr_mean = NAN;
+	bool		choose;
 	instr_time	start;
 	StringInfoData json;
 
@@ -317,7 +373,7 @@ mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
 				 errdetail("Every Langevin step draws noise for every item's factors: above this an epoch takes minutes."),
 				 errhint("Train with a lower rank, or train kind lowrank (its mode) instead.")));
 	q.samples = 1;
-	check_memory(data, &q, S);
+	check_memory(data, &q, p->samples);
 	work = AllocSetContextCreate(CurrentMemoryContext, "mtdpp Bayesian low-rank fit",
 								 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(work);
@@ -325,54 +381,71 @@ mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
 	mtdpp_progress_phase(MTDPP_PHASE_EPOCHS);
 	mode = mtdpp_train_dpp_rank(data, &q, NULL, &slice);
 	mode->hyperparams = NULL;	/* one sample */
+	mtdpp_model_prepare(mode);
 	mpr_mode = mtdpp_validation_mpr(&slice, mode);
 	if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("mode: %d epochs (best %d), validation MPR %.2f; Langevin chain from it",
 						mode->epochs_run, mode->best_epoch, mpr_mode)));
 
-	samples = mtdpp_alloc_huge(sizeof(double) * (size_t) data->n_items * r * S);
-	chain_epochs = run_chain(data, &q, mode, &slice, samples, &thinning, &steps, start);
+	choose = !mtdpp_param_given(p, "step_size") && slice.n > 0;
+	for (int k = 0; k < (choose ? lengthof(step_candidates) : 1); k++)
+	{
+		MtdppParams c = *p;
+		MtdppModel *fit;
+		double		mpr;
+		int			epochs;
+		int64		n_steps;
 
-	/* the model: the samples side by side, the mode's training record */
-	MemoryContextSwitchTo(caller);
-	m = mtdpp_model_alloc(MTDPP_BAYESIAN_LOWRANK, data->n_items, r * S);
-	memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
-	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
-	memcpy(m->V, samples, sizeof(double) * (size_t) data->n_items * r * S);
+		if (!mtdpp_param_given(p, "step_size"))
+			c.step_size = step_candidates[k];
+		fit = sampled_model(data, &c, mode, &slice, &mpr, &epochs, &n_steps, start);
+		tried[n_tried] = c.step_size;
+		mprs[n_tried++] = mpr;
+		if (p->verbose)
+			ereport(NOTICE,
+					(errmsg("step size %g: %d samples, validation MPR %.2f (mode %.2f)",
+							c.step_size, p->samples, mpr, mpr_mode)));
+		if (m == NULL || mpr > mpr_mean)
+		{
+			m = fit;
+			mpr_mean = mpr;
+			chain_epochs = epochs;
+			steps = n_steps;
+		}
+	}
+
+	/* the model kept, its training record the mode's, into the caller's memory */
 	m->n_baskets = data->n_baskets;
 	m->log_w = p->log_w;
 	m->n_examples = mode->n_examples;
 	m->epochs_run = mode->epochs_run;
 	m->best_epoch = mode->best_epoch;
-	m->final_loss = mode->final_loss;
-	m->loss_history = palloc(sizeof(double) * Max(mode->epochs_run, 1));
-	m->val_history = palloc(sizeof(double) * Max(mode->epochs_run, 1));
-	memcpy(m->loss_history, mode->loss_history, sizeof(double) * mode->epochs_run);
-	memcpy(m->val_history, mode->val_history, sizeof(double) * mode->epochs_run);
-	{
-		MtdppParams stored = *p;
-
-		stored.thinning = thinning;
-		m->hyperparams = mtdpp_params_to_json(&stored);
-	}
-	mtdpp_model_prepare(m);
-	MemoryContextSwitchTo(work);
-	mpr_mean = mtdpp_validation_mpr(&slice, m);
+	m->loss_history = mode->loss_history;
+	m->val_history = mode->val_history;
 	MemoryContextSwitchTo(caller);
+	m = mtdpp_model_copy(m);
 
 	initStringInfo(&json);
 	appendStringInfoString(&json, m->hyperparams);
 	json.len--;					/* the closing brace */
 	json.data[json.len] = '\0';
-	appendStringInfo(&json, ", \"sampler\": {\"method\": \"preconditioned SGLD\", \"chain_epochs\": %d, \"steps\": " INT64_FORMAT ", \"validation_baskets\": %d, \"validation_mpr_mode\": %.4f, \"validation_mpr_posterior_mean\": %.4f}}",
-					 chain_epochs, steps, slice.n, isnan(mpr_mode) ? 0.0 : mpr_mode,
-					 isnan(mpr_mean) ? 0.0 : mpr_mean);
+	appendStringInfo(&json, ", \"sampler\": {\"method\": \"preconditioned SGLD\", \"step_size\": \"%s\", \"chain_epochs\": %d, \"steps\": " INT64_FORMAT ", \"validation_baskets\": %d, \"validation_mpr_mode\": ",
+					 choose ? "chosen on validation" : mtdpp_param_given(p, "step_size") ? "given" : "no validation slice", chain_epochs, steps, slice.n);
+	append_number(&json, mpr_mode);
+	appendStringInfoString(&json, ", \"candidates\": [");
+	for (int k = 0; k < n_tried; k++)
+	{
+		appendStringInfo(&json, "%s{\"step_size\": %g, \"validation_mpr\": ", k ? ", " : "", tried[k]);
+		append_number(&json, mprs[k]);
+		appendStringInfoChar(&json, '}');
+	}
+	appendStringInfoString(&json, "]}}");
 	m->hyperparams = json.data;
 	if (p->verbose)
 		ereport(NOTICE,
-				(errmsg("%d samples kept (every %d steps after %d epochs of burn-in): validation MPR %.2f, against %.2f at the mode",
-						S, thinning, p->burn_in, mpr_mean, mpr_mode)));
+				(errmsg("%d samples kept: validation MPR of their mean %.2f, against %.2f at the mode",
+						p->samples, mpr_mean, mpr_mode)));
 	MemoryContextDelete(work);
 	m->seconds = elapsed(start);
 	return m;
