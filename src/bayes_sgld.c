@@ -287,7 +287,7 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 }
 
 /* the step sizes tried on the validation slice when step_size is not given */
-static const double step_candidates[] = {1e-3, 1e-4};
+static const double step_candidates[] = {1e-3, 1e-4, 1e-5};
 
 /*
  * The chain from MODE at the step size of P, its samples into a model of

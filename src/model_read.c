@@ -155,13 +155,18 @@ const char *
 mtdpp_read_model_samples(int model_id)
 {
 	static char *texts[MTDPP_MAX_RANK + 1];
+	MemoryContext caller = CurrentMemoryContext;
 	bool		isnull;
 	int			s;
+	bool		ok;
 
-	if (SPI_execute_with_args("SELECT (hyperparams OPERATOR(pg_catalog.->>) 'samples')::pg_catalog.int4 "
+	/* SPI returns in its own memory context: the caller's is restored */
+	ok = SPI_execute_with_args("SELECT (hyperparams OPERATOR(pg_catalog.->>) 'samples')::pg_catalog.int4 "
 							  "FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1",
 							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
-							  NULL, true, 1) != SPI_OK_SELECT)
+							  NULL, true, 1) == SPI_OK_SELECT;
+	MemoryContextSwitchTo(caller);
+	if (!ok)
 		elog(ERROR, "could not read the hyperparameters of model %d", model_id);
 	if (SPI_processed != 1)
 		return NULL;

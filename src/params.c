@@ -150,7 +150,7 @@ static const ParamKey param_keys[] = {
 	"bayesian_lowrank: precision lambda of the Gaussian prior N(0, 1/lambda) on each factor"},
 	{"step_size", PARAM_REAL, F(step_size), -1, 1e-12, 1.0, NULL,
 		"a number in [1e-12, 1], or null (chosen on validation baskets)", true,
-	"bayesian_lowrank: the first step of the Langevin chain, decreasing as (1 + t/T)^-0.55 over its steps t (T: an epoch's); null: 0.001 or 0.0001, the better on validation baskets"},
+	"bayesian_lowrank: the first step of the Langevin chain, decreasing as (1 + t/T)^-0.55 over its steps t (T: an epoch's); null: 0.001, 0.0001 or 0.00001, the best on validation baskets"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
@@ -182,6 +182,7 @@ typedef enum KeyScope
 	SCOPE_EASE,					/* ease */
 	SCOPE_RULES,				/* rules */
 	SCOPE_BAYES,				/* bayesian_lowrank */
+	SCOPE_WARM,					/* the kinds with factors that start warm: not bayesian_lowrank */
 	SCOPE_EASE_WEIGHTS,			/* the kinds that fit EASE's weights: ease, hybrid */
 	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
 } KeyScope;
@@ -213,6 +214,11 @@ static const struct
 	{"thinning", SCOPE_BAYES, false},
 	{"prior_precision", SCOPE_BAYES, false},
 	{"step_size", SCOPE_BAYES, false},
+	{"warm_start", SCOPE_WARM, false},
+	{"warm_learning_rate", SCOPE_WARM, false},
+	{"warm_epochs", SCOPE_WARM, false},
+	{"warm_patience", SCOPE_WARM, false},
+	{"warm_old_baskets", SCOPE_WARM, false},
 };
 
 static const ParamKey *
@@ -270,6 +276,9 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 			return kind == MTDPP_RULES;
 		case SCOPE_BAYES:
 			return kind == MTDPP_BAYESIAN_LOWRANK;
+		case SCOPE_WARM:
+			/* a model of samples side by side is no starting point */
+			return routine->factors && kind != MTDPP_BAYESIAN_LOWRANK;
 		case SCOPE_EASE_WEIGHTS:
 			return kind == MTDPP_EASE || kind == MTDPP_HYBRID;
 		case SCOPE_NEIGHBORS:
