@@ -9,7 +9,8 @@
  *
  *		U(V) = sum_n [ln det(L + I) - ln det L[B_n]] + lambda/2 |V|^2
  *
- * is minus the log posterior.  A minibatch of M baskets estimates its
+ * is minus the log posterior; lambda, unless given, is 1 / the mean square
+ * of the mode's factors (below).  A minibatch of M baskets estimates its
  * gradient as N g + lambda V, g the minibatch's mean gradient of the
  * lowrank loss, which the fit of the lowrank kind computes (fit_loss.c:
  * -ln det L_B through the numeric core, and the normaliser's 2 V (I +
@@ -327,6 +328,22 @@ sampled_model(MtdppBaskets *data, const MtdppParams *p, const MtdppModel *mode,
 	return m;
 }
 
+/*
+ * The prior's precision when not given: empirical Bayes at the mode MODE,
+ * the precision under which its factors are a typical draw (what a Gamma
+ * hyperprior on it, as in Gartrell et al., gives there).
+ */
+static double
+mode_precision(const MtdppModel *mode)
+{
+	double		sum = 0.0;
+	Size		cells = (Size) mode->n_items * mode->rank;
+
+	for (Size k = 0; k < cells; k++)
+		sum += mode->V[k] * mode->V[k];
+	return Min(1e6, Max(1e-6, sum > 0.0 ? cells / sum : 1.0));
+}
+
 /* a JSON number, or null for NaN */
 static void
 append_number(StringInfo s, double x)
@@ -388,6 +405,9 @@ mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
 				(errmsg("mode: %d epochs (best %d), validation MPR %.2f; Langevin chain from it",
 						mode->epochs_run, mode->best_epoch, mpr_mode)));
 
+	q.prior_precision = mtdpp_param_given(p, "prior_precision") ? p->prior_precision :
+		mode_precision(mode);
+
 	choose = !mtdpp_param_given(p, "step_size") && slice.n > 0;
 	for (int k = 0; k < (choose ? lengthof(step_candidates) : 1); k++)
 	{
@@ -399,6 +419,7 @@ mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
 
 		if (!mtdpp_param_given(p, "step_size"))
 			c.step_size = step_candidates[k];
+		c.prior_precision = q.prior_precision;
 		fit = sampled_model(data, &c, mode, &slice, &mpr, &epochs, &n_steps, start);
 		tried[n_tried] = c.step_size;
 		mprs[n_tried++] = mpr;

@@ -175,6 +175,8 @@ extern MtdppModel *mtdpp_model_copy(const MtdppModel *m);
 
 /* shown.c */
 extern const char *mtdpp_shown(const char *s);
+struct NumericData;
+extern char *mtdpp_numeric_shown(struct NumericData *num);
 
 /* model_check.c: what a valid model is */
 typedef enum MtdppModelOrigin

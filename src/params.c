@@ -140,17 +140,15 @@ static const ParamKey param_keys[] = {
 		"an integer from 1 to 3, or null (chosen on validation baskets)", true,
 	"rules: items of a rule's antecedent, at most; null: chosen on validation baskets"},
 	{"samples", PARAM_INT, F(samples), 8, 1, 64, NULL, "an integer from 1 to 64", true,
-	"bayesian_lowrank: samples of the factors kept from the posterior (samples x rank at most 1024); a score is their mean"},
+	"bayesian_lowrank: posterior samples of the factors kept (samples x rank at most 1024); a score is their mean"},
 	{"burn_in", PARAM_INT, F(burn_in), 1, 0, 1000, NULL, "an integer from 0 to 1000", true,
-	"bayesian_lowrank: epochs of Langevin steps from the posterior mode before the first sample is kept"},
-	{"thinning", PARAM_INT, F(thinning), -1, 1, 1000000, NULL,
-		"an integer from 1 to 1000000, or null (a quarter of an epoch's steps)", true,
+	"bayesian_lowrank: Langevin epochs from the posterior mode before the first sample is kept"},
+	{"thinning", PARAM_INT, F(thinning), -1, 1, 1000000, NULL, "an integer from 1 to 1000000, or null", true,
 	"bayesian_lowrank: Langevin steps between two samples kept; null: a quarter of an epoch's"},
-	{"prior_precision", PARAM_REAL, F(prior_precision), 1.0, 1e-6, 1e6, NULL, "a number in [1e-6, 1e6]", true,
-	"bayesian_lowrank: precision lambda of the Gaussian prior N(0, 1/lambda) on each factor"},
-	{"step_size", PARAM_REAL, F(step_size), -1, 1e-12, 1.0, NULL,
-		"a number in [1e-12, 1], or null (chosen on validation baskets)", true,
-	"bayesian_lowrank: the first step of the Langevin chain, decreasing as (1 + t/T)^-0.55 over its steps t (T: an epoch's); null: 0.001, 0.0001 or 0.00001, the best on validation baskets"},
+	{"prior_precision", PARAM_REAL, F(prior_precision), -1, 1e-6, 1e6, NULL, "a number in [1e-6, 1e6], or null", true,
+	"bayesian_lowrank: precision lambda of the Gaussian prior N(0, 1/lambda) on each factor; null: 1 / the mean square of the posterior mode's factors"},
+	{"step_size", PARAM_REAL, F(step_size), -1, 1e-12, 1.0, NULL, "a number in [1e-12, 1], or null", true,
+	"bayesian_lowrank: the first Langevin step, then times (1 + t/T)^-0.55 at step t (T: an epoch's steps); null: 1e-3, 1e-4 or 1e-5, the best on validation baskets"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
@@ -182,7 +180,6 @@ typedef enum KeyScope
 	SCOPE_EASE,					/* ease */
 	SCOPE_RULES,				/* rules */
 	SCOPE_BAYES,				/* bayesian_lowrank */
-	SCOPE_WARM,					/* the kinds with factors that start warm: not bayesian_lowrank */
 	SCOPE_EASE_WEIGHTS,			/* the kinds that fit EASE's weights: ease, hybrid */
 	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
 } KeyScope;
@@ -214,11 +211,6 @@ static const struct
 	{"thinning", SCOPE_BAYES, false},
 	{"prior_precision", SCOPE_BAYES, false},
 	{"step_size", SCOPE_BAYES, false},
-	{"warm_start", SCOPE_WARM, false},
-	{"warm_learning_rate", SCOPE_WARM, false},
-	{"warm_epochs", SCOPE_WARM, false},
-	{"warm_patience", SCOPE_WARM, false},
-	{"warm_old_baskets", SCOPE_WARM, false},
 };
 
 static const ParamKey *
@@ -267,7 +259,8 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 		case SCOPE_ALL:
 			return true;
 		case SCOPE_FACTORS:
-			return routine->factors;
+			/* but a warm start: samples side by side are no starting point */
+			return routine->factors && (kind != MTDPP_BAYESIAN_LOWRANK || strncmp(key->name, "warm_", 5) != 0);
 		case SCOPE_VALIDATION:
 			return routine->factors || kind == MTDPP_EASE || kind == MTDPP_RULES;
 		case SCOPE_EASE:
@@ -276,9 +269,6 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 			return kind == MTDPP_RULES;
 		case SCOPE_BAYES:
 			return kind == MTDPP_BAYESIAN_LOWRANK;
-		case SCOPE_WARM:
-			/* a model of samples side by side is no starting point */
-			return routine->factors && kind != MTDPP_BAYESIAN_LOWRANK;
 		case SCOPE_EASE_WEIGHTS:
 			return kind == MTDPP_EASE || kind == MTDPP_HYBRID;
 		case SCOPE_NEIGHBORS:
@@ -412,33 +402,6 @@ bad_value(const ParamKey *key, const char *value)
 	bad_value_expecting(key, value, key->expect);
 }
 
-/*
- * A number of jsonb as an error shows it: as written when short, else in
- * scientific notation (1e+400, not 401 digits).
- */
-static char *
-numeric_shown(Numeric num)
-{
-	char	   *s = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
-	char	   *e,
-			   *z;
-
-	if (strlen(s) <= 24)
-		return s;
-	s = numeric_out_sci(num, 6);
-	/* the mantissa's trailing zeros, and its point if nothing follows it */
-	e = strchr(s, 'e');
-	if (e == NULL || strchr(s, '.') == NULL)
-		return s;
-	z = e;
-	while (z[-1] == '0')
-		z--;
-	if (z[-1] == '.')
-		z--;
-	memmove(z, e, strlen(e) + 1);
-	return s;
-}
-
 /* The integer V given for KEY (PARAM_INT64), checked against the whole of int64. */
 static int64
 checked_int64(const ParamKey *key, JsonbValue *v)
@@ -450,12 +413,12 @@ checked_int64(const ParamKey *key, JsonbValue *v)
 	num = NumericGetDatum(v->val.numeric);
 	if (!DatumGetBool(DirectFunctionCall2(numeric_eq, num,
 										  DirectFunctionCall2(numeric_trunc, num, Int32GetDatum(0)))))
-		bad_value(key, psprintf("%s, not a whole number", numeric_shown(v->val.numeric)));
+		bad_value(key, psprintf("%s, not a whole number", mtdpp_numeric_shown(v->val.numeric)));
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
 										  NumericGetDatum(int64_to_numeric(PG_INT64_MIN)))) < 0 ||
 		DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
 										  NumericGetDatum(int64_to_numeric(PG_INT64_MAX)))) > 0)
-		bad_value(key, numeric_shown(v->val.numeric));
+		bad_value(key, mtdpp_numeric_shown(v->val.numeric));
 	return DatumGetInt64(DirectFunctionCall1(numeric_int8, num));
 }
 
@@ -494,7 +457,7 @@ checked_value(const ParamKey *key, JsonbValue *v)
 	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
 										   NumericGetDatum(v->val.numeric)));
 	if (!(d >= key->lo && d <= key->hi))
-		bad_value(key, numeric_shown(v->val.numeric));
+		bad_value(key, mtdpp_numeric_shown(v->val.numeric));
 	if (key->type == PARAM_INT && d != floor(d))
 		bad_value(key, "not a whole number");
 	return d;
@@ -635,12 +598,6 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 	}
 	mtdpp_capacity_resolve(p);
 	check_scopes(p);
-	if (p->kind == MTDPP_BAYESIAN_LOWRANK && p->rank * p->samples > MTDPP_MAX_RANK)
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("kind bayesian_lowrank keeps samples x rank factors per item, and %d x %d is more than %d",
-						p->samples, p->rank, MTDPP_MAX_RANK),
-				 errhint("Lower samples or rank.")));
 
 	/*
 	 * A single-kernel DPP trained on swapped baskets has one score per

@@ -36,9 +36,10 @@ SELECT count(*) AS differences FROM (
     SELECT i.item_id, i.factors FROM mtdpp.items i JOIN mtdpp.models m USING (model_id) WHERE m.name = 'bayes'
     EXCEPT SELECT i.item_id, i.factors FROM mtdpp.items i JOIN mtdpp.models m USING (model_id) WHERE m.name = 'bayes_again') d;
 
--- Defaults: rank 32, 8 samples, the step size chosen on the validation slice
+-- Defaults: rank 32, 8 samples, the step size chosen on the validation slice, the
+-- prior's precision from the mode's factors
 SELECT items, baskets FROM mtdpp_train('bayes_default', 'train_lines', kind => 'bayesian_lowrank');
-SELECT rank, hyperparams -> 'samples' AS samples, hyperparams -> 'prior_precision' AS prior_precision,
+SELECT rank, hyperparams -> 'samples' AS samples, (hyperparams ->> 'prior_precision')::float8 > 1 AS prior_precision,
        hyperparams -> 'burn_in' AS burn_in, hyperparams -> 'sampler' ->> 'step_size' AS step_size,
        (hyperparams -> 'step_size')::float8 IN (0.001, 0.0001, 0.00001) AS step_of_the_candidates,
        (hyperparams -> 'sampler' ->> 'validation_baskets')::int > 0 AS validated
