@@ -147,9 +147,10 @@ lines_seeds(void *arg)
 	}
 }
 
+/* by number: a number no kind has is NULL */
 static const char *const kind_names[] = {
 	"multitask", "multitask_nobias", "logistic", "lowrank", "itemknn", "popularity", "ease", "hybrid",
-	"rules"
+	"rules",[MTDPP_BAYESIAN_LOWRANK] = "bayesian_lowrank"
 };
 
 StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");
@@ -160,10 +161,16 @@ model_seeds(void *arg)
 {
 	for (int kind = 0; kind < MTDPP_N_KINDS; kind++)
 	{
-		int			rank = mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
-		MtdppModel *m = mtdpp_model_alloc((MtdppKind) kind, 5, rank);
+		/* bayesian_lowrank: two samples of rank 3 side by side */
+		int			rank = kind_names[kind] == NULL ? 0 :
+			kind == MTDPP_BAYESIAN_LOWRANK ? 6 : mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
+		MtdppModel *m;
 		bytea	   *b;
 		char		name[32];
+
+		if (kind_names[kind] == NULL)
+			continue;
+		m = mtdpp_model_alloc((MtdppKind) kind, 5, rank);
 
 		m->log_w = -4.6;
 		m->n_baskets = 9;
@@ -178,7 +185,9 @@ model_seeds(void *arg)
 		m->loss_history[1] = 0.5;
 		m->val_history[0] = 60;
 		m->val_history[1] = 70;
-		m->hyperparams = psprintf("{\"kind\": \"%s\", \"rank\": %d}", kind_names[kind], rank);
+		m->hyperparams = kind == MTDPP_BAYESIAN_LOWRANK ?
+			psprintf("{\"kind\": \"%s\", \"rank\": %d, \"samples\": 2}", kind_names[kind], rank / 2) :
+			psprintf("{\"kind\": \"%s\", \"rank\": %d}", kind_names[kind], rank);
 		for (int i = 0; i < 5; i++)
 		{
 			m->item_ids[i] = 10 * i + 1;
