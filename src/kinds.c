@@ -43,6 +43,13 @@ mtdpp_kind(MtdppKind kind)
 	return kinds[kind];
 }
 
+/* whether KIND is the number of a kind (a number may be free) */
+bool
+mtdpp_kind_known(MtdppKind kind)
+{
+	return (int) kind >= 0 && kind < MTDPP_N_KINDS && kinds[kind] != NULL;
+}
+
 const char *
 mtdpp_kind_name(MtdppKind kind)
 {

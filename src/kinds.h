@@ -74,6 +74,7 @@ typedef struct MtdppKindRoutine
 extern const MtdppKindRoutine *mtdpp_kind(MtdppKind kind);
 extern MtdppKind mtdpp_kind_from_name(const char *name);
 extern const char *mtdpp_kind_name(MtdppKind kind);
+extern bool mtdpp_kind_known(MtdppKind kind);
 extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
 							double *scores);
 extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,

@@ -328,7 +328,7 @@ mtdpp_model_deserialize(bytea *blob)
 						h.format, MTDPP_FORMAT_VERSION),
 				 errhint("Train the model again with this version of mtdpp.")));
 	/* the DPP kinds have factors (rank 1 or more), the baselines none */
-	if (h.kind >= MTDPP_N_KINDS || h.n_items < 0 || h.rank < 0 ||
+	if (!mtdpp_kind_known(h.kind) || h.n_items < 0 || h.rank < 0 ||
 		h.rank > MTDPP_MAX_RANK || h.epochs_run < 0 || h.json_len < 0 || !isfinite(h.log_w) ||
 		mtdpp_kind(h.kind)->factors != (h.rank > 0))
 		ereport(ERROR,
