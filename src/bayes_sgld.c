@@ -22,10 +22,15 @@
  * gradient, since the rows of popular and rare items differ in curvature
  * by orders of magnitude:
  *
- *		G = 1 / (delta + sqrt(v)),
+ *		G = 1 / (lambda + sqrt(v)),
  *		V <- V - eps_t / 2 G (N g + lambda V) + sqrt(eps_t G) xi,	xi ~ N(0, I)
  *
- * (without the small correction term Gamma, as Li et al. advise), with the
+ * (without the small correction term Gamma, as Li et al. advise; the floor
+ * of G's denominator is the prior's precision, the least curvature of U,
+ * not Li et al.'s 1e-5: a rare item's gradient is nearly zero, and a
+ * preconditioner of 1e5 made its steps, and its noise, hundreds of times
+ * what its prior allows, so that the rarest items topped every ranking),
+ * with the
  * decreasing steps eps_t = step_size (1 + t / T)^-0.55 of Welling and Teh,
  * T an epoch's updates.
  *
@@ -59,7 +64,6 @@
 
 #define SGLD_DECAY		0.55	/* eps_t = step_size (1 + t / T)^-SGLD_DECAY */
 #define SGLD_BETA		0.99	/* the preconditioner's running mean */
-#define SGLD_DELTA		1e-5	/* its floor */
 
 /*
  * Items times rank above which a fit is refused: every Langevin step draws
@@ -153,7 +157,7 @@ langevin_step(Chain *c, int64 first, int64 last)
 			double		G;
 
 			vi[j] = SGLD_BETA * vi[j] + (1.0 - SGLD_BETA) * g * g;
-			G = 1.0 / (SGLD_DELTA + sqrt(vi[j]));
+			G = 1.0 / (lambda + sqrt(vi[j]));
 			Vi[j] -= 0.5 * eps * G * g - sqrt(eps * G) * normal(c);
 			if (fabs(Vi[j]) < MTDPP_NEGLIGIBLE)
 				Vi[j] = 0.0;
