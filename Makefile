@@ -33,6 +33,8 @@ OBJS = \
 	src/kind_multitask.o \
 	src/kind_popularity.o \
 	src/kind_rules.o \
+	src/kind_bayesian_lowrank.o \
+	src/bayes_sgld.o \
 	src/kind_poisson.o \
 	src/kind_single.o \
 	src/kinds.o \
@@ -62,7 +64,7 @@ OBJS = \
 # the scripts of earlier releases and every upgrade script are found by name
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid rules poisson fm gru bad_input models security validate limits negligible
+REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid rules poisson fm bayesian_lowrank gru bad_input models security validate limits negligible
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -152,7 +152,8 @@ static const char *const kind_names[] = {
 	[MTDPP_MULTITASK] = "multitask", [MTDPP_MULTITASK_NOBIAS] = "multitask_nobias",
 	[MTDPP_LOGISTIC] = "logistic", [MTDPP_LOWRANK] = "lowrank", [MTDPP_ITEMKNN] = "itemknn",
 	[MTDPP_POPULARITY] = "popularity", [MTDPP_EASE] = "ease", [MTDPP_HYBRID] = "hybrid",
-	[MTDPP_RULES] = "rules", [MTDPP_POISSON] = "poisson", [MTDPP_FM] = "fm", [MTDPP_GRU] = "gru"
+	[MTDPP_RULES] = "rules", [MTDPP_POISSON] = "poisson", [MTDPP_FM] = "fm",
+	[MTDPP_BAYESIAN_LOWRANK] = "bayesian_lowrank", [MTDPP_GRU] = "gru"
 };
 
 StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");
@@ -163,14 +164,15 @@ model_seeds(void *arg)
 {
 	for (int kind = 0; kind < MTDPP_N_KINDS; kind++)
 	{
-		int			rank;
+		/* bayesian_lowrank: two samples of rank 3 side by side */
+		int			rank = kind_names[kind] == NULL ? 0 :
+			kind == MTDPP_BAYESIAN_LOWRANK ? 6 : mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
 		MtdppModel *m;
 		bytea	   *b;
 		char		name[32];
 
 		if (kind_names[kind] == NULL)
 			continue;
-		rank = mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
 		m = mtdpp_model_alloc((MtdppKind) kind, 5, rank);
 
 		/* poisson: ln of its prior shape a, 0.3 */
@@ -187,7 +189,9 @@ model_seeds(void *arg)
 		m->loss_history[1] = 0.5;
 		m->val_history[0] = 60;
 		m->val_history[1] = 70;
-		m->hyperparams = psprintf("{\"kind\": \"%s\", \"rank\": %d}", kind_names[kind], rank);
+		m->hyperparams = kind == MTDPP_BAYESIAN_LOWRANK ?
+			psprintf("{\"kind\": \"%s\", \"rank\": %d, \"samples\": 2}", kind_names[kind], rank / 2) :
+			psprintf("{\"kind\": \"%s\", \"rank\": %d}", kind_names[kind], rank);
 		for (int i = 0; i < 5; i++)
 		{
 			m->item_ids[i] = 10 * i + 1;

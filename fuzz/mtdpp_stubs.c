@@ -8,7 +8,8 @@
  *   (test/t/009_fuzz.pl).  Here hyperparameters are the defaults; the
  *   jsonb a state carries is only read through (every byte VARSIZE says it
  *   has), so that a length that lies is caught.
- * - The stochastic-gradient trainer (src/fit*.c, the fit of the DPP kinds)
+ * - The stochastic-gradient trainer (src/fit*.c, the fit of the DPP kinds,
+ *   and src/bayes_sgld.c, the Bayesian low-rank DPP's sampler)
  *   is replaced by the exact baselines (src/kind_itemknn.c for small
  *   inputs, src/kind_popularity.c otherwise), after the baskets it receives
  *   have been checked (fuzz_check_baskets) and handed to fuzz_baskets_hook,
@@ -142,6 +143,13 @@ mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
 {
 	if (slice != NULL)
 		memset(slice, 0, sizeof(*slice));
+	return mtdpp_train_dpp(data, p);
+}
+
+/* and the Bayesian low-rank DPP's sampler (bayes_sgld.c), likewise */
+MtdppModel *
+mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
+{
 	return mtdpp_train_dpp(data, p);
 }
 

@@ -6,16 +6,17 @@
 ALTER VIEW mtdpp_models SET (security_invoker = true);
 
 -- The kinds rules (association rules mined from the training baskets),
--- poisson (Poisson factorisation), fm (a second-order factorization machine)
--- and gru (a recurrent network over a basket in add-to-cart order, whose shared
+-- poisson (Poisson factorisation), fm (a second-order factorization machine),
+-- bayesian_lowrank (samples of the low-rank DPP's posterior) and gru (a recurrent network over a basket in add-to-cart order, whose shared
 -- weights are a new column of mtdpp.models).
 ALTER TABLE mtdpp.models DROP CONSTRAINT models_kind_check;
 ALTER TABLE mtdpp.models ADD CONSTRAINT models_kind_check
     CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['multitask', 'multitask_nobias', 'logistic', 'lowrank',
-                                                'itemknn', 'popularity', 'ease', 'hybrid', 'rules', 'poisson', 'fm', 'gru']));
+                                                'itemknn', 'popularity', 'ease', 'hybrid', 'rules', 'poisson', 'fm',
+                                                'bayesian_lowrank', 'gru']));
 ALTER TABLE mtdpp.models ADD COLUMN weights real[];
 COMMENT ON COLUMN mtdpp.models.weights IS 'the weights every item of the model shares, NULL for kinds without (gru: its recurrent weights W_x, W_h and b, 6 d^2 + 3 d of them at hidden size d = rank)';
-COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i (gru: output bias), factors V_i (poisson: the expected item factors E[beta_i]; gru: input embedding), task factors R_i (multi-task kinds; gru: output embedding), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence; fm: the bias is the item''s weight w_i and the factors its embedding v_i)';
+COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i (gru: output bias), factors V_i (poisson: the expected item factors E[beta_i]; bayesian_lowrank: its samples of V_i side by side, samples x rank values; gru: input embedding), task factors R_i (multi-task kinds; gru: output embedding), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence; fm: the bias is the item''s weight w_i and the factors its embedding v_i)';
 
 CREATE FUNCTION mtdpp_rules(model text DEFAULT NULL)
 RETURNS TABLE (antecedent integer[], consequent integer, support float8, confidence float8, lift float8)

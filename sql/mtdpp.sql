@@ -34,7 +34,8 @@ CREATE TABLE mtdpp.models (
     UNIQUE (name, version),
     CONSTRAINT models_kind_check
         CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['multitask', 'multitask_nobias', 'logistic', 'lowrank',
-                                                    'itemknn', 'popularity', 'ease', 'hybrid', 'rules', 'poisson', 'fm', 'gru']))
+                                                    'itemknn', 'popularity', 'ease', 'hybrid', 'rules', 'poisson', 'fm',
+                                                    'bayesian_lowrank', 'gru']))
 );
 CREATE UNIQUE INDEX models_one_active_per_name ON mtdpp.models (name) WHERE active;
 COMMENT ON TABLE mtdpp.models IS 'one row per trained mtdpp model: hyperparameters, training history, timings and metrics';
@@ -51,7 +52,7 @@ CREATE TABLE mtdpp.items (
     neighbor_weights real[],
     PRIMARY KEY (model_id, item_id)
 );
-COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i (gru: output bias), factors V_i (poisson: the expected item factors E[beta_i]; gru: input embedding), task factors R_i (multi-task kinds; gru: output embedding), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence; fm: the bias is the item''s weight w_i and the factors its embedding v_i)';
+COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i (gru: output bias), factors V_i (poisson: the expected item factors E[beta_i]; bayesian_lowrank: its samples of V_i side by side, samples x rank values; gru: input embedding), task factors R_i (multi-task kinds; gru: output embedding), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence; fm: the bias is the item''s weight w_i and the factors its embedding v_i)';
 
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models_model_id_seq', '');

@@ -245,6 +245,7 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 				n_baskets;
 	double		log_w;
 	TransactionId xmin;
+	const char *samples = NULL;
 
 	c->context = context;
 	c->name = name ? MemoryContextStrdup(context, name) : NULL;
@@ -280,6 +281,9 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 	n_baskets = first_int(5);
 	log_w = DatumGetFloat8(SPI_getbinval(tup, td, 6, &isnull));
 	xmin = DatumGetTransactionId(SPI_getbinval(tup, td, 7, &isnull));
+	/* a Bayesian low-rank model's scoring reads its count of samples */
+	if (strcmp(kind, "bayesian_lowrank") == 0)
+		samples = mtdpp_read_model_samples(c->model_id);
 
 	if (shareable && model_key(&key, c->model_id, xmin, rank, n_items, context))
 		c->model = mtdpp_shared_get(&key, context, &claim);
@@ -328,6 +332,8 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 			c->model = shared;
 		}
 	}
+	if (samples != NULL)
+		c->model->hyperparams = (char *) samples;
 	if (key.versions != NULL)
 		pfree(key.versions);
 	return c;

@@ -55,6 +55,9 @@ extern MtdppModel *mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p);
 extern MtdppModel *mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 										 MtdppValidation *slice);
 
+/* bayes_sgld.c: the fit of the Bayesian low-rank DPP */
+extern MtdppModel *mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p);
+
 /* fit_epochs.c: one fit at a given rank */
 extern MtdppModel *mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
 										const MtdppValidation *given,

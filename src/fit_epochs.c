@@ -63,7 +63,7 @@ gaussian(pg_prng_state *rng)
 }
 
 /* Working set in bytes: parameters, gradients, optimiser state, best copy. */
-static Size
+Size
 training_memory(const MtdppBaskets *d, const MtdppParams *p)
 {
 	Size		cells = mul_size(d->n_items, p->rank);
@@ -334,7 +334,7 @@ run_shard(void *arg)
  * The positives FIRST..LAST-1 of this epoch, split into the shards, run
  * side by side.
  */
-static void
+void
 run_minibatch(Trainer *tr, int64 first, int64 last, double scale)
 {
 	int64		per = (last - first + TRAIN_SHARDS - 1) / TRAIN_SHARDS;
@@ -382,7 +382,7 @@ minibatch_flops(Trainer *tr, const bool *is_val, int nt_max)
  * model with its initial parameters, the shards, the optimiser state, the
  * validation slice, the helper thread and the pool of positives.
  */
-static void
+void
 trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p,
 			  const MtdppValidation *given)
 {

@@ -130,9 +130,13 @@ typedef struct Trainer
  */
 #pragma GCC visibility push(hidden)
 
-/* fit_epochs.c */
+/* fit_epochs.c (the last four for bayes_sgld.c too) */
 extern double gaussian(pg_prng_state *rng);
 extern Shard *shard_new(Trainer *tr, int max_len, int nt_max, int max_ctx);
+extern Size training_memory(const MtdppBaskets *d, const MtdppParams *p);
+extern void trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p,
+						  const MtdppValidation *given);
+extern void run_minibatch(Trainer *tr, int64 first, int64 last, double scale);
 
 /* fit_loss.c */
 extern void touch_row(bool *flags, int32 *list, int *n, int row);
@@ -146,6 +150,7 @@ extern double fm_context_step(Shard *sh, int b, int nt, double scale);
 /* fit_update.c */
 extern void run_pair(Trainer *tr, void (*fn) (void *), void *a, void *b);
 extern void apply_updates(Trainer *tr, double lr);
+extern void merge_shards(Trainer *tr);
 
 /* fit_examples.c */
 extern int build_context(Shard *sh, Positive pos);

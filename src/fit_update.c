@@ -102,7 +102,7 @@ run_pair(Trainer *tr, void (*fn) (void *), void *a, void *b)
 }
 
 /* The other shards' gradients into shard 0's, in shard order. */
-static void
+void
 merge_shards(Trainer *tr)
 {
 	int			r = tr->m->rank;

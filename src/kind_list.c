@@ -25,6 +25,7 @@ static const MtdppKindRoutine *const all_kinds[] = {
 	[MTDPP_RULES] = &mtdpp_kind_rules,
 	[MTDPP_POISSON] = &mtdpp_kind_poisson,
 	[MTDPP_FM] = &mtdpp_kind_fm,
+	[MTDPP_BAYESIAN_LOWRANK] = &mtdpp_kind_bayesian_lowrank,
 	[MTDPP_GRU] = &mtdpp_kind_gru,
 };
 

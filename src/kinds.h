@@ -106,7 +106,8 @@ extern MtdppModel *mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *p);
 
 /*
  * kind_multitask.c, kind_single.c, kind_itemknn.c, kind_popularity.c,
- * kind_ease.c, kind_rules.c, kind_poisson.c, kind_fm.c, kind_gru.c
+ * kind_ease.c, kind_rules.c, kind_poisson.c, kind_fm.c,
+ * kind_bayesian_lowrank.c, kind_gru.c
  */
 extern const MtdppKindRoutine mtdpp_kind_multitask;
 extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
@@ -120,6 +121,10 @@ extern const MtdppKindRoutine mtdpp_kind_rules;
 extern const MtdppKindRoutine mtdpp_kind_poisson;
 extern const MtdppKindRoutine mtdpp_kind_fm;
 extern const MtdppKindRoutine mtdpp_kind_gru;
+extern const MtdppKindRoutine mtdpp_kind_bayesian_lowrank;
+
+/* kind_bayesian_lowrank.c: the samples of V a model holds side by side */
+extern int	mtdpp_bayes_samples(const MtdppModel *m);
 
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,

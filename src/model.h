@@ -60,7 +60,7 @@ typedef enum MtdppKind
 	MTDPP_RULES,
 	MTDPP_POISSON = 9,
 	MTDPP_FM = 10,
-	/* 11 is the number of a kind added beside this one */
+	MTDPP_BAYESIAN_LOWRANK = 11,
 	MTDPP_GRU = 12,
 	MTDPP_N_KINDS
 } MtdppKind;
@@ -183,6 +183,8 @@ extern MtdppModel *mtdpp_model_copy(const MtdppModel *m);
 
 /* shown.c */
 extern const char *mtdpp_shown(const char *s);
+struct NumericData;
+extern char *mtdpp_numeric_shown(struct NumericData *num);
 
 /* model_check.c: what a valid model is */
 typedef enum MtdppModelOrigin

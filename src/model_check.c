@@ -61,6 +61,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <stdlib.h>
 
 #include "kinds.h"
 #include "model.h"
@@ -491,6 +492,33 @@ validate_poisson(const MtdppModel *m, Origin o)
 }
 
 /*
+ * A Bayesian low-rank model's samples: the stored hyperparameters name their
+ * count, which divides the rank (kind_bayesian_lowrank.c's layout).  Each
+ * sample's kernel meets the condition limit above, since a sample's row of V
+ * is part of the item's row, whose norm nu bounds.
+ */
+static void
+validate_samples(const MtdppModel *m, Origin o)
+{
+	const char *at = m->hyperparams ? strstr(m->hyperparams, "\"samples\"") : NULL;
+	long		s = 0;
+
+	if (at != NULL)
+	{
+		at += strlen("\"samples\"");
+		while (*at == ' ' || *at == ':')
+			at++;
+		s = strtol(at, NULL, 10);
+	}
+	if (s < 1 || s > MTDPP_MAX_RANK || m->rank % s != 0 || m->rank == 0)
+		ereport(ERROR,
+				(errcode(o.sqlstate),
+				 errmsg("the Bayesian low-rank model of rank %d names %ld samples", m->rank, s),
+				 errdetail("Its hyperparameters give the count of its samples of V, which divides the rank."),
+				 errhint("%s", o.hint)));
+}
+
+/*
  * Checks every value of M, a model just trained, read from a value or read
  * from the tables (ORIGIN), against the definition above; raises the error
  * that fits ORIGIN at the first value that breaks it.
@@ -504,10 +532,12 @@ mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin)
 	validate_items(m, o);
 	if (m->kind == MTDPP_POISSON)
 		validate_poisson(m, o);
-	if (mtdpp_kind(m->kind)->weights)
+	else if (mtdpp_kind(m->kind)->weights)
 		validate_gru(m, o);
 	else if (m->rank > 0 && (m->V != NULL || m->Vf != NULL))
 		validate_factors(m, o);
+	if (m->kind == MTDPP_BAYESIAN_LOWRANK)
+		validate_samples(m, o);
 	if (m->kind == MTDPP_RULES)
 		validate_rules(m, o);
 	else if (mtdpp_kind(m->kind)->neighbors)

@@ -141,6 +141,11 @@ static const ParamKey param_keys[] = {
 	"rules: items of a rule's antecedent, at most; null: chosen on validation baskets"},
 	{"a", PARAM_REAL, F(poisson_a), 0.3, 0.01, 100.0, NULL, "a number in [0.01, 100]", true, "poisson: shape of the Gamma prior of a basket's factors"},
 	{"c", PARAM_REAL, F(poisson_c), -1, 0.01, 100.0, NULL, "a number in [0.01, 100], or null (chosen on validation baskets)", true, "poisson: shape of the Gamma prior of an item's factors; null: chosen on validation baskets"},
+	{"samples", PARAM_INT, F(samples), 8, 1, 64, NULL, "an integer from 1 to 64", true, "bayesian_lowrank: posterior samples of the factors kept (samples x rank at most 1024); a score is their mean"},
+	{"burn_in", PARAM_INT, F(burn_in), 1, 0, 1000, NULL, "an integer from 0 to 1000", true, "bayesian_lowrank: Langevin epochs from the posterior mode before the first sample is kept"},
+	{"thinning", PARAM_INT, F(thinning), -1, 1, 1000000, NULL, "an integer from 1 to 1000000, or null", true, "bayesian_lowrank: Langevin steps between two samples kept; null: a quarter of an epoch's"},
+	{"prior_precision", PARAM_REAL, F(prior_precision), -1, 1e-6, 1e6, NULL, "a number in [1e-6, 1e6], or null", true, "bayesian_lowrank: precision lambda of the Gaussian prior N(0, 1/lambda) on each factor; null: 1 / the mean square of the posterior mode's factors"},
+	{"step_size", PARAM_REAL, F(step_size), -1, 1e-12, 1.0, NULL, "a number in [1e-12, 1], or null", true, "bayesian_lowrank: the first Langevin step, then times (1 + t/T)^-0.55 at step t (T: an epoch's steps); null: 1e-3, 1e-4 or 1e-5, the best on validation baskets"},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
@@ -173,6 +178,7 @@ typedef enum KeyScope
 	SCOPE_EASE,					/* ease */
 	SCOPE_RULES,				/* rules */
 	SCOPE_POISSON,				/* poisson */
+	SCOPE_BAYES,				/* bayesian_lowrank */
 	SCOPE_EASE_WEIGHTS,			/* the kinds that fit EASE's weights: ease, hybrid */
 	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
 } KeyScope;
@@ -200,6 +206,8 @@ static const struct
 	{"min_confidence", SCOPE_RULES, false},
 	{"max_antecedent", SCOPE_RULES, false},
 	{"a", SCOPE_POISSON, false}, {"c", SCOPE_POISSON, false},
+	{"samples", SCOPE_BAYES, false}, {"burn_in", SCOPE_BAYES, false}, {"thinning", SCOPE_BAYES, false},
+	{"prior_precision", SCOPE_BAYES, false}, {"step_size", SCOPE_BAYES, false},
 };
 
 static const ParamKey *
@@ -257,7 +265,9 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 			for (int k = 0; kind == MTDPP_GRU && gru_keys[k] != NULL; k++)
 				if (strcmp(gru_keys[k], key->name) == 0)
 					return true;
-			return routine->factors && kind != MTDPP_POISSON && kind != MTDPP_GRU;
+			/* but a warm start of bayesian_lowrank: samples side by side are no starting point */
+			return routine->factors && kind != MTDPP_POISSON && kind != MTDPP_GRU &&
+				(kind != MTDPP_BAYESIAN_LOWRANK || strncmp(key->name, "warm_", 5) != 0);
 		case SCOPE_FACTOR_COUNT:
 			return routine->factors;
 		case SCOPE_VALIDATION:
@@ -268,6 +278,8 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 			return kind == MTDPP_RULES;
 		case SCOPE_POISSON:
 			return kind == MTDPP_POISSON;
+		case SCOPE_BAYES:
+			return kind == MTDPP_BAYESIAN_LOWRANK;
 		case SCOPE_EASE_WEIGHTS:
 			return kind == MTDPP_EASE || kind == MTDPP_HYBRID;
 		case SCOPE_NEIGHBORS:
@@ -401,33 +413,6 @@ bad_value(const ParamKey *key, const char *value)
 	bad_value_expecting(key, value, key->expect);
 }
 
-/*
- * A number of jsonb as an error shows it: as written when short, else in
- * scientific notation (1e+400, not 401 digits).
- */
-static char *
-numeric_shown(Numeric num)
-{
-	char	   *s = DatumGetCString(DirectFunctionCall1(numeric_out, NumericGetDatum(num)));
-	char	   *e,
-			   *z;
-
-	if (strlen(s) <= 24)
-		return s;
-	s = numeric_out_sci(num, 6);
-	/* the mantissa's trailing zeros, and its point if nothing follows it */
-	e = strchr(s, 'e');
-	if (e == NULL || strchr(s, '.') == NULL)
-		return s;
-	z = e;
-	while (z[-1] == '0')
-		z--;
-	if (z[-1] == '.')
-		z--;
-	memmove(z, e, strlen(e) + 1);
-	return s;
-}
-
 /* The integer V given for KEY (PARAM_INT64), checked against the whole of int64. */
 static int64
 checked_int64(const ParamKey *key, JsonbValue *v)
@@ -439,12 +424,12 @@ checked_int64(const ParamKey *key, JsonbValue *v)
 	num = NumericGetDatum(v->val.numeric);
 	if (!DatumGetBool(DirectFunctionCall2(numeric_eq, num,
 										  DirectFunctionCall2(numeric_trunc, num, Int32GetDatum(0)))))
-		bad_value(key, psprintf("%s, not a whole number", numeric_shown(v->val.numeric)));
+		bad_value(key, psprintf("%s, not a whole number", mtdpp_numeric_shown(v->val.numeric)));
 	if (DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
 										  NumericGetDatum(int64_to_numeric(PG_INT64_MIN)))) < 0 ||
 		DatumGetInt32(DirectFunctionCall2(numeric_cmp, num,
 										  NumericGetDatum(int64_to_numeric(PG_INT64_MAX)))) > 0)
-		bad_value(key, numeric_shown(v->val.numeric));
+		bad_value(key, mtdpp_numeric_shown(v->val.numeric));
 	return DatumGetInt64(DirectFunctionCall1(numeric_int8, num));
 }
 
@@ -483,7 +468,7 @@ checked_value(const ParamKey *key, JsonbValue *v)
 	d = DatumGetFloat8(DirectFunctionCall1(numeric_float8_no_overflow,
 										   NumericGetDatum(v->val.numeric)));
 	if (!(d >= key->lo && d <= key->hi))
-		bad_value(key, numeric_shown(v->val.numeric));
+		bad_value(key, mtdpp_numeric_shown(v->val.numeric));
 	if (key->type == PARAM_INT && d != floor(d))
 		bad_value(key, "not a whole number");
 	return d;

@@ -76,6 +76,11 @@ typedef struct MtdppParams
 	int			max_antecedent; /* rules: items of an antecedent, < 0: chosen */
 	double		poisson_a;		/* poisson: shape of the basket factors' prior */
 	double		poisson_c;		/* poisson: shape of the item factors' prior */
+	int			samples;		/* bayesian_lowrank: samples of V kept */
+	int			burn_in;		/* bayesian_lowrank: Langevin epochs before the first */
+	int			thinning;		/* bayesian_lowrank: steps between samples, < 0: automatic */
+	double		prior_precision;	/* bayesian_lowrank: of the Gaussian prior on V */
+	double		step_size;		/* bayesian_lowrank: the first Langevin step */
 	int64		seed;
 	bool		verbose;
 	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */

@@ -7,7 +7,7 @@
  * multi-task kinds chooses both on the validation slice of the training
  * baskets when the call gives neither (fit.c, mtdpp_train_dpp_slice, says
  * how and why), and a model's size is bounded by the larger rank it may
- * keep.
+ * keep (a Bayesian low-rank model's: its samples' ranks added up).
  */
 #include "postgres.h"
 
@@ -31,6 +31,13 @@ mtdpp_capacity_resolve(MtdppParams *p)
 	/* poisson and gru choose their rank (hidden size) alone (poisson_vi.c, gru_fit.c) */
 	if (!mtdpp_kind(p->kind)->factors || p->kind == MTDPP_POISSON || p->kind == MTDPP_GRU)
 		return;
+	/* the samples of a Bayesian low-rank model side by side: their ranks add up */
+	if (p->kind == MTDPP_BAYESIAN_LOWRANK && p->rank * p->samples > MTDPP_MAX_RANK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kind bayesian_lowrank keeps samples x rank factors per item, and %d x %d is more than %d",
+						p->samples, p->rank, MTDPP_MAX_RANK),
+				 errhint("Lower samples or rank.")));
 	if (p->rank == MTDPP_RANK_CHOSEN && p->l2 >= 0.0)
 		p->rank = MTDPP_CAPACITY_LOW_RANK;
 	if (p->rank != MTDPP_RANK_CHOSEN && p->l2 < 0.0)
@@ -41,5 +48,7 @@ mtdpp_capacity_resolve(MtdppParams *p)
 int
 mtdpp_capacity_max_rank(const MtdppParams *p)
 {
+	if (p->kind == MTDPP_BAYESIAN_LOWRANK)
+		return p->rank * p->samples;	/* its samples side by side */
 	return p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank;
 }

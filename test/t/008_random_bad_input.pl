@@ -154,7 +154,7 @@ my @bad_new_names = ('NULL', q{''}, $long, q{repeat('y', 201)});
 
 my %good_values = (
 	kind => [ '"multitask"', '"multitask_nobias"', '"logistic"', '"lowrank"', '"itemknn"', '"popularity"', '"ease"',
-		'"rules"', '"poisson"', '"fm"', '"gru"' ],
+		'"rules"', '"poisson"', '"fm"', '"bayesian_lowrank"', '"gru"' ],
 	target => [ '"random"', '"last"' ],
 	optimizer => [ '"adam"', '"momentum"' ],
 	loss => [ '"softmax"', '"logistic"' ],
@@ -331,7 +331,7 @@ sub call_train
 		[ 'position_col', [ 'NULL', map { lit($_) } @$positions ], \@bad_columns ],
 		[ 'rank', [ 'NULL', 1, 4, 8 ], [ 0, -1, 645, 1025, 2147483647, -2147483648 ] ],
 		[ 'epochs', [ 1, 2 ], [ 0, -1, 100001, 2147483647 ], 1 ],    # short trainings
-		[ 'kind', [ 'NULL', map { "'$_'" } qw(multitask multitask_nobias logistic lowrank itemknn popularity rules poisson fm gru) ],
+		[ 'kind', [ 'NULL', map { "'$_'" } qw(multitask multitask_nobias logistic lowrank itemknn popularity rules poisson fm bayesian_lowrank gru) ],
 			[ q{''}, q{'MULTITASK'}, q{'it''s'}, q{'a"b'}, q{'a\\b'}, $long ] ],
 		[ 'target', [ 'NULL', q{'random'}, q{'last'} ], [ q{''}, q{'first'}, q{E'x\ny'} ] ],
 		[ 'seed', [ 'NULL', 0, -1, 42 ], [ 9223372036854775807, '-9223372036854775808' ] ],

@@ -112,9 +112,11 @@ my %model_id = map { split /\|/ } split /\n/,
 
 # valid model values, as bytes
 my %blob;
-for my $kind (qw(multitask logistic itemknn popularity ease hybrid rules poisson fm))
+for my $kind (qw(multitask logistic itemknn popularity ease hybrid rules poisson fm bayesian_lowrank))
 {
-	my $params = $kind =~ /multitask|logistic|hybrid|poisson|fm/ ? qq{{"kind": "$kind", "rank": 3, "epochs": 2}} : qq{{"kind": "$kind"}};
+	my $params = $kind =~ /multitask|logistic|hybrid|poisson|fm/ ? qq{{"kind": "$kind", "rank": 3, "epochs": 2}}
+	  : $kind eq 'bayesian_lowrank' ? qq{{"kind": "$kind", "rank": 3, "epochs": 2, "samples": 2}}
+	  : qq{{"kind": "$kind"}};
 	my $hex = $node->safe_psql('postgres',
 		qq{SELECT encode(mtdpp_fit(order_id, item_id, position, '$params'), 'hex') FROM small_lines});
 	$blob{$kind} = pack('H*', $hex);

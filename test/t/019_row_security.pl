@@ -90,6 +90,13 @@ GRANT SELECT ON mtdpp_models TO alice, bob, viewer;
 	like($as->('alice', completes('a_gru')), qr/^\d+(,\d+){4}$/, "$label: alice completes with her gru");
 	like($as->('bob', completes('a_gru')), qr/ERROR.*42704.*model "a_gru" does not exist/s,
 		"$label: alice's gru does not answer bob");
+	# a Bayesian low-rank model reads its count of samples from mtdpp.models under the same policies
+	like($as->('alice', "SELECT version FROM mtdpp_train('a_bayes', 'train_lines', kind => 'bayesian_lowrank', "
+			. "rank => 4, epochs => 2, params => '{\"samples\": 2}')"),
+		qr/^1$/, "$label: alice trains a Bayesian low-rank model under the recipe");
+	like($as->('alice', completes('a_bayes')), qr/^\d+(,\d+){4}$/, "$label: alice completes with her samples");
+	like($as->('bob', completes('a_bayes')), qr/ERROR.*42704.*model "a_bayes" does not exist/s,
+		"$label: alice's Bayesian low-rank model does not complete for bob");
 	is($as->('bob', "SELECT count(*) FROM mtdpp.models WHERE model_id = $a_id"), '0',
 		"$label: bob does not see alice's row of mtdpp.models");
 	is($as->('bob', "SELECT count(*) FROM mtdpp.items WHERE model_id = $a_id"), '0',
