@@ -527,6 +527,8 @@ sweep_cholesky_upper(int n)
 			   *z = palloc(sizeof(double) * n);
 	double		worst_factor = 0.0,
 				worst_solve = 0.0;
+	/* its own draws: the checks after it see the inputs they always had */
+	uint64		stream = rng_state;
 
 	spd_matrix(S, n);
 	memcpy(U, S, sizeof(double) * n * n);
@@ -538,6 +540,7 @@ sweep_cholesky_upper(int n)
 	{
 		printf("FAIL cholesky_upper n=%d: refused a positive definite matrix\n", n);
 		failures++;
+		rng_state = stream;
 		return;
 	}
 	for (int i = 0; i < n; i++)
@@ -576,6 +579,7 @@ sweep_cholesky_upper(int n)
 		worst_solve = Max(worst_solve, relative_difference(y, v, n));
 	}
 	check("cholesky_upper_solve", n, worst_solve, 1e-12);
+	rng_state = stream;
 	pfree(S);
 	pfree(U);
 	pfree(v);
