@@ -262,6 +262,9 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 		{
 			c.per_epoch = (n_pos + p->batch_size - 1) / p->batch_size;
 			*thinning = p->thinning > 0 ? p->thinning : (int) Max(1, c.per_epoch / 4);
+			/* the chain's epochs: burn-in, then enough steps for S samples */
+			mtdpp_progress_fit(r, p->burn_in +
+							   (int) Min(((int64) S * *thinning + c.per_epoch - 1) / Max(c.per_epoch, 1), 100000));
 		}
 		for (int64 first = 0; first < n_pos && kept < S; first += p->batch_size)
 		{
@@ -278,6 +281,7 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 		}
 		loss /= Max(batches, 1);
 		check_chain(tr.m, p, epoch, loss);
+		mtdpp_progress_epoch(epoch + 1, NAN);
 		if (p->verbose)
 			ereport(NOTICE,
 					(errmsg("Langevin epoch %d: loss %.5f, step %.3g, validation MPR of this state %.2f, %d of %d samples kept, %.1f s",

@@ -574,6 +574,7 @@ mtdpp_gru_fit(MtdppBaskets *data, const MtdppParams *given)
 					lr = step_chosen ? steps[0] : p.learning_rate;
 
 		race.epochs = Min(p.epochs, GRU_RACE_EPOCHS);
+		mtdpp_progress_phase(MTDPP_PHASE_CHOOSING_RANK);
 		m = fit_one(data, &race, &v, (int) d, lr);
 		for (int k = 1; step_chosen && k < lengthof(steps); k++)
 			m = better(m, fit_one(data, &race, &v, (int) d, steps[k]), &lr, steps[k]);
@@ -589,6 +590,7 @@ mtdpp_gru_fit(MtdppBaskets *data, const MtdppParams *given)
 	}
 	else if (rank_chosen)
 		p.rank = GRU_LOW_RANK;
+	mtdpp_progress_phase(MTDPP_PHASE_EPOCHS);
 	m = fit_one(data, &p, v.n > 0 ? &v : NULL, p.rank, p.learning_rate);
 	memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
 	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);

@@ -51,6 +51,7 @@
 #include "model.h"
 #include "params.h"
 #include "poisson.h"
+#include "progress.h"
 
 /* the ranks the choice may try: 2^k for k in this range, starting at 32 and 64 */
 #define POISSON_K_MIN 3
@@ -276,7 +277,11 @@ poisson_fit(MtdppBaskets *data, const MtdppParams *given)
 	else
 		poisson_check_size(data, p.rank, p.epochs);
 	if (p.rank == MTDPP_RANK_CHOSEN || p.poisson_c < 0.0)
+	{
+		mtdpp_progress_phase(MTDPP_PHASE_CHOOSING_RANK);
 		poisson_choose(data, &p);
+	}
+	mtdpp_progress_phase(MTDPP_PHASE_EPOCHS);
 	m = poisson_model(data, &p);
 	m->epochs_run = 0;
 	/* the rank used, chosen or given */

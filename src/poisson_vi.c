@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 
 #include "poisson.h"
+#include "progress.h"
 
 /* digamma(x), x > 0: the recurrence up to 6, then the asymptotic series */
 double
@@ -246,6 +247,7 @@ mtdpp_poisson_fit(const MtdppBaskets *d, int rank, double a, double c,
 	for (int j = 0; j < k; j++)
 		f.tsum[j] = 1.0;
 
+	mtdpp_progress_fit(rank, passes);	/* a pass is an epoch in mtdpp_progress */
 	for (int t = 0; t < passes; t++)
 	{
 		double		mean_rate = 0.0;
@@ -267,6 +269,7 @@ mtdpp_poisson_fit(const MtdppBaskets *d, int rank, double a, double c,
 			f.eeta[i] = (MTDPP_POISSON_C_PRIME + k * c) / (MTDPP_POISSON_D_PRIME + f.esum[i]);
 		}
 		memcpy(f.tsum, f.tsum_new, sizeof(double) * k);
+		mtdpp_progress_epoch(t + 1, NAN);
 		if (verbose && (t % 10 == 9 || t == passes - 1))
 		{
 			for (int j = 0; j < k; j++)

@@ -64,13 +64,14 @@ sub set_budget
 	}
 	return;
 }
-sub own_copy_answer
+sub own_copy_answer_of
 {
 	set_budget(0);
-	my $answer = $node->safe_psql('postgres', $probe);
+	my $answer = $node->safe_psql('postgres', $_[0]);
 	set_budget('1GB');
 	return $answer;
 }
+sub own_copy_answer { return own_copy_answer_of($probe); }
 my $ref1 = own_copy_answer();
 is($node->safe_psql('postgres', $shared), '', 'no shared copy while every backend keeps its own');
 
@@ -217,6 +218,25 @@ is(segments(), 1, 'in one segment');
 $_->quit for @t;
 $node->poll_query_until('postgres', $shared, '') or fail('the last session frees it');
 is(segments(), 0, 'when the last session ends, the segment is freed');
+
+# Every kind answers from a shared copy exactly as from a backend's own,
+# those that keep more than factors and biases included: gru's recurrent
+# weights, bayesian_lowrank's samples side by side, poisson's prior shape,
+# the hybrid's and rules' lists.
+for my $kind (qw(gru bayesian_lowrank poisson fm rules hybrid))
+{
+	my $epochs = $kind eq 'rules' ? '' : ', epochs => 3';
+	$node->safe_psql('postgres',
+		"SELECT * FROM mtdpp_train('k_$kind', 'train_lines', position_col => 'position', kind => '$kind', seed => 1$epochs)");
+	(my $probe_kind = $probe) =~ s/'m'\)/'k_$kind')/;
+	my $own = own_copy_answer_of($probe_kind);
+	my $session = $node->background_psql('postgres');
+	is($session->query_safe($probe_kind), $own, "$kind: a shared copy answers as a backend's own");
+	is($node->safe_psql('postgres',
+			"SELECT count(*) FROM mtdpp_shared_models() s JOIN mtdpp.models m USING (model_id) WHERE m.name = 'k_$kind'"),
+		'1', "$kind: from one shared copy");
+	$session->quit;
+}
 
 my $log = slurp_file($node->logfile);
 my @crashes = $log =~ /terminated by signal (\d+)/g;

@@ -2,7 +2,8 @@
 # view is empty once the training ends, whether it completes, is cancelled,
 # fails inside a subtransaction or its backend is killed (kill -9: the
 # postmaster's crash restart starts shared memory afresh).  Details are for
-# the roles that may see the session, as in pg_stat_activity.
+# the roles that may see the session, as in pg_stat_activity.  Every kind
+# that trains by epochs or passes reports them.
 use strict;
 use warnings;
 use FindBin;
@@ -149,5 +150,36 @@ for (1 .. 600)
 }
 ok($back, 'after the crash restart the view is empty');
 ok($node->log_contains('terminated by signal 9'), 'the backend was killed');
+
+# 6. The other kinds' fits report their epochs too: poisson's passes, the
+# Bayesian low-rank DPP's Langevin epochs after its mode's, the GRU's and
+# the factorization machine's epochs.  Each is watched, then cancelled.
+my %runs = (
+	poisson => q{kind => 'poisson', rank => 8, epochs => 5000, params => '{"c": 1}'},
+	bayesian_lowrank => q{kind => 'bayesian_lowrank', rank => 8, epochs => 2,
+	                      params => '{"burn_in": 1000, "step_size": 0.0001}'},
+	gru => q{kind => 'gru', position_col => 'position', rank => 16, epochs => 100000,
+	         params => '{"patience": 100000, "learning_rate": 0.05}'},
+	fm => q{kind => 'fm', rank => 16, epochs => 100000, params => '{"patience": 100000}'});
+for my $kind (sort keys %runs)
+{
+	$bg = $node->background_psql('postgres', on_error_stop => 0);
+	$pid = $bg->query_safe('SELECT pg_backend_pid()');
+	$bg->{stdin} .= "SELECT * FROM mtdpp_train('$kind', 'train_lines', seed => 2, $runs{$kind});\n";
+	$bg->{run}->pump_nb;
+	($seen, $row) = watch_epochs($pid, 3);
+	note("$kind: epochs seen: @$seen; last row $row");
+	cmp_ok(scalar(@$seen), '>=', 3, "$kind: a second session sees its epochs go by");
+	is_deeply($seen, [ sort { $a <=> $b } @$seen ], "$kind: the epoch count rises");
+	my @f = split /\|/, $row;
+	ok($f[0] eq $kind && $f[1] eq $kind && $f[2] eq 'training epochs' && $f[4] <= $f[5],
+		"$kind: the row names the model, its kind, the phase and epoch of max_epochs");
+	cmp_ok($f[5], '>', 1000, 'the Langevin chain\'s epochs are reported (burn-in 1000)')
+	  if $kind eq 'bayesian_lowrank';
+	is($node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)"), 't', "$kind: cancel sent");
+	($one) = $bg->query('SELECT 1');
+	$bg->quit;
+	is($node->safe_psql('postgres', 'SELECT count(*) FROM mtdpp_progress'), '0', "$kind: no row after the cancel");
+}
 
 done_testing();
