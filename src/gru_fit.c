@@ -342,6 +342,67 @@ check_memory(const MtdppBaskets *data, int d)
 				 errhint("Raise maintenance_work_mem for this session, or train with a lower rank.")));
 }
 
+/*
+ * The work of a fit of EPOCHS epochs at hidden size D, in multiply-adds:
+ * each epoch steps the unit through the baskets it trains on (the last
+ * max_context + 1 items of each, a sample of about epoch_baskets), forward
+ * and back (about 18 d^2 a step), and scores a target and its negatives
+ * (3 (negatives + 1) d).  One core of the benchmark machine does about
+ * GRU_WORK_PER_SECOND of them; a fit of more than GRU_MAX_WORK (about 20
+ * minutes) is refused, before anything is trained.
+ */
+#define GRU_WORK_PER_SECOND 1e9
+#define GRU_MAX_WORK (20 * 60 * GRU_WORK_PER_SECOND)
+
+static double
+gru_work(const MtdppBaskets *data, const MtdppParams *p, int d, int epochs)
+{
+	double		steps = 0.0;
+	int			n_train = 0;
+	double		share;
+
+	for (int b = 0; b < data->n_baskets; b++)
+	{
+		int64		len = data->start[b + 1] - data->start[b];
+
+		if (len < 2)
+			continue;
+		steps += Min(len, p->max_context + 1);
+		n_train++;
+	}
+	share = p->epoch_baskets > 0 && n_train > p->epoch_baskets ?
+		(double) p->epoch_baskets / n_train : 1.0;
+	return epochs * share * steps * (18.0 * d * d + 3.0 * (p->negatives + 1) * d);
+}
+
+/*
+ * Refuses a fit beyond GRU_MAX_WORK: the race (when the hidden size or the
+ * step is chosen: each step at hidden size 32 or the rank given, then 64 if
+ * the size is chosen), then the full fit at the largest size it may pick.
+ */
+static void
+check_work(const MtdppBaskets *data, const MtdppParams *p, bool rank_chosen, bool step_chosen)
+{
+	int			d = rank_chosen ? GRU_HIGH_RANK : p->rank;
+	int			race = Min(p->epochs, GRU_RACE_EPOCHS);
+	double		work = gru_work(data, p, d, p->epochs);
+
+	if (rank_chosen || step_chosen)
+		work += gru_work(data, p, rank_chosen ? GRU_LOW_RANK : p->rank,
+						 race * (step_chosen ? lengthof(steps) : 1)) +
+			(rank_chosen ? gru_work(data, p, GRU_HIGH_RANK, race) : 0.0);
+	if (work > GRU_MAX_WORK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a gru fit of " INT64_FORMAT " lines in %d baskets at hidden size %d by %d epochs is too long",
+						data->n_lines, data->n_baskets, d, p->epochs),
+				 errdetail("An epoch steps the unit forward and back through the last %d items of up to %d baskets: about %.0f minutes in all on one core here, the race that chooses the hidden size and step included.",
+						   p->max_context + 1,
+						   p->epoch_baskets > 0 ? Min(p->epoch_baskets, data->n_baskets) : data->n_baskets,
+						   work / GRU_WORK_PER_SECOND / 60.0),
+				 errhint("Give a smaller epoch_baskets (each epoch then reads a sample of that many baskets), fewer epochs, or a rank of 32.")));
+}
+
 /* a model's parameters, to keep the best epoch's */
 typedef struct Snapshot
 {
@@ -564,6 +625,7 @@ mtdpp_gru_fit(MtdppBaskets *data, const MtdppParams *given)
 				 errmsg("kind gru needs the order in which each basket's items were added"),
 				 errdetail("No order line of the %d baskets has a position other than 0.", data->n_baskets),
 				 errhint("Name the column that orders the items of a basket with position_col => '...' (or pass it as mtdpp_fit's third argument).")));
+	check_work(data, &p, rank_chosen, step_chosen);
 	pg_prng_seed(&rng, (uint64) p.seed);
 	mtdpp_validation_carve(&v, data, &p, &rng);
 	if (v.n > 0 && (rank_chosen || step_chosen))

@@ -93,6 +93,10 @@ SET maintenance_work_mem = '1MB';
 SELECT * FROM mtdpp_train('gru_big', 'train_lines', position_col => 'pos', kind => 'gru', rank => 1024,
     params => '{"learning_rate": 0.1}');
 RESET maintenance_work_mem;
+-- more than about 20 minutes of work: refused before it starts, with a hint
+SELECT * FROM mtdpp_train('gru_long_fit', 'train_lines', position_col => 'pos', kind => 'gru', epochs => 100000,
+    params => '{"patience": 100000}');
+SELECT count(*) FROM mtdpp.models WHERE name = 'gru_long_fit';
 -- weights changed by hand: refused when read
 UPDATE mtdpp.models SET weights = weights[1:10] WHERE name = 'gru_copy';
 SELECT * FROM mtdpp_complete(ARRAY[1], 3, 'gru_copy');
