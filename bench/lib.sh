@@ -100,6 +100,27 @@ bench_load() {
 	fi
 }
 
+# carve_validation SCHEMA: validation baskets out of a split's training
+# baskets, so that choices never read its test baskets: a tenth of the
+# training baskets of two items or more (at most 2,000, by md5 of the order
+# id) become SCHEMA.val_baskets (order_id, basket, held_out: one item, the
+# smallest md5 of order and item), the other training lines
+# SCHEMA.fit_lines.
+carve_validation() {
+	q -c "SET client_min_messages = warning" -c "DROP TABLE IF EXISTS $1.val_baskets, $1.fit_lines" \
+	  -c "CREATE TABLE $1.val_baskets AS
+	        WITH b AS (SELECT order_id, array_agg(item_id ORDER BY position) AS basket
+	                   FROM $1.train_lines GROUP BY order_id HAVING count(DISTINCT item_id) >= 2),
+	             v AS (SELECT * FROM b ORDER BY md5(order_id::text)
+	                   LIMIT least(2000, (SELECT count(*) / 10 FROM b)))
+	        SELECT order_id, basket,
+	               (SELECT i FROM unnest(basket) i ORDER BY md5(order_id::text || ':' || i) LIMIT 1) AS held_out
+	        FROM v" \
+	  -c "CREATE TABLE $1.fit_lines AS
+	        SELECT * FROM $1.train_lines t
+	        WHERE NOT EXISTS (SELECT 1 FROM $1.val_baskets v WHERE v.order_id = t.order_id)" >/dev/null
+}
+
 # Cores busy (all processes, this benchmark's included) over the last
 # interval: busy_begin before a measurement, busy_end after it prints them.
 busy_begin() { BUSY0=$(grep '^cpu ' /proc/stat); }
