@@ -111,7 +111,7 @@ def header(bench, title, how_run, setup):
             f"`bench/{bench.kind}/run` ({how_run}, then `bench/{bench.kind}/report.py`), "
             f"commit {m.get('commit', '?')}, {m.get('date', '?')}, on {m.get('cpu', '?')} "
             f"({m.get('cores', '?')} cores, {m.get('memory', '?')}), {m.get('postgres', '?').split(' on ')[0]}. "
-            f"The machine was shared with other engineers' tests and benchmarks (load {m.get('load', '?')} "
+            f"The machine ran other tests and benchmarks at the same time (load {m.get('load', '?')} "
             f"at the end): times are indicative. {setup} MPR / P@5 / P@10 / P@20.", ""]
 
 
