@@ -404,7 +404,8 @@ check_work(const MtdppBaskets *data, const MtdppParams *p, bool rank_chosen, boo
 						   p->max_context + 1,
 						   p->epoch_baskets > 0 ? Min(p->epoch_baskets, data->n_baskets) : data->n_baskets,
 						   work / GRU_WORK_PER_SECOND / 60.0),
-				 errhint("Give a smaller epoch_baskets (each epoch then reads a sample of that many baskets), fewer epochs, or a rank of 32.")));
+				 errhint("Give a smaller epoch_baskets (each epoch then reads a sample of that many baskets), fewer epochs, or %s.",
+						 rank_chosen ? "rank => 32 (the race may pick 64)" : "a lower rank")));
 }
 
 /* a model's parameters, to keep the best epoch's */

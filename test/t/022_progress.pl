@@ -158,7 +158,7 @@ my %runs = (
 	poisson => q{kind => 'poisson', rank => 8, epochs => 5000, params => '{"c": 1}'},
 	bayesian_lowrank => q{kind => 'bayesian_lowrank', rank => 8, epochs => 2,
 	                      params => '{"burn_in": 1000, "step_size": 0.0001}'},
-	gru => q{kind => 'gru', position_col => 'position', rank => 16, epochs => 100000,
+	gru => q{kind => 'gru', position_col => 'position', rank => 16, epochs => 1000,
 	         params => '{"patience": 100000, "learning_rate": 0.05}'},
 	fm => q{kind => 'fm', rank => 16, epochs => 100000, params => '{"patience": 100000}'});
 for my $kind (sort keys %runs)
