@@ -72,16 +72,6 @@
  */
 #define SGLD_MAX_CELLS	((int64) 1 << 23)
 
-static double
-elapsed(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_DOUBLE(now);
-}
-
 /* the chain's state besides the trainer */
 typedef struct Chain
 {
@@ -286,7 +276,7 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 			ereport(NOTICE,
 					(errmsg("Langevin epoch %d: loss %.5f, step %.3g, validation MPR of this state %.2f, %d of %d samples kept, %.1f s",
 							epoch + 1, loss, p->step_size * pow(1.0 + (double) c.t / Max(c.per_epoch, 1), -SGLD_DECAY),
-							mtdpp_validation_mpr(&tr.val, tr.m), kept, S, elapsed(start))));
+							mtdpp_validation_mpr(&tr.val, tr.m), kept, S, mtdpp_seconds_since(start))));
 		/* a chain on a tiny catalog may need more epochs than it has steps */
 		if (epoch > p->burn_in + 100000)
 			break;
@@ -476,6 +466,6 @@ mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
 				(errmsg("%d samples kept: validation MPR of their mean %.2f, against %.2f at the mode",
 						p->samples, mpr_mean, mpr_mode)));
 	MemoryContextDelete(work);
-	m->seconds = elapsed(start);
+	m->seconds = mtdpp_seconds_since(start);
 	return m;
 }

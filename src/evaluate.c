@@ -230,8 +230,7 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 	MtdppModel *m;
 	int			model_id;
 	EvalTotals	totals = {0};
-	instr_time	start,
-				now;
+	instr_time	start;
 	TupleDesc	tupdesc;
 	Datum		values[6];
 	bool		nulls[6] = {0};
@@ -255,9 +254,7 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 				 errmsg("no test basket to evaluate in %s", get_rel_name(relid)),
 				 errhint("Each row needs a non-NULL basket and held-out item, with at least two candidates left.")));
 
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	seconds = INSTR_TIME_GET_DOUBLE(now);
+	seconds = mtdpp_seconds_since(start);
 
 	values[0] = Int32GetDatum(counted);
 	values[1] = Float8GetDatum(totals.sum_pr / counted);

@@ -252,16 +252,6 @@ parameters_finite(const MtdppModel *m)
 	return true;
 }
 
-static double
-elapsed_seconds(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_DOUBLE(now);
-}
-
 /*
  * A shard: gradients (zero) and scratch for contexts of MAX_CTX items, in a
  * memory context of its own, so that no cache line is shared with another
@@ -587,7 +577,7 @@ train_epochs(Trainer *tr, instr_time start)
 
 		INSTR_TIME_SET_CURRENT(val_start);
 		val = mtdpp_validation_mpr(&tr->val, tr->m);
-		val_seconds += elapsed_seconds(val_start);
+		val_seconds += mtdpp_seconds_since(val_start);
 		m->loss_history[epoch] = loss;
 		m->val_history[epoch] = val;
 		m->epochs_run = epoch + 1;
@@ -596,7 +586,7 @@ train_epochs(Trainer *tr, instr_time start)
 		if (p->verbose)
 			ereport(NOTICE,
 					(errmsg("epoch %d/%d: loss %.5f, validation MPR %.2f, %.1f s (validation %.1f s)",
-							epoch + 1, p->epochs, loss, val, elapsed_seconds(start), val_seconds)));
+							epoch + 1, p->epochs, loss, val, mtdpp_seconds_since(start), val_seconds)));
 
 		if (isnan(val) || val > best)
 		{
@@ -656,7 +646,7 @@ mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
 			stored.validation_baskets = tr.val.n;
 		tr.m->hyperparams = mtdpp_params_to_json(&stored);
 	}
-	tr.m->seconds = elapsed_seconds(start);
+	tr.m->seconds = mtdpp_seconds_since(start);
 
 	/* copy the result out of the working context, which then goes */
 	MemoryContextSwitchTo(caller);

@@ -84,16 +84,6 @@ typedef struct Gru
 	pg_prng_state rng;
 } Gru;
 
-static double
-seconds_since(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_DOUBLE(now);
-}
-
 /* one Adagrad step of the N parameters THETA along G */
 static MTDPP_VECTORISED void
 adagrad(double *theta, double *acc, const double *g, int n, double lr, double l2)
@@ -664,6 +654,6 @@ mtdpp_gru_fit(MtdppBaskets *data, const MtdppParams *given)
 	m->n_baskets = data->n_baskets;
 	m->log_w = 0.0;
 	m->hyperparams = mtdpp_params_to_json(&p);
-	m->seconds = seconds_since(start);
+	m->seconds = mtdpp_seconds_since(start);
 	return m;
 }

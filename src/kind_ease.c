@@ -447,16 +447,6 @@ mean_popularity(const MtdppBaskets *d)
 	return d->n_items > 0 ? (double) d->n_lines / d->n_items : 1.0;
 }
 
-static double
-seconds_since(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_DOUBLE(now);
-}
-
 /* The search for alpha on a validation slice, and what it has measured. */
 typedef struct EaseSearch
 {
@@ -510,7 +500,7 @@ ease_try(EaseSearch *s, int k)
 		ereport(NOTICE,
 				(errmsg("lambda %g (%g times the mean popularity %g): validation MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f on %d baskets (%.1f s)",
 						lambda, ldexp(1.0, k), s->mean, mm.mpr, mm.p5, mm.p10, mm.p20, mm.n,
-						seconds_since(start))));
+						mtdpp_seconds_since(start))));
 	return *crit;
 }
 
@@ -692,7 +682,7 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 				 errhint("Give a larger lambda, or leave lambda out to have it chosen on validation baskets.")));
 	/* the lambda used, chosen or given */
 	m->hyperparams = mtdpp_params_to_json(&p);
-	m->seconds = seconds_since(start);
+	m->seconds = mtdpp_seconds_since(start);
 	if (p.verbose)
 		ereport(NOTICE,
 				(errmsg("fitted %d items at lambda %g (%s), %d weights kept per item, in %.1f s",

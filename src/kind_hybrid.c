@@ -401,8 +401,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 	int			best_g[N_FORMS];
 	int			pair_g[2] = {-1, -1};
 	double		best = -1.0;
-	instr_time	start,
-				now;
+	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
 	mtdpp_cooccurrence_lists(rest, evid, cap);
@@ -447,10 +446,8 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 	sums_metrics(&sums->grid[*form][best_g[*form]], sums->n, chosen);
 	if (ease != NULL)
 		choose_pair(sums, pair_g, form, beta, ease_beta, chosen);
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
 	if (p->verbose)
-		report_search(sums, best_g, pair_g, *form, INSTR_TIME_GET_DOUBLE(now));
+		report_search(sums, best_g, pair_g, *form, mtdpp_seconds_since(start));
 }
 
 /*
@@ -580,8 +577,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	bool		built = false,
 				ease_neighborhood = false;
 	int			cap;
-	instr_time	start,
-				now;
+	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
 	dp.kind = MTDPP_MULTITASK;
@@ -654,9 +650,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	if (beta == 0.0)
 		memset(m->nbr_start, 0, sizeof(int64) * (m->n_items + 1));
 	m->hyperparams = hybrid_json(m, p, form, beta, ease_beta, lambda, ease_neighborhood, &chosen);
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	m->seconds = INSTR_TIME_GET_DOUBLE(now);
+	m->seconds = mtdpp_seconds_since(start);
 	return m;
 }
 

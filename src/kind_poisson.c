@@ -75,16 +75,6 @@ poisson_work(const MtdppBaskets *d, int rank, int passes)
 	return (double) passes * rank * ((double) d->n_lines + 8.0 * d->n_baskets + 8.0 * d->n_items);
 }
 
-static double
-seconds_since(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_DOUBLE(now);
-}
-
 static void
 poisson_check_size(const MtdppBaskets *d, int rank, int passes)
 {
@@ -171,7 +161,7 @@ poisson_try(PoissonSearch *s, double c, int rank)
 	if (s->p.verbose)
 		ereport(NOTICE,
 				(errmsg("rank %d, c %g: validation MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f on %d baskets (%.1f s)",
-						rank, c, mm.mpr, mm.p5, mm.p10, mm.p20, mm.n, seconds_since(start))));
+						rank, c, mm.mpr, mm.p5, mm.p10, mm.p20, mm.n, mtdpp_seconds_since(start))));
 	pfree(m->V);
 	pfree(m->R);
 	if (s->n_tried < lengthof(s->tried))
@@ -288,7 +278,7 @@ poisson_fit(MtdppBaskets *data, const MtdppParams *given)
 	m->epochs_run = 0;
 	/* the rank used, chosen or given */
 	m->hyperparams = mtdpp_params_to_json(&p);
-	m->seconds = seconds_since(start);
+	m->seconds = mtdpp_seconds_since(start);
 	if (p.verbose)
 		ereport(NOTICE,
 				(errmsg("fitted %d items at rank %d by %d passes in %.1f s",

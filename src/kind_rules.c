@@ -240,16 +240,6 @@ rules_explain(const MtdppModel *m, const int32 *ctx, int b, int c, int32 *items,
 	return n;
 }
 
-static double
-seconds_since(instr_time start)
-{
-	instr_time	now;
-
-	INSTR_TIME_SET_CURRENT(now);
-	INSTR_TIME_SUBTRACT(now, start);
-	return INSTR_TIME_GET_DOUBLE(now);
-}
-
 /* The search: the rules of the baskets outside the slice, and the settings to try. */
 typedef struct RulesSearch
 {
@@ -286,7 +276,7 @@ rules_try(RulesSearch *s, const int *at)
 		ereport(NOTICE,
 				(errmsg("min_support %g, min_confidence %g, max_antecedent %d: " INT64_FORMAT " list entries, validation MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f on %d baskets (%.1f s)",
 						sup, conf, ante, s->m->nbr_start[s->m->n_items],
-						mm.mpr, mm.p5, mm.p10, mm.p20, mm.n, seconds_since(start))));
+						mm.mpr, mm.p5, mm.p10, mm.p20, mm.n, mtdpp_seconds_since(start))));
 	/* a criterion is a sum of percentages, 0 only when nothing ranks: then 1e-9 */
 	s->criterion[at[0]][at[1]][at[2]] = Max(mm.mpr + mm.p5 + mm.p10 + mm.p20, 1e-9);
 	return s->criterion[at[0]][at[1]][at[2]];
@@ -335,7 +325,7 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 			if (s->verbose)
 				ereport(NOTICE,
 						(errmsg("rules at min_support %g, max_antecedent %d would exceed maintenance_work_mem or take too long (%.1f s)",
-								floor, s->antes[s->n_antes - 1], seconds_since(start))));
+								floor, s->antes[s->n_antes - 1], mtdpp_seconds_since(start))));
 		}
 		if (s->n_antes > 0)
 			break;
@@ -449,7 +439,7 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 	rules_lists(&set, m, support_count(p.min_support, data->n_baskets), p.min_confidence,
 				p.max_antecedent);
 	m->hyperparams = mtdpp_params_to_json(&p);
-	m->seconds = seconds_since(start);
+	m->seconds = mtdpp_seconds_since(start);
 	if (p.verbose)
 		ereport(NOTICE,
 				(errmsg("mined " INT64_FORMAT " frequent itemsets and " INT64_FORMAT " undominated rules; the thresholds keep " INT64_FORMAT " list entries; %.1f s",

@@ -25,6 +25,8 @@
 
 #include "postgres.h"
 
+#include "portability/instr_time.h"
+
 /* bumped whenever the serialised model or aggregate state changes shape */
 #define MTDPP_FORMAT_VERSION	1
 #define MTDPP_MODEL_MAGIC		0x4d444450	/* "MDDP" */
@@ -195,5 +197,16 @@ typedef enum MtdppModelOrigin
 } MtdppModelOrigin;
 
 extern void mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin);
+
+/* seconds from START to now: the fits' timings, reported and stored */
+static inline double
+mtdpp_seconds_since(instr_time start)
+{
+	instr_time	now;
+
+	INSTR_TIME_SET_CURRENT(now);
+	INSTR_TIME_SUBTRACT(now, start);
+	return INSTR_TIME_GET_DOUBLE(now);
+}
 
 #endif							/* MTDPP_MODEL_H */
