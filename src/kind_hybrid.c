@@ -65,6 +65,14 @@
  * item's list is the union of its two lists, cut to max_neighbors if the
  * cosine lists were).  The choice, and what each form reached, go into the
  * model's hyperparams; verbose reports the search.
+ *
+ * On a long order history (more training baskets than epoch_baskets, so
+ * that an epoch is a sample) the DPP runs at most HYBRID_SAMPLED_EPOCHS
+ * epochs unless epochs is given: there the evidence ranks the top of the
+ * list, and at 50,000 items and 10 million lines the DPP's validation MPR
+ * after 10 epochs equals the one after 24 (92.57 and 92.56), the hybrid's
+ * criterion on its slice is as high, and the training takes half the time
+ * (bench/ease_neighborhood/results.md).
  */
 #include "postgres.h"
 
@@ -81,6 +89,9 @@
 #include "params.h"
 #include "progress.h"
 #include "score.h"
+
+/* the DPP's epochs, at most, where an epoch is a sample of the baskets */
+#define HYBRID_SAMPLED_EPOCHS	10
 
 typedef enum HybridForm
 {
@@ -581,6 +592,9 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 
 	INSTR_TIME_SET_CURRENT(start);
 	dp.kind = MTDPP_MULTITASK;
+	if (!mtdpp_param_given(p, "epochs") && p->epoch_baskets > 0 &&
+		data->n_baskets > p->epoch_baskets)
+		dp.epochs = Min(dp.epochs, HYBRID_SAMPLED_EPOCHS);
 	cap = mtdpp_neighbor_cap(data, p, MTDPP_HYBRID, mtdpp_capacity_max_rank(p));
 	if (cap > 0)
 		dp.max_neighbors = cap;

@@ -163,6 +163,35 @@ def gap_tables(ok):
     return out
 
 
+def default_tables(ok, kind="hybrid"):
+    """The default kind against the better of itemknn and ease, cell by cell: per split the
+    default's figure minus the better reference's, then every cell where it is behind."""
+    by = over_splits(ok)
+    t, behind = [], []
+    for g in groups(ok):
+        per = by[g].get(kind)
+        refs = [by[g][k] for k in ("itemknn", "ease") if k in by[g]]
+        if not per or not refs:
+            continue
+        row = [group_title(*g)]
+        for c, name in METRICS:
+            d = []
+            for s in per:
+                best = [num(ref[s][c]) for ref in refs if s in ref and num(ref[s][c]) is not None]
+                if not best or num(per[s][c]) is None:
+                    continue
+                d.append(num(per[s][c]) - max(best))
+                if d[-1] < 0:
+                    behind.append(f"{group_title(*g)}, split {s}, {name}: {f(d[-1], 2, True)}")
+            row.append(med_worst(d, min, 2, True))
+        t.append(row)
+    if not t:
+        return []
+    out = [md_table(["data"] + [n for _, n in METRICS], t)]
+    out.append("Cells where it is behind: " + ("; ".join(behind) + "." if behind else "none.") + "\n")
+    return out
+
+
 def canonical_table(rows):
     t = []
     for r in rows:
@@ -371,6 +400,13 @@ def quality(out_dir):
                "split and test baskets, then the median over the splits and the worst (lowest) in brackets: "
                "positive = better than the reference.\n")
     out += gap_tables(ok)
+    default = default_tables(ok)
+    if default:
+        out.append("## The default kind against the better of item-kNN and EASE\n")
+        out.append("`hybrid` (what `mtdpp_train` trains without a kind) minus the higher of `itemknn`'s and "
+                   "`ease`'s figure, split by split on the same test baskets, then the median over the splits "
+                   "and the worst in brackets.\n")
+        out += default
     out.append("## Canonical split: every figure\n")
     out.append(canonical_table([r for r in rows if r["split"] == "canonical"]))
     out.append("## Beside the references (canonical split)\n")

@@ -138,4 +138,13 @@ FROM mtdpp_complete(ARRAY[11, 14], 10, 'hyb') a JOIN mtdpp_complete(ARRAY[11, 14
 UPDATE mtdpp.items SET neighbor_weights[1] = 2e6
 WHERE model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'hyb_value') AND item_id = 11;
 SELECT count(*) FROM mtdpp_complete(ARRAY[11], 3, 'hyb_value');
-SELECT mtdpp_drop(name) FROM mtdpp.models WHERE name LIKE 'hyb%' ORDER BY name;
+-- where an epoch is a sample of the baskets (more of them than epoch_baskets),
+-- the DPP runs at most 10 epochs unless epochs is given
+SELECT kind FROM mtdpp_train('hyb_sampled', 'train_lines', rank => 8, seed => 3,
+                             params => '{"epoch_baskets": 100}');
+SELECT (hyperparams->>'epochs')::int AS epochs, cardinality(val_mpr_history) <= 10 AS within
+FROM mtdpp.models WHERE name = 'hyb_sampled' AND active;
+SELECT kind FROM mtdpp_train('hyb_given', 'train_lines', rank => 8, seed => 3, epochs => 12,
+                             params => '{"epoch_baskets": 100}');
+SELECT (hyperparams->>'epochs')::int AS epochs FROM mtdpp.models WHERE name = 'hyb_given';
+SELECT mtdpp_drop(name) FROM mtdpp.models WHERE name LIKE 'hyb%' GROUP BY name ORDER BY name;
