@@ -297,13 +297,13 @@ heap_sort(int32 *idx, float4 *wt, int len)
 }
 
 /*
- * Target C's system (G_NN + lambda I) into the upper triangle of A (K x K,
- * row-major), the right side G_Nc into RHS; POS maps an item to its place
- * in N(c) (-1 elsewhere).
+ * Target C's system (G_NN + lambda I + Q diag(G_NN)) into the upper
+ * triangle of A (K x K, row-major), the right side G_Nc into RHS; POS maps
+ * an item to its place in N(c) (-1 elsewhere).
  */
 static void
 build_system(const MtdppEaseNeighborhoods *e, int c, const int32 *pos, const uint64 *member,
-			 double lambda, double *A, double *rhs)
+			 double lambda, double q, double *A, double *rhs)
 {
 	int64		s = (int64) c * NEIGHBORHOOD;
 	int			k = e->nb_len[c];
@@ -314,7 +314,7 @@ build_system(const MtdppEaseNeighborhoods *e, int c, const int32 *pos, const uin
 		int			a = e->nb_item[s + p];
 
 		rhs[p] = e->nb_count[s + p];
-		A[(size_t) p * k + p] = e->popularity[a] + lambda;
+		A[(size_t) p * k + p] = e->popularity[a] * (1.0 + q) + lambda;
 		for (int64 q = e->start[a]; q < e->start[a + 1]; q++)
 		{
 			int32		b = e->item[q];
@@ -346,6 +346,7 @@ typedef struct SolveJob
 {
 	const MtdppEaseNeighborhoods *e;
 	double		lambda;
+	double		q;				/* the diagonal's share added, Q diag(G) */
 	int			from;			/* the round: items [from, to) */
 	int			to;
 	int			part;			/* this thread's blocks: part, part + parts, ... */
@@ -379,13 +380,13 @@ solve_item(SolveJob *j, int c)
 		j->pos[a] = p;
 		j->member[a >> 6] |= UINT64CONST(1) << (a & 63);
 	}
-	build_system(e, c, j->pos, j->member, l, j->A, j->rhs);
+	build_system(e, c, j->pos, j->member, l, j->q, j->A, j->rhs);
 	while (!mtdpp_cholesky_upper(j->A, k))
 	{
 		if (++tries > LAMBDA_RETRIES)
 			break;
 		l = 2.0 * Max(l, 1.0);
-		build_system(e, c, j->pos, j->member, l, j->A, j->rhs);
+		build_system(e, c, j->pos, j->member, l, j->q, j->A, j->rhs);
 	}
 	for (int p = 0; p < k; p++)
 	{
@@ -418,13 +419,14 @@ solve_part(void *arg)
 
 /* J's scratch for N items, systems of at most KMAX unknowns */
 static void
-solve_job_init(SolveJob *j, const MtdppEaseNeighborhoods *e, double lambda, int part,
-			   int parts, int kmax, float *sol, int8 *tries)
+solve_job_init(SolveJob *j, const MtdppEaseNeighborhoods *e, double lambda, double q,
+			   int part, int parts, int kmax, float *sol, int8 *tries)
 {
 	int			n = Max(e->n, 1);
 
 	j->e = e;
 	j->lambda = lambda;
+	j->q = q;
 	j->part = part;
 	j->parts = parts;
 	j->pos = palloc(sizeof(int32) * n);
@@ -438,12 +440,13 @@ solve_job_init(SolveJob *j, const MtdppEaseNeighborhoods *e, double lambda, int 
 }
 
 /*
- * EASE's weights at LAMBDA into M's lists (room for CAP an item, allocated
- * by the caller), each item's CAP largest positive ones, largest first.
- * Returns the systems solved at a larger lambda than LAMBDA.
+ * EASE's weights at LAMBDA and Q (each item's regularisation lambda plus Q
+ * times its popularity, kind_ease.c) into M's lists (room for CAP an item,
+ * allocated by the caller), each item's CAP largest positive ones, largest
+ * first.  Returns the systems solved at a larger lambda than LAMBDA.
  */
 int64
-mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda, int cap,
+mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda, double q, int cap,
 								MtdppModel *m)
 {
 	int			n = e->n;
@@ -472,7 +475,7 @@ mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda, int ca
 	sol = palloc(sizeof(float) * round * NEIGHBORHOOD);
 	tries = palloc(sizeof(int8) * round);
 	for (int t = 0; t < parts; t++)
-		solve_job_init(&job[t], e, lambda, t, parts, kmax, sol, tries);
+		solve_job_init(&job[t], e, lambda, q, t, parts, kmax, sol, tries);
 	e->retried = 0;
 	for (int from = 0; from < n; from += ROUND)
 	{

@@ -14,6 +14,6 @@ extern Size mtdpp_ease_neighborhood_memory(const MtdppBaskets *d);
 extern MtdppEaseNeighborhoods *mtdpp_ease_neighborhoods(const MtdppBaskets *d);
 extern void mtdpp_ease_neighborhoods_free(MtdppEaseNeighborhoods *e);
 extern int64 mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda,
-											 int cap, MtdppModel *m);
+											 double q, int cap, MtdppModel *m);
 
 #endif							/* MTDPP_EASE_NEIGHBORHOOD_H */

@@ -121,6 +121,7 @@ typedef struct EaseWork
 	int			cap;			/* weights kept per item */
 	MtdppEaseNeighborhoods *nb; /* the neighbourhoods' fit (else the exact one) */
 	bool		neighborhood;
+	double		q;				/* lambda I + q diag(G): the hybrid's dropout */
 	float	   *A;				/* n x n, column-major: G above, P below */
 	double	   *gdiag;			/* G's diagonal */
 	double	   *scale;			/* -1 / P[c][c] */
@@ -195,12 +196,13 @@ ease_check_size(const MtdppBaskets *d, int cap, bool neighborhood)
 }
 
 static void
-ease_work_alloc(EaseWork *w, int n, int cap, bool neighborhood)
+ease_work_alloc(EaseWork *w, int n, int cap, bool neighborhood, double q)
 {
 	memset(w, 0, sizeof(*w));
 	w->n = n;
 	w->cap = cap;
 	w->neighborhood = neighborhood;
+	w->q = q;
 	if (neighborhood)
 		return;
 	/* every entry is written before it is read: no need to zero a gigabyte */
@@ -289,7 +291,7 @@ ease_regularise(EaseWork *w, double lambda)
 					A[r + (size_t) c * n] = A[c + (size_t) r * n];
 	}
 	for (int j = 0; j < n; j++)
-		A[j + (size_t) j * n] = (float) (w->gdiag[j] + lambda);
+		A[j + (size_t) j * n] = (float) (w->gdiag[j] * (1.0 + w->q) + lambda);
 }
 
 /* strongest first; equal weights by item */
@@ -432,7 +434,7 @@ ease_weights(EaseWork *w, double lambda, MtdppModel *m)
 {
 	if (w->neighborhood)
 	{
-		mtdpp_ease_neighborhood_weights(w->nb, lambda, w->cap, m);
+		mtdpp_ease_neighborhood_weights(w->nb, lambda, w->q, w->cap, m);
 		return true;
 	}
 	ease_regularise(w, lambda);
@@ -634,13 +636,13 @@ ease_ladder_on_slice(MtdppBaskets *data, const MtdppParams *p, EaseWork *w,
  * False if G + lambda I is not numerically positive definite.
  */
 static bool
-ease_fit_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
+ease_fit_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda, double q,
 			   MtdppModel *m, int cap, bool neighborhood, MtdppValidation *slice)
 {
 	EaseWork	w;
 	bool		ok = true;
 
-	ease_work_alloc(&w, data->n_items, cap, neighborhood);
+	ease_work_alloc(&w, data->n_items, cap, neighborhood, q);
 	if (*lambda < 0.0 && slice != NULL)
 		*lambda = ease_ladder_on_slice(data, p, &w, slice, m);
 	else
@@ -673,7 +675,8 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	m = mtdpp_counts_model(data, &p);
 	/* the model says which fit it had */
 	p.ease_solver = neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
-	if (!ease_fit_lists(data, &p, &p.lambda, m, cap, neighborhood, NULL))
+	if (!ease_fit_lists(data, &p, &p.lambda, p.ease_dropout / (1.0 - p.ease_dropout), m, cap,
+						neighborhood, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("X^T X + lambda I of %d items is not positive definite in single precision at lambda %g",
@@ -724,7 +727,8 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 	p.kind = MTDPP_EASE;
 	p.validation_candidates = 0;
 	p.validation_baskets = 5000;
-	return ease_fit_lists(data, &p, lambda, m, cap, *neighborhood, slice);
+	return ease_fit_lists(data, &p, lambda, p.ease_dropout / (1.0 - p.ease_dropout), m, cap,
+						  *neighborhood, slice);
 }
 
 /* score(c) = sum over the context of its weights to c, plus the prior */

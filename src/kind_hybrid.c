@@ -125,8 +125,8 @@ grid_beta(int g)
 	return g == 0 ? 0.0 : pow(2.0, (g - 1) / 2.0 - 4.0);
 }
 
-/* the grid of the pair (cosine, ease): every other beta, 0 and 2^-3.5 to 2^10.5 */
-#define N_PAIR_BETAS		16
+/* the grid of the pair (cosine, ease): every other beta, 0 and 2^-3.5 to 2^14.5 */
+#define N_PAIR_BETAS		20
 
 static double
 pair_beta(int g)
@@ -702,6 +702,8 @@ static const MtdppKindDefault hybrid_defaults[] = {
 	{"l2", -1.0},
 	/* every co-occurring item, while the lists fit in a model value */
 	{"max_neighbors", -1},
+	/* EASE's evidence with dropout (kind_ease.c): chosen on validation baskets */
+	{"ease_dropout", 0.5},
 	{NULL, 0}
 };
 

@@ -70,6 +70,7 @@ typedef struct MtdppParams
 	int			validation_candidates;	/* candidates ranked per validation basket */
 	double		lambda;			/* ease: L2 of its weights, < 0: chosen on validation */
 	MtdppEaseSolver ease_solver;
+	double		ease_dropout;	/* ease, hybrid: lambda I + dropout / (1 - dropout) diag(G) */
 	int			max_neighbors;	/* neighbour lists kept per item, < 0: automatic */
 	double		min_support;	/* rules: share of baskets, < 0: chosen on validation */
 	double		min_confidence; /* rules: < 0: chosen on validation */

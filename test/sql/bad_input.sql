@@ -126,6 +126,13 @@ SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'itemknn', params => '{"ea
 \echo :LAST_ERROR_SQLSTATE
 SELECT length(mtdpp_fit(g / 2, g % 40001, NULL::int, '{"kind": "ease", "ease_solver": "exact"}')) FROM generate_series(1, 80002) g;
 \echo :LAST_ERROR_SQLSTATE
+-- ease_dropout: a probability up to 0.9, for the kinds that fit EASE's weights
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"ease_dropout": 0.95}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'hybrid', params => '{"ease_dropout": -0.1}');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'multitask', params => '{"ease_dropout": 0.5}');
+\echo :LAST_ERROR_SQLSTATE
 -- a diverging fit
 -- (the figures in its message vary with the machine's floating point: show the SQLSTATE)
 DO $$

@@ -13,7 +13,8 @@ FROM mtdpp.models WHERE name = 'hyb';
 SELECT kind FROM mtdpp_train('hyb_default', 'train_lines', rank => 8, epochs => 8, seed => 3,
                              params => '{"ease_solver": "neighborhood"}');
 SELECT hyperparams->>'kind' AS recorded_kind, hyperparams->>'ease_solver' AS ease_solver,
-       hyperparams->>'evidence' AS form, hyperparams->>'evidence_ease_solver' AS evidence_ease_solver
+       hyperparams->>'evidence' AS form, hyperparams->>'evidence_ease_solver' AS evidence_ease_solver,
+       hyperparams->>'ease_dropout' AS ease_dropout
 FROM mtdpp.models WHERE name IN ('hyb', 'hyb_default') ORDER BY name;
 SELECT mtdpp_drop('hyb_default');
 -- the items' systems are solved on two threads (max_parallel_maintenance_workers
@@ -58,9 +59,12 @@ SELECT CASE f WHEN 'cosine+ease' THEN 'cosine' ELSE f END AS form,
 FROM mtdpp.models, LATERAL (SELECT hyperparams->>'evidence' AS f, (hyperparams->>'evidence_weight')::float8 AS w) e
 WHERE name = 'hyb';
 -- EASE's weights: those of an ease model with the lambda the hybrid chose
+-- and its dropout
 SELECT 1 FROM hyb_choice WHERE ease_beta > 0
   AND EXISTS (SELECT 1 FROM mtdpp_train('hyb_ease', 'train_lines', kind => 'ease',
-                params => jsonb_build_object('lambda', (SELECT (hyperparams->>'evidence_lambda')::float8 FROM mtdpp.models WHERE name = 'hyb'))));
+                params => (SELECT jsonb_build_object('lambda', (hyperparams->>'evidence_lambda')::float8,
+                                                     'ease_dropout', (hyperparams->>'ease_dropout')::float8)
+                           FROM mtdpp.models WHERE name = 'hyb')));
 CREATE TEMP VIEW evidence AS
 SELECT i.item_id AS j, n.c, h.ease_beta * n.w AS g
 FROM mtdpp.items i JOIN mtdpp.models m USING (model_id), unnest(i.neighbors, i.neighbor_weights) n(c, w), hyb_choice h

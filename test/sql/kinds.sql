@@ -120,6 +120,21 @@ FROM mtdpp.items i JOIN mtdpp.models m USING (model_id), unnest(i.neighbors, i.n
 WHERE m.name = 'ease3n' ORDER BY 1, 2;
 SELECT name, hyperparams->>'ease_solver' AS ease_solver FROM mtdpp.models WHERE name IN ('ease3', 'ease3n') ORDER BY name;
 SELECT item_id, rank FROM mtdpp_complete(ARRAY[2], 2, 'ease3n') ORDER BY rank;
-SELECT mtdpp_drop('ease3'), mtdpp_drop('ease3n');
+-- ease_dropout 0.5 fits as if each item of a basket were dropped with
+-- probability 0.5: dropout / (1 - dropout) = 1 times each item's popularity
+-- joins lambda on its diagonal, G + I + diag(G) = [[7,2,0],[2,9,2],[0,2,7]],
+-- adjugate diagonal 59, 49, 59 and -14 between items bought together, so
+-- B[1][2] = B[3][2] = 14/49 and B[2][1] = B[2][3] = 14/59; on
+-- neighbourhoods items 1 and 3 met item 2 alone, B[2][1] = 2 / (4 + 4 + 1).
+SELECT items FROM mtdpp_train('ease3d', 'ease_lines', kind => 'ease', params => '{"lambda": 1, "ease_dropout": 0.5}');
+SELECT items FROM mtdpp_train('ease3dn', 'ease_lines', kind => 'ease',
+                              params => '{"lambda": 1, "ease_dropout": 0.5, "ease_solver": "neighborhood"}');
+SELECT name, i.item_id, u.nbr, round(u.w::numeric, 6) AS weight,
+       round(CASE WHEN i.item_id = 2 AND name = 'ease3d' THEN 14 / 59.0
+                  WHEN i.item_id = 2 THEN 2 / 9.0 ELSE 14 / 49.0 END, 6) AS by_hand
+FROM mtdpp.items i JOIN mtdpp.models m USING (model_id), unnest(i.neighbors, i.neighbor_weights) u(nbr, w)
+WHERE m.name IN ('ease3d', 'ease3dn') AND m.active ORDER BY 1, 2, 3;
+SELECT name, hyperparams->>'ease_dropout' AS ease_dropout FROM mtdpp.models WHERE name IN ('ease3', 'ease3d') ORDER BY name;
+SELECT mtdpp_drop('ease3'), mtdpp_drop('ease3n'), mtdpp_drop('ease3d'), mtdpp_drop('ease3dn');
 DROP TABLE ease_lines;
 SELECT mtdpp_drop(name) FROM mtdpp.models WHERE name LIKE 'kind\_%' ORDER BY name;

@@ -3,7 +3,7 @@
 # beta * cosine + ease_beta * EASE's weight, whose neighbour lists are the
 # union of the two.  Each score must be the DPP's plus that evidence,
 # computed here in SQL from the order lines and from an ease model of the
-# same lambda, and the pruned top k must be the ranking of every score.
+# same lambda and dropout, and the pruned top k must be the ranking of every score.
 use strict;
 use warnings;
 use FindBin;
@@ -19,19 +19,21 @@ $node->safe_psql('postgres', slurp_file("$data/load.sql"),
 	extra_params => [ '-v', "dir=$data/amazon_diaper" ]);
 
 $node->safe_psql('postgres',
-	"SELECT * FROM mtdpp_train('h', 'train_lines', kind => 'hybrid', seed => 3)");
+	"SELECT * FROM mtdpp_train('h', 'train_lines', kind => 'hybrid', seed => 5)");
 my ($form, $beta, $ease_beta, $lambda) = split /\|/, $node->safe_psql('postgres', q{
 SELECT hyperparams->>'evidence', hyperparams->>'evidence_weight',
        hyperparams->>'evidence_ease_weight', hyperparams->>'evidence_lambda'
 FROM mtdpp.models WHERE name = 'h' AND active});
-is($form, 'cosine+ease', 'the demo data chooses both kinds of evidence (seed 3)');
+is($form, 'cosine+ease', 'the demo data chooses both kinds of evidence (seed 5)');
 ok($beta > 0 && $ease_beta > 0 && $lambda > 0,
 	"both weights and EASE's lambda are recorded ($beta, $ease_beta, $lambda)");
+is($node->safe_psql('postgres', q{SELECT hyperparams->>'ease_dropout' FROM mtdpp.models WHERE name = 'h' AND active}),
+	'0.5', "EASE's weights are fitted with the hybrid's dropout");
 
 # The DPP part alone, as a multitask model of the same factors, and EASE's
-# weights from an ease model of the same lambda.
+# weights from an ease model of the same lambda and dropout.
 $node->safe_psql('postgres', qq{
-SELECT * FROM mtdpp_train('e', 'train_lines', kind => 'ease', params => '{"lambda": $lambda}');
+SELECT * FROM mtdpp_train('e', 'train_lines', kind => 'ease', params => '{"lambda": $lambda, "ease_dropout": 0.5}');
 INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, n_baskets, n_examples, log_w, hyperparams)
 SELECT 'd', 1, 'multitask', true, rank, n_items, n_baskets, n_examples, log_w, '{}'
 FROM mtdpp.models WHERE name = 'h' AND active;
