@@ -60,7 +60,7 @@
  * weights shrink more than a rare one's.  On five folds of validation
  * baskets p = 0.5 gained P@5 on the Amazon registries (+0.7 and +0.2) and
  * lost 0.3 on uk_retail, so the kind keeps EASE's weights; the hybrid's
- * evidence takes 0.5 (kind_hybrid.c, doc/training.md).
+ * evidence takes EASE_HYBRID_DROPOUT where it is fitted exactly.
  *
  * Two fits (ease_solver): the exact one below, and one item by item on
  * co-occurrence neighbourhoods (ease_neighborhood.c), whose cost grows
@@ -104,6 +104,13 @@
 #define EASE_K_MAX 8
 /* above this many items, the ladder skips the factors of 2 */
 #define EASE_REFINE_ITEMS 8000
+/*
+ * The hybrid's dropout where EASE's weights are fitted exactly: on five
+ * folds of validation baskets it made a better hybrid than EASE's own
+ * weights on amazon_diaper, amazon_daf and uk_retail; on neighbourhoods
+ * (belgian_retail) it made a worse one (doc/training.md).
+ */
+#define EASE_HYBRID_DROPOUT 0.5
 /* alpha without a validation slice (too few baskets to carve one) */
 #define EASE_DEFAULT_ALPHA 1.0
 /* largest catalog of the exact fit: one inversion takes about 10 minutes beyond it */
@@ -710,11 +717,13 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
  * else the neighbourhoods'; *NEIGHBORHOOD says which.  False, with nothing
  * done, when the fit would not fit in maintenance_work_mem (or, exact, above
  * EASE_REFINE_ITEMS items, where it takes minutes): the hybrid then does
- * without this evidence.
+ * without this evidence.  ease_dropout null (the hybrid's default) is
+ * EASE_HYBRID_DROPOUT on the exact fit, 0 on neighbourhoods; *DROPOUT says
+ * which was used.
  */
 bool
 mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
-				 MtdppModel *m, bool *neighborhood, MtdppValidation *slice)
+				 MtdppModel *m, bool *neighborhood, MtdppValidation *slice, double *dropout)
 {
 	MtdppParams p = *given;
 	int			cap = Min(p.max_neighbors > 0 ? p.max_neighbors : MTDPP_EASE_NEIGHBORS,
@@ -732,6 +741,9 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 	if (!*neighborhood || *lambda >= 0.0 ||
 		add_size(ease_memory(data, cap, true), lists) > limit)
 		slice = NULL;
+	if (p.ease_dropout < 0.0)
+		p.ease_dropout = *neighborhood ? 0.0 : EASE_HYBRID_DROPOUT;
+	*dropout = p.ease_dropout;
 	/* the kind, slice and candidates of ease */
 	p.kind = MTDPP_EASE;
 	p.validation_candidates = 0;

@@ -29,9 +29,8 @@
  *				at all; its lambda chosen on a slice of the other baskets
  *				(exact) or on the hybrid's own slice (neighbourhoods,
  *				where each lambda tried costs a pass over the items);
- *				with ease_dropout 0.5, which on five folds of validation
- *				baskets of three datasets made a better hybrid than
- *				EASE's own weights (doc/training.md).
+ *				by default with dropout where fitted exactly
+ *				(ease_dropout, kind_ease.c).
  *
  * or, where EASE is offered, two of them: beta * g = beta * cosine +
  * ease_beta * B[j][c] (cosine+ease), since neither kind of evidence wins
@@ -404,7 +403,8 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 	MtdppBaskets *rest = mtdpp_baskets_without(data, v->is_val);
 	MtdppModel *evid = mtdpp_model_alloc(MTDPP_ITEMKNN, data->n_items, 0);
 	MtdppModel *ease = mtdpp_model_alloc(MTDPP_EASE, data->n_items, 0);
-	double		lambda = -1.0;
+	double		lambda = -1.0,
+				dropout;
 	int			n = data->n_items;
 	double	   *ev[N_FORMS];
 	bool	   *also = palloc0(sizeof(bool) * Max(n, 1));
@@ -423,7 +423,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
 	/* the whole catalog, as the benchmark ranks */
 	memset(v->outside, 0, sizeof(bool) * n);
 	memset(v->exclude, 0, sizeof(bool) * n);
-	if (mtdpp_ease_lists(rest, p, &lambda, ease, ease_neighborhood, v))
+	if (mtdpp_ease_lists(rest, p, &lambda, ease, ease_neighborhood, v, &dropout))
 		*alpha = lambda / ((double) rest->n_lines / Max(rest->n_items, 1));
 	else
 		ease = NULL;
@@ -470,7 +470,7 @@ choose_weight(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
  */
 static char *
 hybrid_json(const MtdppModel *dpp, const MtdppParams *p, HybridForm form,
-			double beta, double ease_beta, double lambda, bool neighborhood,
+			double beta, double ease_beta, double lambda, double dropout, bool neighborhood,
 			const MtdppMetrics *chosen)
 {
 	const char *prefix = "{\"kind\": \"multitask\"";
@@ -487,8 +487,8 @@ hybrid_json(const MtdppModel *dpp, const MtdppParams *p, HybridForm form,
 	if (form == FORM_COSINE_EASE)
 		appendStringInfo(&s, ", \"evidence_ease_weight\": %.15g", ease_beta);
 	if (form == FORM_EASE || form == FORM_COSINE_EASE)
-		appendStringInfo(&s, ", \"evidence_lambda\": %.15g, \"evidence_ease_solver\": \"%s\"",
-						 lambda, neighborhood ? "neighborhood" : "exact");
+		appendStringInfo(&s, ", \"evidence_lambda\": %.15g, \"evidence_ease_dropout\": %.15g, \"evidence_ease_solver\": \"%s\"",
+						 lambda, dropout, neighborhood ? "neighborhood" : "exact");
 	if (chosen->n > 0)
 		appendStringInfo(&s, ", \"evidence_validation\": {\"baskets\": %d, \"mpr\": %.4f, \"p5\": %.4f, \"p10\": %.4f, \"p20\": %.4f}",
 						 chosen->n, chosen->mpr, chosen->p5, chosen->p10, chosen->p20);
@@ -587,7 +587,8 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 				alpha = -1.0,
 				cosine_beta = DEFAULT_BETA,
 				ease_beta = 0.0,
-				lambda = 0.0;
+				lambda = 0.0,
+				dropout = 0.0;
 	bool		built = false,
 				ease_neighborhood = false;
 	int			cap;
@@ -634,7 +635,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 		lambda = alpha * data->n_lines / Max(data->n_items, 1);
 		/* and the weights are fitted as they were on the slice */
 		ep.ease_solver = ease_neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
-		built = mtdpp_ease_lists(data, &ep, &lambda, ease, &ease_neighborhood, NULL);
+		built = mtdpp_ease_lists(data, &ep, &lambda, ease, &ease_neighborhood, NULL, &dropout);
 		if (built && form == FORM_EASE)
 			for (int64 q = 0; q < m->nbr_start[m->n_items]; q++)
 				m->nbr_weight[q] = (float4) (beta * m->nbr_weight[q]);
@@ -666,7 +667,8 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	}
 	if (beta == 0.0)
 		memset(m->nbr_start, 0, sizeof(int64) * (m->n_items + 1));
-	m->hyperparams = hybrid_json(m, p, form, beta, ease_beta, lambda, ease_neighborhood, &chosen);
+	m->hyperparams = hybrid_json(m, p, form, beta, ease_beta, lambda, dropout, ease_neighborhood,
+								 &chosen);
 	m->seconds = mtdpp_seconds_since(start);
 	return m;
 }
@@ -705,8 +707,8 @@ static const MtdppKindDefault hybrid_defaults[] = {
 	{"l2", -1.0},
 	/* every co-occurring item, while the lists fit in a model value */
 	{"max_neighbors", -1},
-	/* EASE's evidence with dropout (kind_ease.c), above EASE's own on validation */
-	{"ease_dropout", 0.5},
+	/* EASE's evidence with dropout where fitted exactly (kind_ease.c) */
+	{"ease_dropout", -1.0},
 	{NULL, 0}
 };
 

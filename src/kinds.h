@@ -136,7 +136,8 @@ extern void mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *g
 /* kind_ease.c: EASE's weights as neighbour lists, which the hybrid kind uses */
 struct MtdppValidation;
 extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
-							 MtdppModel *m, bool *neighborhood, struct MtdppValidation *slice);
+							 MtdppModel *m, bool *neighborhood, struct MtdppValidation *slice,
+							 double *dropout);
 
 
 /* kind_popularity.c: what the other kinds share with it */

@@ -14,7 +14,7 @@ SELECT kind FROM mtdpp_train('hyb_default', 'train_lines', rank => 8, epochs => 
                              params => '{"ease_solver": "neighborhood"}');
 SELECT hyperparams->>'kind' AS recorded_kind, hyperparams->>'ease_solver' AS ease_solver,
        hyperparams->>'evidence' AS form, hyperparams->>'evidence_ease_solver' AS evidence_ease_solver,
-       hyperparams->>'ease_dropout' AS ease_dropout
+       hyperparams->>'ease_dropout' AS ease_dropout, hyperparams->>'evidence_ease_dropout' AS evidence_ease_dropout
 FROM mtdpp.models WHERE name IN ('hyb', 'hyb_default') ORDER BY name;
 SELECT mtdpp_drop('hyb_default');
 -- the items' systems are solved on two threads (max_parallel_maintenance_workers
@@ -63,7 +63,7 @@ WHERE name = 'hyb';
 SELECT 1 FROM hyb_choice WHERE ease_beta > 0
   AND EXISTS (SELECT 1 FROM mtdpp_train('hyb_ease', 'train_lines', kind => 'ease',
                 params => (SELECT jsonb_build_object('lambda', (hyperparams->>'evidence_lambda')::float8,
-                                                     'ease_dropout', (hyperparams->>'ease_dropout')::float8)
+                                                     'ease_dropout', (hyperparams->>'evidence_ease_dropout')::float8)
                            FROM mtdpp.models WHERE name = 'hyb')));
 CREATE TEMP VIEW evidence AS
 SELECT i.item_id AS j, n.c, h.ease_beta * n.w AS g

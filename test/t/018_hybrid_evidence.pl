@@ -27,8 +27,8 @@ FROM mtdpp.models WHERE name = 'h' AND active});
 is($form, 'cosine+ease', 'the demo data chooses both kinds of evidence (seed 5)');
 ok($beta > 0 && $ease_beta > 0 && $lambda > 0,
 	"both weights and EASE's lambda are recorded ($beta, $ease_beta, $lambda)");
-is($node->safe_psql('postgres', q{SELECT hyperparams->>'ease_dropout' FROM mtdpp.models WHERE name = 'h' AND active}),
-	'0.5', "EASE's weights are fitted with the hybrid's dropout");
+is($node->safe_psql('postgres', q{SELECT hyperparams->>'evidence_ease_dropout' FROM mtdpp.models WHERE name = 'h' AND active}),
+	'0.5', "EASE's weights are fitted exactly with dropout 0.5, the hybrid's default");
 
 # The DPP part alone, as a multitask model of the same factors, and EASE's
 # weights from an ease model of the same lambda and dropout.
