@@ -15,6 +15,7 @@ OBJS = \
 	src/evaluate.o \
 	src/fit.o \
 	src/fit_check.o \
+	src/fit_ensemble.o \
 	src/fit_epochs.o \
 	src/fit_examples.o \
 	src/fit_fm.o \

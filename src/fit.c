@@ -46,6 +46,7 @@
 #include "utils/memutils.h"
 
 #include "fit.h"
+#include "kinds.h"
 #include "model.h"
 #include "params.h"
 #include "progress.h"
@@ -118,11 +119,13 @@ capacity_json(const MtdppParams *given, MtdppParams *cand, MtdppModel **fit,
 /*
  * The fit of the multi-task kinds: at the rank given, or at the better of
  * the two candidates on the validation slice (see the top of the file).
- * The slice is copied into SLICE (if not NULL), as mtdpp_train_dpp_rank does.
+ * The slice is copied into SLICE (if not NULL), as mtdpp_train_dpp_rank does;
+ * the hyperparameters of the fit kept into CHOSEN (if not NULL), so that
+ * an ensemble's other fits train as it did (fit_ensemble.c).
  */
 MtdppModel *
-mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
-					  MtdppValidation *slice)
+mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
+					   MtdppValidation *slice, MtdppParams *chosen)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext search;
@@ -138,6 +141,8 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 
 	if (p->rank != MTDPP_RANK_CHOSEN)
 	{
+		if (chosen != NULL)
+			*chosen = *p;
 		mtdpp_progress_phase(MTDPP_PHASE_EPOCHS);
 		return mtdpp_train_dpp_rank(data, p, NULL, slice);
 	}
@@ -194,17 +199,30 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 	m->seconds = seconds;
 	if (slice != NULL)
 		mtdpp_validation_copy(slice, &val);
+	if (chosen != NULL)
+		*chosen = cand[kept];
 	MemoryContextDelete(search);
 	return m;
+}
+
+/* The fit of the multi-task kinds, its slice copied into SLICE (if not NULL). */
+MtdppModel *
+mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
+					  MtdppValidation *slice)
+{
+	return mtdpp_train_dpp_chosen(data, p, slice, NULL);
 }
 
 /*
  * Trains a DPP model of kind p->kind on DATA: the fit of the DPP kinds
  * (kind_multitask.c, kind_single.c), its rank chosen below when not
- * given.  The result is allocated in the caller's memory context.
+ * given; several fits side by side when "fits" asks (fit_ensemble.c).
+ * The result is allocated in the caller's memory context.
  */
 MtdppModel *
 mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 {
+	if (p->fits > 1 && mtdpp_kind(p->kind)->ensemble)
+		return mtdpp_train_ensemble(data, p);
 	return mtdpp_train_dpp_slice(data, p, NULL);
 }

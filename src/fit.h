@@ -54,6 +54,11 @@ extern void mtdpp_validation_release(MtdppValidation *v, int k);
 extern MtdppModel *mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p);
 extern MtdppModel *mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 										 MtdppValidation *slice);
+extern MtdppModel *mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
+										  MtdppValidation *slice, MtdppParams *chosen);
+
+/* fit_ensemble.c: several independent fits of a multi-task kind, side by side */
+extern MtdppModel *mtdpp_train_ensemble(MtdppBaskets *data, const MtdppParams *p);
 
 /* bayes_sgld.c: the fit of the Bayesian low-rank DPP */
 extern MtdppModel *mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p);

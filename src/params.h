@@ -81,6 +81,7 @@ typedef struct MtdppParams
 	int			thinning;		/* bayesian_lowrank: steps between samples, < 0: automatic */
 	double		prior_precision;	/* bayesian_lowrank: of the Gaussian prior on V */
 	double		step_size;		/* bayesian_lowrank: the first Langevin step */
+	int			fits;			/* multi-task kinds: independent fits kept side by side */
 	int64		seed;
 	bool		verbose;
 	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */

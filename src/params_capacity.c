@@ -42,6 +42,22 @@ mtdpp_capacity_resolve(MtdppParams *p)
 		p->rank = MTDPP_CAPACITY_LOW_RANK;
 	if (p->rank != MTDPP_RANK_CHOSEN && p->l2 < 0.0)
 		p->l2 = MTDPP_CAPACITY_LOW_L2;
+	/* an ensemble's fits side by side, at the largest rank the choice may keep */
+	if (p->fits > 1 && mtdpp_kind(p->kind)->ensemble)
+	{
+		int			r = p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank;
+
+		if (p->fits * r > MTDPP_MAX_RANK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("kind %s keeps fits x rank factors per item, and %d x %d is more than %d",
+							mtdpp_kind_name(p->kind), p->fits, r, MTDPP_MAX_RANK),
+					 p->rank == MTDPP_RANK_CHOSEN ?
+					 errdetail("Without a rank or an l2, the rank is chosen on validation baskets and may be %d.",
+							   MTDPP_CAPACITY_MAX_RANK) : 0,
+					 errhint("Give at most %d fits at rank %d, or a lower rank.",
+							 MTDPP_MAX_RANK / r, r)));
+	}
 }
 
 /* the largest rank a fit of P may keep: what its model's size is bounded by */
@@ -50,5 +66,6 @@ mtdpp_capacity_max_rank(const MtdppParams *p)
 {
 	if (p->kind == MTDPP_BAYESIAN_LOWRANK)
 		return p->rank * p->samples;	/* its samples side by side */
-	return p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank;
+	return (p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank) *
+		(p->fits > 1 ? p->fits : 1);	/* an ensemble's fits side by side */
 }
