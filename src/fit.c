@@ -46,7 +46,6 @@
 #include "utils/memutils.h"
 
 #include "fit.h"
-#include "kinds.h"
 #include "model.h"
 #include "params.h"
 #include "progress.h"
@@ -216,13 +215,10 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 /*
  * Trains a DPP model of kind p->kind on DATA: the fit of the DPP kinds
  * (kind_multitask.c, kind_single.c), its rank chosen below when not
- * given; several fits side by side when "fits" asks (fit_ensemble.c).
- * The result is allocated in the caller's memory context.
+ * given.  The result is allocated in the caller's memory context.
  */
 MtdppModel *
 mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 {
-	if (p->fits > 1 && mtdpp_kind(p->kind)->ensemble)
-		return mtdpp_train_ensemble(data, p);
 	return mtdpp_train_dpp_slice(data, p, NULL);
 }

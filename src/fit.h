@@ -57,8 +57,8 @@ extern MtdppModel *mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *
 extern MtdppModel *mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
 										  MtdppValidation *slice, MtdppParams *chosen);
 
-/* fit_ensemble.c: several independent fits of a multi-task kind, side by side */
-extern MtdppModel *mtdpp_train_ensemble(MtdppBaskets *data, const MtdppParams *p);
+/* fit_ensemble.c: the fit of the multi-task kinds, several side by side when asked */
+extern MtdppModel *mtdpp_train_multitask(MtdppBaskets *data, const MtdppParams *p);
 
 /* bayes_sgld.c: the fit of the Bayesian low-rank DPP */
 extern MtdppModel *mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p);

@@ -152,8 +152,8 @@ ensemble_json(const MtdppParams *p, MtdppModel **fit, const int64 *seeds, int n)
  * The fit of a multi-task kind with p->fits above 1 (see the top of the
  * file), allocated in the caller's memory context.
  */
-MtdppModel *
-mtdpp_train_ensemble(MtdppBaskets *data, const MtdppParams *p)
+static MtdppModel *
+train_ensemble(MtdppBaskets *data, const MtdppParams *p)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
@@ -216,4 +216,16 @@ mtdpp_train_ensemble(MtdppBaskets *data, const MtdppParams *p)
 	MemoryContextDelete(work);
 	mtdpp_progress_ensemble(0, 0);
 	return m;
+}
+
+/*
+ * The fit of the multi-task kinds (kind_multitask.c): one fit (fit.c), or
+ * p->fits of them side by side.
+ */
+MtdppModel *
+mtdpp_train_multitask(MtdppBaskets *data, const MtdppParams *p)
+{
+	if (p->fits > 1)
+		return train_ensemble(data, p);
+	return mtdpp_train_dpp(data, p);
 }

@@ -26,6 +26,11 @@
  * the exact scores of the top k and of validation (topk.c).  So the trainer
  * and the scorer cannot drift apart.
  *
+ * An ensemble of the multi-task kinds (kind_multitask.c) keeps its fits side
+ * by side in the columns of V and R: the pairs of the whole rank hold each
+ * fit's pairs in turn, so mtdpp_targets_logdet runs the core once per fit on
+ * its columns and returns the mean.
+ *
  * The rows of V and R^2 come in double whichever precision the model holds:
  * a model in training holds double; a model in a backend's cache holds
  * float, R^2 in panels (model.h), converted here row by row.
@@ -34,7 +39,6 @@
 
 #include <math.h>
 
-#include "kinds.h"
 #include "linalg.h"
 #include "model.h"
 #include "score.h"

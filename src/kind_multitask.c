@@ -27,7 +27,8 @@
  *
  *		score(t) = ln w + 1/N sum_f ln det K_{f,t}[C]
  *
- * the log-space mean for the reason kind_bayesian_lowrank.c gives.  The
+ * the log-space mean for the reason kind_bayesian_lowrank.c gives (the
+ * count is read from the hyperparameters by mtdpp_model_fits, model_check.c).  The
  * fits share one bias: fit f's kernel V_f diag(R_t^2) V_f^T + D_f^2 is kept
  * as S_f (V'_f diag(R_t^2) V'_f^T + D^2) S_f with D^2 the geometric mean of
  * the fits' D_f^2 (jitter included) and V'_f = S_f^-1 V_f, S_f^2 =
@@ -38,53 +39,11 @@
  */
 #include "postgres.h"
 
-#include <stdlib.h>
-
 #include "fit.h"
 #include "kinds.h"
 #include "model.h"
 #include "params.h"
 #include "score.h"
-
-/*
- * The integer KEY holds in the hyperparameters JSON, as written by
- * params.c or read back from jsonb ("key": value; a quote inside a string
- * value is escaped, so the pattern matches keys only); -1 when absent.
- */
-int
-mtdpp_hyperparam_count(const char *json, const char *key)
-{
-	char		pattern[64];
-	const char *at;
-	long		v;
-
-	snprintf(pattern, sizeof(pattern), "\"%s\": ", key);
-	if (json == NULL || (at = strstr(json, pattern)) == NULL)
-		return -1;
-	v = strtol(at + strlen(pattern), NULL, 10);
-	return v < 0 || v > MTDPP_MAX_RANK ? 0 : (int) v;
-}
-
-/*
- * The fits a model holds side by side: 1 for a kind without ensembles or
- * without "fits" in its hyperparameters (every model of fits 1: params.c
- * stores the key only above 1); 0 for a count that does not divide the
- * rank, which model_check.c refuses before the model is scored.
- */
-int
-mtdpp_model_fits(const MtdppModel *m)
-{
-	int			n;
-
-	if (!mtdpp_kind(m->kind)->ensemble)
-		return 1;
-	n = mtdpp_hyperparam_count(m->hyperparams, "fits");
-	if (n < 0)
-		return 1;
-	if (n < 1 || m->rank % n != 0)
-		return 0;
-	return n;
-}
 
 static void
 multitask_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
@@ -130,7 +89,7 @@ const MtdppKindRoutine mtdpp_kind_multitask = {
 	.bias = true,
 	.bounded = true,
 	.ensemble = true,
-	.fit = mtdpp_train_dpp,
+	.fit = mtdpp_train_multitask,
 	.score_all = multitask_score_all,
 	.score_some = multitask_score_some,
 };
@@ -143,7 +102,7 @@ const MtdppKindRoutine mtdpp_kind_multitask_nobias = {
 	.task_factors = true,
 	.bounded = true,
 	.ensemble = true,
-	.fit = mtdpp_train_dpp,
+	.fit = mtdpp_train_multitask,
 	.score_all = multitask_score_all,
 	.score_some = multitask_score_some,
 };

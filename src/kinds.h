@@ -133,9 +133,6 @@ extern const MtdppKindRoutine mtdpp_kind_bayesian_lowrank;
 /* kind_bayesian_lowrank.c: the samples of V a model holds side by side */
 extern int	mtdpp_bayes_samples(const MtdppModel *m);
 
-/* kind_multitask.c: the fits a model holds side by side (0: a count that is no layout) */
-extern int	mtdpp_model_fits(const MtdppModel *m);
-extern int	mtdpp_hyperparam_count(const char *json, const char *key);
 
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,

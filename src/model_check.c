@@ -519,6 +519,46 @@ validate_samples(const MtdppModel *m, Origin o)
 }
 
 /*
+ * The integer KEY holds in the hyperparameters JSON, as written by
+ * params.c or read back from jsonb ("key": value; a quote inside a string
+ * value is escaped, so the pattern matches keys only); -1 when absent.
+ */
+int
+mtdpp_hyperparam_count(const char *json, const char *key)
+{
+	char		pattern[64];
+	const char *at;
+	long		v;
+
+	snprintf(pattern, sizeof(pattern), "\"%s\": ", key);
+	if (json == NULL || (at = strstr(json, pattern)) == NULL)
+		return -1;
+	v = strtol(at + strlen(pattern), NULL, 10);
+	return v < 0 || v > MTDPP_MAX_RANK ? 0 : (int) v;
+}
+
+/*
+ * The fits a model holds side by side (kind_multitask.c): 1 for a kind without ensembles or
+ * without "fits" in its hyperparameters (every model of fits 1: params.c
+ * stores the key only above 1); 0 for a count that does not divide the
+ * rank, which model_check.c refuses before the model is scored.
+ */
+int
+mtdpp_model_fits(const MtdppModel *m)
+{
+	int			n;
+
+	if (!mtdpp_kind(m->kind)->ensemble)
+		return 1;
+	n = mtdpp_hyperparam_count(m->hyperparams, "fits");
+	if (n < 0)
+		return 1;
+	if (n < 1 || m->rank % n != 0)
+		return 0;
+	return n;
+}
+
+/*
  * An ensemble's fits (kind_multitask.c): the stored hyperparameters name
  * their count, which divides the rank, or name none (one fit).  Each fit's
  * kernels meet the condition limit above: a fit's row of V is part of the

@@ -53,9 +53,7 @@ typedef struct ParamKey
 	const char *expect;			/* what an error says a valid value is */
 	bool		stored;			/* written into the model's hyperparams */
 	const char *description;
-	bool		unless_default; /* stored only when not its default, so that
-								 * models trained before the key came are
-								 * written as they were */
+	bool		unless_default; /* stored only when not its default (fits) */
 } ParamKey;
 
 static const char *const target_names[] = {"random", "last", NULL};
@@ -626,19 +624,6 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 	check_scopes(p);
 
 	/*
-	 * An ensemble starts afresh: its fits differ by their seeds, and a warm
-	 * start would make them the same model continued N times.
-	 */
-	if (p->fits > 1 && p->warm_start[0] != '\0')
-		ereport(ERROR,
-				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("fits %d cannot be trained with a warm start from model \"%s\"",
-						p->fits, mtdpp_shown(p->warm_start)),
-				 errdetail("The fits of an ensemble are independent fits from seeds seed, seed + 1, ...; a warm start would start them all from one model."),
-				 errhint("Leave out warm_start to train %d fits afresh, or leave out fits to warm-start one fit.",
-						 p->fits)));
-
-	/*
 	 * A single-kernel DPP trained on swapped baskets has one score per
 	 * example, over which a softmax is constant: it would learn nothing.
 	 */
@@ -728,38 +713,6 @@ mtdpp_param_given(const MtdppParams *p, const char *name)
 	if (key == NULL)
 		elog(ERROR, "unknown hyperparameter key \"%s\"", name);
 	return (p->given & (UINT64CONST(1) << (key - param_keys))) != 0;
-}
-
-/*
- * A warm start's rate never falls below this share of learning_rate, however
- * long the chain of warm starts before it: at a tenth, an epoch of
- * uk_retail's validation baskets still gains as much as at a quarter.
- */
-#define WARM_RATE_FLOOR 0.1
-
-/*
- * What a warm start from a model that began at rate OLD_RATE and kept its
- * epoch OLD_EPOCHS resolves: its rate continues that schedule (the old
- * model's parameters were tuned at that rate, and a fresh optimiser at the
- * initial rate first undoes them), its epochs and patience are its own.
- * Whatever the caller gave wins.
- */
-void
-mtdpp_params_warm(MtdppParams *p, double old_rate, int old_epochs)
-{
-	if (!mtdpp_param_given(p, "warm_learning_rate"))
-	{
-		if (mtdpp_param_given(p, "learning_rate") || !(old_rate > 0.0))
-			p->warm_learning_rate = p->learning_rate;
-		else
-			p->warm_learning_rate = Max(old_rate * pow(p->lr_decay, Max(old_epochs, 0)),
-										p->learning_rate * WARM_RATE_FLOOR);
-	}
-	if (!mtdpp_param_given(p, "epochs"))
-		p->epochs = p->warm_epochs;
-	if (!mtdpp_param_given(p, "patience"))
-		p->patience = p->warm_patience;
-	p->warm_slice = !mtdpp_param_given(p, "validation_baskets");
 }
 
 char *

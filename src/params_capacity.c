@@ -7,7 +7,8 @@
  * multi-task kinds chooses both on the validation slice of the training
  * baskets when the call gives neither (fit.c, mtdpp_train_dpp_slice, says
  * how and why), and a model's size is bounded by the larger rank it may
- * keep (a Bayesian low-rank model's: its samples' ranks added up).
+ * keep (a Bayesian low-rank model's: its samples' ranks added up; an
+ * ensemble's: its fits').
  */
 #include "postgres.h"
 
@@ -23,7 +24,9 @@ const MtdppKindDefault mtdpp_capacity_defaults[] = {
 
 /*
  * After the call's keys: with a rank or an L2 given, the other takes the
- * value it had before it was chosen, and there is no search.
+ * value it had before it was chosen, and there is no search.  An ensemble
+ * ("fits", fit_ensemble.c) keeps its fits' ranks side by side, within
+ * MTDPP_MAX_RANK at the largest rank the choice may keep, and starts cold.
  */
 void
 mtdpp_capacity_resolve(MtdppParams *p)
@@ -57,6 +60,15 @@ mtdpp_capacity_resolve(MtdppParams *p)
 							   MTDPP_CAPACITY_MAX_RANK) : 0,
 					 errhint("Give at most %d fits at rank %d, or a lower rank.",
 							 MTDPP_MAX_RANK / r, r)));
+		/* its fits differ by their seeds: a warm start would make them one model */
+		if (p->warm_start[0] != '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("fits %d cannot be trained with a warm start from model \"%s\"",
+							p->fits, mtdpp_shown(p->warm_start)),
+					 errdetail("The fits of an ensemble are independent fits from seeds seed, seed + 1, ...; a warm start would start them all from one model."),
+					 errhint("Leave out warm_start to train %d fits afresh, or leave out fits to warm-start one fit.",
+							 p->fits)));
 	}
 }
 

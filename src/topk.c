@@ -21,6 +21,9 @@
  * it to the bound as well: the evidence is exact and nonzero only on the
  * neighbours of the basket's items, so ln bound + evidence still bounds the
  * score, and the pruning stays exact.
+ * An ensemble's score is the mean of its fits' (kind_multitask.c), which
+ * share D: the product of the fits' bounds, taken to the power 1/N, bounds
+ * it, so the pruning stays exact with a threshold raised to the power N.
  * The exact scores come from the numeric core (kernel.c) that training and
  * mtdpp_score use.  Kinds that are not bounded (kinds.c) are cheap to score
  * in full and use the plain selection.
