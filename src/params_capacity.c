@@ -58,8 +58,11 @@ mtdpp_capacity_resolve(MtdppParams *p)
 					 p->rank == MTDPP_RANK_CHOSEN ?
 					 errdetail("Without a rank or an l2, the rank is chosen on validation baskets and may be %d.",
 							   MTDPP_CAPACITY_MAX_RANK) : 0,
-					 errhint("Give at most %d fits at rank %d, or a lower rank.",
-							 MTDPP_MAX_RANK / r, r)));
+					 MTDPP_MAX_RANK / r >= 2 ?
+					 errhint("Give at most %d fits at rank %d, or a rank of at most %d.",
+							 MTDPP_MAX_RANK / r, r, MTDPP_MAX_RANK / p->fits) :
+					 errhint("Give a rank of at most %d for %d fits.",
+							 MTDPP_MAX_RANK / p->fits, p->fits)));
 		/* its fits differ by their seeds: a warm start would make them one model */
 		if (p->warm_start[0] != '\0')
 			ereport(ERROR,
