@@ -15,6 +15,7 @@ OBJS = \
 	src/evaluate.o \
 	src/fit.o \
 	src/fit_check.o \
+	src/fit_ensemble.o \
 	src/fit_epochs.o \
 	src/fit_examples.o \
 	src/fit_fm.o \
@@ -49,6 +50,7 @@ OBJS = \
 	src/mtdpp.o \
 	src/params.o \
 	src/params_capacity.o \
+	src/params_warm.o \
 	src/poisson_vi.o \
 	src/rules_mine.o \
 	src/rules_sql.o \
@@ -64,7 +66,7 @@ OBJS = \
 # the scripts of earlier releases and every upgrade script are found by name
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = mtdpp_setup train complete diverse evaluate kinds hybrid rules poisson fm bayesian_lowrank gru bad_input models security validate limits negligible
+REGRESS = mtdpp_setup train complete diverse evaluate kinds ensemble hybrid rules poisson fm bayesian_lowrank gru bad_input models security validate limits negligible
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -281,9 +281,8 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 	n_baskets = first_int(5);
 	log_w = DatumGetFloat8(SPI_getbinval(tup, td, 6, &isnull));
 	xmin = DatumGetTransactionId(SPI_getbinval(tup, td, 7, &isnull));
-	/* a Bayesian low-rank model's scoring reads its count of samples */
-	if (strcmp(kind, "bayesian_lowrank") == 0)
-		samples = mtdpp_read_model_samples(c->model_id);
+	/* a Bayesian low-rank model's scoring reads its count of samples, an ensemble's its fits */
+	samples = mtdpp_read_model_layout(c->model_id, mtdpp_kind(mtdpp_kind_from_name(kind)));
 
 	if (shareable && model_key(&key, c->model_id, xmin, rank, n_items, context))
 		c->model = mtdpp_shared_get(&key, context, &claim);
@@ -661,6 +660,16 @@ mtdpp_warm_start(MtdppParams *p)
 				l2;
 	int			epochs;
 
+	/* an ensemble's rank is its fits' side by side: no one fit to continue */
+	if (mtdpp_model_fits(warm) != 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("cannot warm-start from model \"%s\", an ensemble of %d fits of rank %d",
+						p->warm_start, mtdpp_model_fits(warm),
+						warm->rank / Max(mtdpp_model_fits(warm), 1)),
+				 errdetail("A warm start continues one fit; an ensemble keeps several side by side."),
+				 errhint("Train it again with fits => %d, without warm_start, or warm-start from a model of one fit.",
+						 mtdpp_model_fits(warm))));
 	warm_schedule(p->warm_start, &rate, &epochs, &l2);
 	/* a rank left to choose is the earlier model's, with its L2: no search */
 	if (p->rank == MTDPP_RANK_CHOSEN)

@@ -118,11 +118,13 @@ capacity_json(const MtdppParams *given, MtdppParams *cand, MtdppModel **fit,
 /*
  * The fit of the multi-task kinds: at the rank given, or at the better of
  * the two candidates on the validation slice (see the top of the file).
- * The slice is copied into SLICE (if not NULL), as mtdpp_train_dpp_rank does.
+ * The slice is copied into SLICE (if not NULL), as mtdpp_train_dpp_rank does;
+ * the hyperparameters of the fit kept into CHOSEN (if not NULL), so that
+ * an ensemble's other fits train as it did (fit_ensemble.c).
  */
 MtdppModel *
-mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
-					  MtdppValidation *slice)
+mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
+					   MtdppValidation *slice, MtdppParams *chosen)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext search;
@@ -138,6 +140,8 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 
 	if (p->rank != MTDPP_RANK_CHOSEN)
 	{
+		if (chosen != NULL)
+			*chosen = *p;
 		mtdpp_progress_phase(MTDPP_PHASE_EPOCHS);
 		return mtdpp_train_dpp_rank(data, p, NULL, slice);
 	}
@@ -194,8 +198,18 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 	m->seconds = seconds;
 	if (slice != NULL)
 		mtdpp_validation_copy(slice, &val);
+	if (chosen != NULL)
+		*chosen = cand[kept];
 	MemoryContextDelete(search);
 	return m;
+}
+
+/* The fit of the multi-task kinds, its slice copied into SLICE (if not NULL). */
+MtdppModel *
+mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
+					  MtdppValidation *slice)
+{
+	return mtdpp_train_dpp_chosen(data, p, slice, NULL);
 }
 
 /*

@@ -54,6 +54,11 @@ extern void mtdpp_validation_release(MtdppValidation *v, int k);
 extern MtdppModel *mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p);
 extern MtdppModel *mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 										 MtdppValidation *slice);
+extern MtdppModel *mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
+										  MtdppValidation *slice, MtdppParams *chosen);
+
+/* fit_ensemble.c: the fit of the multi-task kinds, several side by side when asked */
+extern MtdppModel *mtdpp_train_multitask(MtdppBaskets *data, const MtdppParams *p);
 
 /* bayes_sgld.c: the fit of the Bayesian low-rank DPP */
 extern MtdppModel *mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p);

@@ -26,6 +26,11 @@
  * the exact scores of the top k and of validation (topk.c).  So the trainer
  * and the scorer cannot drift apart.
  *
+ * An ensemble of the multi-task kinds (kind_multitask.c) keeps its fits side
+ * by side in the columns of V and R: the pairs of the whole rank hold each
+ * fit's pairs in turn, so mtdpp_targets_logdet runs the core once per fit on
+ * its columns and returns the mean.
+ *
  * The rows of V and R^2 come in double whichever precision the model holds:
  * a model in training holds double; a model in a backend's cache holds
  * float, R^2 in panels (model.h), converted here row by row.
@@ -166,23 +171,19 @@ kernel_unpack(const MtdppModel *m, const int32 *ctx, int b,
 }
 
 /*
- * The core: ln det K_t[CTX] for the NT targets whose rows of R^2 are R2ROWS
- * (contiguous, nt x rank), from the context's pairs P, into LOGDET; -inf for
- * a kernel that is not numerically positive definite.  PACKED (nt x
- * b(b+1)/2) is scratch.  With KEEP_FACTORS, K holds nt matrices of b x b and
- * target t's Cholesky factor is left in the t-th (training's gradients need
- * them); otherwise K is one b x b matrix of scratch.  Returns how many
- * kernels were not positive definite.
+ * The core for one fit: ln det K_t[CTX] for the NT targets whose rows of
+ * R^2, R columns of them from R2ROWS on, LDA apart, are the fit's; P its
+ * pairs (R x b(b+1)/2).
  */
-int
-mtdpp_kernels_logdet(const MtdppModel *m, const int32 *ctx, int b, const double *P,
-					 const double *R2rows, int nt, double *packed, double *K,
-					 bool keep_factors, double *logdet)
+static int
+fit_kernels_logdet(const MtdppModel *m, const int32 *ctx, int b, const double *P,
+				   const double *R2rows, int lda, int r, int nt, double *packed,
+				   double *K, bool keep_factors, double *logdet)
 {
 	int			npair = b * (b + 1) / 2;
 	int			singular = 0;
 
-	mtdpp_gemm_nn(nt, npair, m->rank, R2rows, m->rank, P, npair, packed, npair);
+	mtdpp_gemm_nn(nt, npair, r, R2rows, lda, P, npair, packed, npair);
 	for (int t = 0; t < nt; t++)
 	{
 		double	   *Kt = keep_factors ? K + (size_t) t * b * b : K;
@@ -200,18 +201,41 @@ mtdpp_kernels_logdet(const MtdppModel *m, const int32 *ctx, int b, const double 
 }
 
 /*
+ * The core: ln det K_t[CTX] for the NT targets whose rows of R^2 are R2ROWS
+ * (contiguous, nt x rank), from the context's pairs P, into LOGDET; -inf for
+ * a kernel that is not numerically positive definite.  PACKED (nt x
+ * b(b+1)/2) is scratch.  With KEEP_FACTORS, K holds nt matrices of b x b and
+ * target t's Cholesky factor is left in the t-th (training's gradients need
+ * them); otherwise K is one b x b matrix of scratch.  Returns how many
+ * kernels were not positive definite.  A model of one fit: training's.
+ */
+int
+mtdpp_kernels_logdet(const MtdppModel *m, const int32 *ctx, int b, const double *P,
+					 const double *R2rows, int nt, double *packed, double *K,
+					 bool keep_factors, double *logdet)
+{
+	return fit_kernels_logdet(m, ctx, b, P, R2rows, m->rank, m->rank, nt, packed, K,
+							  keep_factors, logdet);
+}
+
+/*
  * ln det K_t[CTX] for N targets, BLOCK of them per BLAS call, from the
  * context's pairs P: the items TARGETS lists, or (TARGETS NULL) the items
- * FIRST .. FIRST + N - 1 of the catalog.
+ * FIRST .. FIRST + N - 1 of the catalog.  For an ensemble (kind_multitask.c),
+ * the mean over its fits: fit f's pairs are the rows f r .. f r + r - 1 of
+ * P, its R^2 the same columns of a target's row.
  */
 void
 mtdpp_targets_logdet(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 					 const int32 *targets, int first, int n, int block, double *logdet)
 {
 	int			npair = b * (b + 1) / 2;
+	int			fits = Max(mtdpp_model_fits(m), 1);
+	int			r = m->rank / fits;
 	double	   *rows = palloc(sizeof(double) * (size_t) block * m->rank);
 	double	   *packed = palloc(sizeof(double) * (size_t) block * npair);
 	double	   *K = palloc(sizeof(double) * (size_t) b * b);
+	double	   *one = fits > 1 ? palloc(sizeof(double) * block) : NULL;
 
 	for (int start = 0; start < n; start += block)
 	{
@@ -225,12 +249,30 @@ mtdpp_targets_logdet(const MtdppModel *m, const int32 *ctx, int b, const double 
 		}
 		else
 			R2rows = mtdpp_rows_R2(m, first + start, nt, rows);
-		(void) mtdpp_kernels_logdet(m, ctx, b, P, R2rows, nt, packed, K, false,
-									logdet + start);
+		if (fits == 1)
+		{
+			(void) mtdpp_kernels_logdet(m, ctx, b, P, R2rows, nt, packed, K, false,
+										logdet + start);
+			continue;
+		}
+		for (int t = 0; t < nt; t++)
+			logdet[start + t] = 0.0;
+		for (int f = 0; f < fits; f++)
+		{
+			(void) fit_kernels_logdet(m, ctx, b, P + (size_t) f * r * npair,
+									  R2rows + (size_t) f * r, m->rank, r, nt, packed, K,
+									  false, one);
+			for (int t = 0; t < nt; t++)
+				logdet[start + t] += one[t];
+		}
+		for (int t = 0; t < nt; t++)
+			logdet[start + t] /= fits;
 	}
 	pfree(rows);
 	pfree(packed);
 	pfree(K);
+	if (one)
+		pfree(one);
 }
 
 /*

@@ -18,6 +18,24 @@
  *
  * An empty context (every basket item unknown to the model) has no kernel:
  * completions then fall back to popularity.
+ *
+ * Ensembles.  With "fits" N above 1, the model is N independent fits (seeds
+ * seed, seed + 1, ...; fit_ensemble.c) side by side, as the Bayesian
+ * low-rank kind keeps its samples: an item's factors and task factors hold
+ * fit f's rank r in columns f r .. f r + r - 1, so the model's rank is N r,
+ * and a score is the mean of the fits' scores,
+ *
+ *		score(t) = ln w + 1/N sum_f ln det K_{f,t}[C]
+ *
+ * the log-space mean for the reason kind_bayesian_lowrank.c gives (the
+ * count is read from the hyperparameters by mtdpp_model_fits, model_check.c).  The
+ * fits share one bias: fit f's kernel V_f diag(R_t^2) V_f^T + D_f^2 is kept
+ * as S_f (V'_f diag(R_t^2) V'_f^T + D^2) S_f with D^2 the geometric mean of
+ * the fits' D_f^2 (jitter included) and V'_f = S_f^-1 V_f, S_f^2 =
+ * D_f^2 / D^2; the ln det S_f^2 of a context then sum to 0 over the fits,
+ * so the mean score is exactly the mean of the fits' own.  The numeric core
+ * (kernel.c) takes the mean; the top k stays exact (topk.c): the mean of
+ * the fits' Hadamard bounds bounds the mean score.
  */
 #include "postgres.h"
 
@@ -70,7 +88,8 @@ const MtdppKindRoutine mtdpp_kind_multitask = {
 	.task_factors = true,
 	.bias = true,
 	.bounded = true,
-	.fit = mtdpp_train_dpp,
+	.ensemble = true,
+	.fit = mtdpp_train_multitask,
 	.score_all = multitask_score_all,
 	.score_some = multitask_score_some,
 };
@@ -82,7 +101,8 @@ const MtdppKindRoutine mtdpp_kind_multitask_nobias = {
 	.factors = true,
 	.task_factors = true,
 	.bounded = true,
-	.fit = mtdpp_train_dpp,
+	.ensemble = true,
+	.fit = mtdpp_train_multitask,
 	.score_all = multitask_score_all,
 	.score_some = multitask_score_some,
 };

@@ -55,6 +55,13 @@ typedef struct MtdppKindRoutine
 	 */
 	bool		bounded;
 
+	/*
+	 * Several independent fits side by side (the hyperparameter "fits"):
+	 * an item's factors and task factors hold each fit's rank in turn, and
+	 * a score is the mean of the fits' (kind_multitask.c).
+	 */
+	bool		ensemble;
+
 	/* fits a model to DATA with the resolved hyperparameters P */
 	MtdppModel *(*fit) (MtdppBaskets *data, const MtdppParams *p);
 
@@ -125,6 +132,7 @@ extern const MtdppKindRoutine mtdpp_kind_bayesian_lowrank;
 
 /* kind_bayesian_lowrank.c: the samples of V a model holds side by side */
 extern int	mtdpp_bayes_samples(const MtdppModel *m);
+
 
 /* kind_itemknn.c: co-occurrence lists, which the hybrid kind shares */
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,

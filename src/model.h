@@ -197,6 +197,8 @@ typedef enum MtdppModelOrigin
 } MtdppModelOrigin;
 
 extern void mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin);
+extern int	mtdpp_hyperparam_count(const char *json, const char *key);
+extern int	mtdpp_model_fits(const MtdppModel *m);
 
 /* seconds from START to now: the fits' timings, reported and stored */
 static inline double

@@ -519,6 +519,67 @@ validate_samples(const MtdppModel *m, Origin o)
 }
 
 /*
+ * The integer KEY holds in the hyperparameters JSON, as written by
+ * params.c or read back from jsonb ("key": value; a quote inside a string
+ * value is escaped, so the pattern matches keys only); -1 when absent.
+ */
+int
+mtdpp_hyperparam_count(const char *json, const char *key)
+{
+	char		pattern[64];
+	const char *at;
+	long		v;
+
+	snprintf(pattern, sizeof(pattern), "\"%s\": ", key);
+	if (json == NULL || (at = strstr(json, pattern)) == NULL)
+		return -1;
+	v = strtol(at + strlen(pattern), NULL, 10);
+	return v < 0 || v > MTDPP_MAX_RANK ? 0 : (int) v;
+}
+
+/*
+ * The fits a model holds side by side (kind_multitask.c): 1 for a kind without ensembles or
+ * without "fits" in its hyperparameters (every model of fits 1: params.c
+ * stores the key only above 1); 0 for a count that does not divide the
+ * rank, which model_check.c refuses before the model is scored.
+ */
+int
+mtdpp_model_fits(const MtdppModel *m)
+{
+	int			n;
+
+	if (!mtdpp_kind(m->kind)->ensemble)
+		return 1;
+	n = mtdpp_hyperparam_count(m->hyperparams, "fits");
+	if (n < 0)
+		return 1;
+	if (n < 1 || m->rank % n != 0)
+		return 0;
+	return n;
+}
+
+/*
+ * An ensemble's fits (kind_multitask.c): the stored hyperparameters name
+ * their count, which divides the rank, or name none (one fit).  Each fit's
+ * kernels meet the condition limit above: a fit's row of V is part of the
+ * item's row, whose norm nu bounds, and the limit at the model's rank is
+ * below the limit at a fit's.
+ */
+static void
+validate_fits(const MtdppModel *m, Origin o)
+{
+	int			n = mtdpp_hyperparam_count(m->hyperparams, "fits");
+
+	if (n != -1 && mtdpp_model_fits(m) < 1)
+		ereport(ERROR,
+				(errcode(o.sqlstate),
+				 errmsg("the %s model of rank %d names %d fits", mtdpp_kind_name(m->kind), m->rank, n),
+				 errdetail("Its hyperparameters give the count of its fits side by side, from 1 to %d, which divides the rank.",
+						   MTDPP_MAX_RANK),
+				 errhint("%s", o.hint)));
+}
+
+/*
  * Checks every value of M, a model just trained, read from a value or read
  * from the tables (ORIGIN), against the definition above; raises the error
  * that fits ORIGIN at the first value that breaks it.
@@ -538,6 +599,8 @@ mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin)
 		validate_factors(m, o);
 	if (m->kind == MTDPP_BAYESIAN_LOWRANK)
 		validate_samples(m, o);
+	if (mtdpp_kind(m->kind)->ensemble)
+		validate_fits(m, o);
 	if (m->kind == MTDPP_RULES)
 		validate_rules(m, o);
 	else if (mtdpp_kind(m->kind)->neighbors)

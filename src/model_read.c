@@ -185,38 +185,50 @@ load_neighbors(MtdppModel *m)
 }
 
 /*
- * The samples of V that the Bayesian low-rank model MODEL_ID holds side by
- * side (kind_bayesian_lowrank.c), as the one hyperparameter its scoring
- * reads: {"samples": S}, or NULL if its row names none (model_check.c
- * refuses it).  Through SPI, connected.  The text lives as long as the
- * backend, one per count, so that a model shared between cache entries
- * (shared_models.c) may point to it.
+ * The one hyperparameter the scoring of model MODEL_ID, of kind KIND, reads
+ * beside its rows: a Bayesian low-rank model's samples of V, {"samples": S},
+ * or NULL if its row names none (model_check.c refuses it); an ensemble's
+ * fits (kind_multitask.c), {"fits": N}, or NULL for one fit; NULL for the
+ * other kinds.  A count outside 1 .. MTDPP_MAX_RANK is read as 0, which
+ * model_check.c refuses.  Through SPI, connected.  The text lives as long
+ * as the backend, one per key and count, so that a model shared between
+ * cache entries (shared_models.c) may point to it.
  */
 const char *
-mtdpp_read_model_samples(int model_id)
+mtdpp_read_model_layout(int model_id, const struct MtdppKindRoutine *kind)
 {
-	static char *texts[MTDPP_MAX_RANK + 1];
+	static char *texts[2][MTDPP_MAX_RANK + 1];
 	MemoryContext caller = CurrentMemoryContext;
+	const char *key;
 	bool		isnull;
-	int			s;
+	int			s,
+				k;
 	bool		ok;
 
+	if (kind->kind == MTDPP_BAYESIAN_LOWRANK)
+		key = "samples", k = 0;
+	else if (kind->ensemble)
+		key = "fits", k = 1;
+	else
+		return NULL;
 	/* SPI returns in its own memory context: the caller's is restored */
-	ok = SPI_execute_with_args("SELECT (hyperparams OPERATOR(pg_catalog.->>) 'samples')::pg_catalog.int4 "
-							  "FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1",
-							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
-							  NULL, true, 1) == SPI_OK_SELECT;
+	ok = SPI_execute_with_args(psprintf("SELECT (hyperparams OPERATOR(pg_catalog.->>) '%s')::pg_catalog.int4 "
+										"FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1", key),
+							   1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+							   NULL, true, 1) == SPI_OK_SELECT;
 	MemoryContextSwitchTo(caller);
 	if (!ok)
 		elog(ERROR, "could not read the hyperparameters of model %d", model_id);
 	if (SPI_processed != 1)
 		return NULL;
 	s = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (isnull || s < 1 || s > MTDPP_MAX_RANK)
+	if (isnull)
 		return NULL;
-	if (texts[s] == NULL)
-		texts[s] = MemoryContextStrdup(TopMemoryContext, psprintf("{\"samples\": %d}", s));
-	return texts[s];
+	if (s < 1 || s > MTDPP_MAX_RANK)
+		s = 0;
+	if (texts[k][s] == NULL)
+		texts[k][s] = MemoryContextStrdup(TopMemoryContext, psprintf("{\"%s\": %d}", key, s));
+	return texts[k][s];
 }
 
 /*
@@ -308,8 +320,7 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 		load_neighbors(m);
 	if (mtdpp_kind(m->kind)->weights)
 		load_weights(m, model_id);
-	if (m->kind == MTDPP_BAYESIAN_LOWRANK)
-		m->hyperparams = (char *) mtdpp_read_model_samples(model_id);
+	m->hyperparams = (char *) mtdpp_read_model_layout(model_id, mtdpp_kind(m->kind));
 	mtdpp_model_validate(m, MTDPP_FROM_TABLES);
 	mtdpp_model_prepare(m);
 	MemoryContextSwitchTo(old);

@@ -53,6 +53,7 @@ typedef struct ParamKey
 	const char *expect;			/* what an error says a valid value is */
 	bool		stored;			/* written into the model's hyperparams */
 	const char *description;
+	bool		unless_default; /* stored only when not its default (fits) */
 } ParamKey;
 
 static const char *const target_names[] = {"random", "last", NULL};
@@ -147,6 +148,8 @@ static const ParamKey param_keys[] = {
 	{"thinning", PARAM_INT, F(thinning), -1, 1, 1000000, NULL, "an integer from 1 to 1000000, or null", true, "bayesian_lowrank: Langevin steps between two samples kept; null: a quarter of an epoch's"},
 	{"prior_precision", PARAM_REAL, F(prior_precision), -1, 1e-6, 1e6, NULL, "a number in [1e-6, 1e6], or null", true, "bayesian_lowrank: precision lambda of the Gaussian prior N(0, 1/lambda) on each factor; null: 1 / the mean square of the posterior mode's factors"},
 	{"step_size", PARAM_REAL, F(step_size), -1, 1e-12, 1.0, NULL, "a number in [1e-12, 1], or null", true, "bayesian_lowrank: the first Langevin step, then times (1 + t/T)^-0.55 at step t (T: an epoch's steps); null: 1e-3, 1e-4 or 1e-5, the best on validation baskets"},
+	{"fits", PARAM_INT, F(fits), 1, 1, 32, NULL, "an integer from 1 to 32", true,
+	"multitask, multitask_nobias: independent fits, seeds seed, seed + 1, ..., kept side by side (fits x rank at most 1024); a score is the mean of theirs; 1: one fit", true},
 	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
 	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
@@ -181,6 +184,7 @@ typedef enum KeyScope
 	SCOPE_POISSON,				/* poisson */
 	SCOPE_BAYES,				/* bayesian_lowrank */
 	SCOPE_EASE_WEIGHTS,			/* the kinds that fit EASE's weights: ease, hybrid */
+	SCOPE_ENSEMBLE,				/* the kinds that keep several fits side by side */
 	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
 } KeyScope;
 
@@ -210,6 +214,7 @@ static const struct
 	{"a", SCOPE_POISSON, false}, {"c", SCOPE_POISSON, false},
 	{"samples", SCOPE_BAYES, false}, {"burn_in", SCOPE_BAYES, false}, {"thinning", SCOPE_BAYES, false},
 	{"prior_precision", SCOPE_BAYES, false}, {"step_size", SCOPE_BAYES, false},
+	{"fits", SCOPE_ENSEMBLE, false},
 };
 
 static const ParamKey *
@@ -286,6 +291,8 @@ key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
 			return kind == MTDPP_EASE || kind == MTDPP_HYBRID;
 		case SCOPE_NEIGHBORS:
 			return routine->neighbors && kind != MTDPP_RULES;
+		case SCOPE_ENSEMBLE:
+			return routine->ensemble;
 	}
 	pg_unreachable();
 }
@@ -710,38 +717,6 @@ mtdpp_param_given(const MtdppParams *p, const char *name)
 	return (p->given & (UINT64CONST(1) << (key - param_keys))) != 0;
 }
 
-/*
- * A warm start's rate never falls below this share of learning_rate, however
- * long the chain of warm starts before it: at a tenth, an epoch of
- * uk_retail's validation baskets still gains as much as at a quarter.
- */
-#define WARM_RATE_FLOOR 0.1
-
-/*
- * What a warm start from a model that began at rate OLD_RATE and kept its
- * epoch OLD_EPOCHS resolves: its rate continues that schedule (the old
- * model's parameters were tuned at that rate, and a fresh optimiser at the
- * initial rate first undoes them), its epochs and patience are its own.
- * Whatever the caller gave wins.
- */
-void
-mtdpp_params_warm(MtdppParams *p, double old_rate, int old_epochs)
-{
-	if (!mtdpp_param_given(p, "warm_learning_rate"))
-	{
-		if (mtdpp_param_given(p, "learning_rate") || !(old_rate > 0.0))
-			p->warm_learning_rate = p->learning_rate;
-		else
-			p->warm_learning_rate = Max(old_rate * pow(p->lr_decay, Max(old_epochs, 0)),
-										p->learning_rate * WARM_RATE_FLOOR);
-	}
-	if (!mtdpp_param_given(p, "epochs"))
-		p->epochs = p->warm_epochs;
-	if (!mtdpp_param_given(p, "patience"))
-		p->patience = p->warm_patience;
-	p->warm_slice = !mtdpp_param_given(p, "validation_baskets");
-}
-
 char *
 mtdpp_params_to_json(const MtdppParams *p)
 {
@@ -752,7 +727,8 @@ mtdpp_params_to_json(const MtdppParams *p)
 	appendStringInfoChar(&s, '{');
 	for (int k = 0; k < lengthof(param_keys); k++)
 	{
-		if (!param_keys[k].stored)
+		if (!param_keys[k].stored ||
+			(param_keys[k].unless_default && get_field(p, &param_keys[k]) == param_keys[k].value))
 			continue;
 		appendStringInfo(&s, "%s\"%s\": ", first ? "" : ", ", param_keys[k].name);
 		append_json_value(&s, p, &param_keys[k]);

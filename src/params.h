@@ -1,7 +1,8 @@
 /*
  * params.h
  *		The hyperparameters of a fit: parsed from the call's jsonb, given their
- *		defaults by kind (params.c), the rank and L2 policy (params_capacity.c).
+ *		defaults by kind (params.c), the rank and L2 policy (params_capacity.c),
+ *		a warm start's own (params_warm.c).
  */
 #ifndef MTDPP_PARAMS_H
 #define MTDPP_PARAMS_H
@@ -82,6 +83,7 @@ typedef struct MtdppParams
 	int			thinning;		/* bayesian_lowrank: steps between samples, < 0: automatic */
 	double		prior_precision;	/* bayesian_lowrank: of the Gaussian prior on V */
 	double		step_size;		/* bayesian_lowrank: the first Langevin step */
+	int			fits;			/* multi-task kinds: independent fits kept side by side */
 	int64		seed;
 	bool		verbose;
 	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */
@@ -107,8 +109,10 @@ extern void mtdpp_params_parse(MtdppParams *p, Jsonb *json);
 extern void mtdpp_params_resolve(MtdppParams *p, Jsonb *json);
 extern void mtdpp_params_for_data(MtdppParams *p, int n_items);
 extern bool mtdpp_param_given(const MtdppParams *p, const char *name);
-extern void mtdpp_params_warm(MtdppParams *p, double old_rate, int old_epochs);
 extern char *mtdpp_params_to_json(const MtdppParams *p);
+
+/* params_warm.c: what a warm start resolves from the model it starts from */
+extern void mtdpp_params_warm(MtdppParams *p, double old_rate, int old_epochs);
 
 /*
  * params_params_capacity.c: the rank and L2 of the multi-task kinds, chosen on the

@@ -7,7 +7,8 @@
  * multi-task kinds chooses both on the validation slice of the training
  * baskets when the call gives neither (fit.c, mtdpp_train_dpp_slice, says
  * how and why), and a model's size is bounded by the larger rank it may
- * keep (a Bayesian low-rank model's: its samples' ranks added up).
+ * keep (a Bayesian low-rank model's: its samples' ranks added up; an
+ * ensemble's: its fits').
  */
 #include "postgres.h"
 
@@ -23,7 +24,9 @@ const MtdppKindDefault mtdpp_capacity_defaults[] = {
 
 /*
  * After the call's keys: with a rank or an L2 given, the other takes the
- * value it had before it was chosen, and there is no search.
+ * value it had before it was chosen, and there is no search.  An ensemble
+ * ("fits", fit_ensemble.c) keeps its fits' ranks side by side, within
+ * MTDPP_MAX_RANK at the largest rank the choice may keep, and starts cold.
  */
 void
 mtdpp_capacity_resolve(MtdppParams *p)
@@ -42,6 +45,34 @@ mtdpp_capacity_resolve(MtdppParams *p)
 		p->rank = MTDPP_CAPACITY_LOW_RANK;
 	if (p->rank != MTDPP_RANK_CHOSEN && p->l2 < 0.0)
 		p->l2 = MTDPP_CAPACITY_LOW_L2;
+	/* an ensemble's fits side by side, at the largest rank the choice may keep */
+	if (p->fits > 1 && mtdpp_kind(p->kind)->ensemble)
+	{
+		int			r = p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank;
+
+		if (p->fits * r > MTDPP_MAX_RANK)
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("kind %s keeps fits x rank factors per item, and %d x %d is more than %d",
+							mtdpp_kind_name(p->kind), p->fits, r, MTDPP_MAX_RANK),
+					 p->rank == MTDPP_RANK_CHOSEN ?
+					 errdetail("Without a rank or an l2, the rank is chosen on validation baskets and may be %d.",
+							   MTDPP_CAPACITY_MAX_RANK) : 0,
+					 MTDPP_MAX_RANK / r >= 2 ?
+					 errhint("Give at most %d fits at rank %d, or a rank of at most %d.",
+							 MTDPP_MAX_RANK / r, r, MTDPP_MAX_RANK / p->fits) :
+					 errhint("Give a rank of at most %d for %d fits.",
+							 MTDPP_MAX_RANK / p->fits, p->fits)));
+		/* its fits differ by their seeds: a warm start would make them one model */
+		if (p->warm_start[0] != '\0')
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("fits %d cannot be trained with a warm start from model \"%s\"",
+							p->fits, mtdpp_shown(p->warm_start)),
+					 errdetail("The fits of an ensemble are independent fits from seeds seed, seed + 1, ...; a warm start would start them all from one model."),
+					 errhint("Leave out warm_start to train %d fits afresh, or leave out fits to warm-start one fit.",
+							 p->fits)));
+	}
 }
 
 /* the largest rank a fit of P may keep: what its model's size is bounded by */
@@ -50,5 +81,6 @@ mtdpp_capacity_max_rank(const MtdppParams *p)
 {
 	if (p->kind == MTDPP_BAYESIAN_LOWRANK)
 		return p->rank * p->samples;	/* its samples side by side */
-	return p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank;
+	return (p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank) *
+		(p->fits > 1 ? p->fits : 1);	/* an ensemble's fits side by side */
 }

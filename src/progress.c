@@ -68,6 +68,8 @@ typedef struct ProgressSlot
 	int32		rank;
 	int32		epoch;			/* epochs done in the current fit */
 	int32		max_epochs;
+	int16		fit;			/* an ensemble's fit in training, from 1 */
+	int16		fits;			/* its fits, 0 or 1: no ensemble */
 	double		validation;		/* MPR after the last epoch, NaN if none */
 	int64		lines;			/* -1 until the lines are gathered */
 	int32		baskets;
@@ -222,6 +224,7 @@ mtdpp_progress_begin(const char *model)
 	s->user = GetSessionUserId();
 	s->phase = MTDPP_PHASE_GATHERING;
 	s->rank = s->epoch = s->max_epochs = 0;
+	s->fit = s->fits = 0;
 	s->validation = NAN;
 	s->lines = -1;
 	s->baskets = s->items = 0;
@@ -279,6 +282,18 @@ mtdpp_progress_data(int64 lines, int baskets, int items)
 	mine->lines = lines;
 	mine->baskets = baskets;
 	mine->items = items;
+	write_end();
+}
+
+/* fit FIT of an ensemble of FITS begins (fit_ensemble.c); the phase says so */
+void
+mtdpp_progress_ensemble(int fit, int fits)
+{
+	if (mine == NULL)
+		return;
+	write_begin();
+	mine->fit = fit;
+	mine->fits = fits;
 	write_end();
 }
 
@@ -371,6 +386,10 @@ slot_row(const ProgressSlot *s, TimestampTz now, Datum *values, bool *nulls)
 	nulls[3] = s->kind[0] == '\0';
 	values[4] = CStringGetTextDatum(s->phase >= MTDPP_PHASE_GATHERING && s->phase <= MTDPP_PHASE_SAVING ?
 									phase_names[s->phase] : "unknown");
+	/* the epochs of an ensemble: which of its fits */
+	if (epochs && s->fits > 1)
+		values[4] = CStringGetTextDatum(psprintf("%s, fit %d of %d", phase_names[s->phase],
+												 s->fit, s->fits));
 	values[5] = Int32GetDatum(s->rank);
 	values[6] = Int32GetDatum(s->epoch);
 	values[7] = Int32GetDatum(s->max_epochs);

@@ -25,6 +25,7 @@ extern void mtdpp_progress_end_fit(void);
 extern void mtdpp_progress_kind(const char *kind);
 extern void mtdpp_progress_phase(MtdppPhase phase);
 extern void mtdpp_progress_data(int64 lines, int baskets, int items);
+extern void mtdpp_progress_ensemble(int fit, int fits);
 extern void mtdpp_progress_fit(int rank, int max_epochs);
 extern void mtdpp_progress_epoch(int epoch, double validation);
 

@@ -21,7 +21,8 @@ extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
 extern void mtdpp_store_metrics(int model_id, const char *json);
 
 /* model_read.c */
-extern const char *mtdpp_read_model_samples(int model_id);
+struct MtdppKindRoutine;
+extern const char *mtdpp_read_model_layout(int model_id, const struct MtdppKindRoutine *kind);
 extern MtdppModel *mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name,
 										 const char *kind, int rank, int n_items, int n_baskets,
 										 double log_w, bool row_security);

@@ -21,6 +21,9 @@
  * it to the bound as well: the evidence is exact and nonzero only on the
  * neighbours of the basket's items, so ln bound + evidence still bounds the
  * score, and the pruning stays exact.
+ * An ensemble's score is the mean of its fits' (kind_multitask.c), which
+ * share D: the product of the fits' bounds, taken to the power 1/N, bounds
+ * it, so the pruning stays exact with a threshold raised to the power N.
  * The exact scores come from the numeric core (kernel.c) that training and
  * mtdpp_score use.  Kinds that are not bounded (kinds.c) are cheap to score
  * in full and use the plain selection.
@@ -130,7 +133,8 @@ exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
  *		bound[i] = prod_s (1 + widen * sum_j R2_ij W_js),
  * W being r x b.  Each item is a SIMD lane: a panel row is one vector, each
  * W_js a broadcast, and up to 8 columns of W accumulate at once, so every
- * panel is read from memory once per 8 columns.
+ * panel is read from memory once per 8 columns.  Panels are STRIDE rows
+ * apart (the model's rank; r is one fit's, of an ensemble).
  */
 typedef float panel_vec __attribute__((vector_size(MTDPP_PANEL * sizeof(float))));
 
@@ -156,12 +160,12 @@ panel_columns(const float *panel, int r, const float *W, int b, int s0, int widt
 
 MTDPP_VECTORISED
 static void
-panel_bounds(const float *panels, int n, int r, const float *W, int b, double widen,
-			 double *bound)
+panel_bounds(const float *panels, int n, int r, int stride, const float *W, int b,
+			 double widen, double *bound)
 {
 	for (int p = 0; p * MTDPP_PANEL < n; p++)
 	{
-		const float *panel = panels + (size_t) p * r * MTDPP_PANEL;
+		const float *panel = panels + (size_t) p * stride * MTDPP_PANEL;
 		double		prod[MTDPP_PANEL];
 		int			s0 = 0;
 
@@ -202,13 +206,15 @@ panel_bounds(const float *panels, int n, int r, const float *W, int b, double wi
  *		ln det K_c <= ln det D^2 + sum_k ln(1 + sum_j Y_jk^2 R_cj^2),
  * is exact when R_c^2 is constant and tight when it varies little: far
  * tighter than the bound on K_c itself, whose off-diagonal entries (similar
- * basket items) it ignores.
+ * basket items) it ignores.  This is one fit's bound, the fit of the columns
+ * COL .. COL + R - 1 of an ensemble (kind_multitask.c; all of them for a
+ * model of one fit).
  */
 static double
-determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
-				   const int32 *cands, int nc, double *bound)
+fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cands, int nc,
+		   int col, int r, double *bound)
 {
-	int			r = m->rank;
+	int			R = m->rank;
 	int			n = cands ? nc : m->n_items;
 	/* whole panels a block */
 	int			block = (Max(16, Min(n, (1 << 20) / Max(b, 1))) + MTDPP_PANEL - 1) / MTDPP_PANEL * MTDPP_PANEL;
@@ -217,7 +223,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 	double	   *L = palloc(sizeof(double) * b);
 	double	   *W = palloc(sizeof(double) * (size_t) r * b);
 	double	   *diag = m->R2f ? NULL : palloc(sizeof(double) * (size_t) block * b);
-	double	   *rows = m->R2f ? NULL : palloc(sizeof(double) * (size_t) block * r);
+	double	   *rows = m->R2f ? NULL : palloc(sizeof(double) * (size_t) block * R);
 	float	   *packed = (m->R2f && cands) ? palloc0(sizeof(float) * (size_t) block * r) : NULL;
 	float	   *Wf = palloc(sizeof(float) * (size_t) r * b);
 	double		logdet_d = 0.0;
@@ -232,7 +238,18 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 	 */
 	const double widen = 1.0 + (r + 8) * (double) FLT_EPSILON;
 
-	mtdpp_gather_V(m, ctx, b, E);
+	if (r == R)
+		mtdpp_gather_V(m, ctx, b, E);
+	else
+	{
+		/* this fit's columns of the basket's rows */
+		double	   *full = palloc(sizeof(double) * (size_t) b * R);
+
+		mtdpp_gather_V(m, ctx, b, full);
+		for (int s = 0; s < b; s++)
+			memcpy(E + (size_t) s * r, full + (size_t) s * R + col, sizeof(double) * r);
+		pfree(full);
+	}
 	for (int s = 0; s < b; s++)
 	{
 		double		scale = 1.0 / sqrt(m->D2[ctx[s]]);
@@ -267,25 +284,27 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 		if (m->R2f != NULL)
 		{
 			/* a cached model: single precision straight from its panels */
-			const float *panels = m->R2f + (size_t) start * r;
+			const float *panels = m->R2f + (size_t) start * R + (size_t) col * MTDPP_PANEL;
+			int			stride = R;
 
 			if (cands)
 			{
 				for (int t = 0; t < nt; t++)
 					for (int j = 0; j < r; j++)
-						packed[mtdpp_panel_cell(r, t, j)] = mtdpp_r2f(m, cands[start + t], j);
+						packed[mtdpp_panel_cell(r, t, j)] = mtdpp_r2f(m, cands[start + t], col + j);
 				panels = packed;
+				stride = r;
 			}
-			panel_bounds(panels, nt, r, Wf, b, widen, bound + start);
+			panel_bounds(panels, nt, r, stride, Wf, b, widen, bound + start);
 			continue;
 		}
 		else if (cands)
 		{
 			mtdpp_gather_R2(m, cands + start, nt, rows);
-			mtdpp_gemm_nn(nt, b, r, rows, r, W, b, diag, b);
+			mtdpp_gemm_nn(nt, b, r, rows + col, R, W, b, diag, b);
 		}
 		else
-			mtdpp_gemm_nn(nt, b, r, mtdpp_rows_R2(m, start, nt, rows), r, W, b, diag, b);
+			mtdpp_gemm_nn(nt, b, r, mtdpp_rows_R2(m, start, nt, rows) + col, R, W, b, diag, b);
 		for (int t = 0; t < nt; t++)
 		{
 			const double *dt = diag + (size_t) t * b;
@@ -308,6 +327,35 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 	if (packed)
 		pfree(packed);
 	return logdet_d;
+}
+
+/*
+ * The bounds of every fit of the model, multiplied: for an ensemble of N
+ * fits, whose score is the mean of theirs and whose fits share D (so the
+ * offset), N (mean ln det K_c - offset) <= ln bound[c] (see
+ * bound_threshold).
+ */
+static double
+determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
+				   const int32 *cands, int nc, double *bound)
+{
+	int			fits = Max(mtdpp_model_fits(m), 1);
+	int			r = m->rank / fits;
+	int			n = cands ? nc : m->n_items;
+	double		offset = fit_bounds(m, ctx, b, cands, nc, 0, r, bound);
+	double	   *more;
+
+	if (fits == 1)
+		return offset;
+	more = palloc(sizeof(double) * Max(n, 1));
+	for (int f = 1; f < fits; f++)
+	{
+		(void) fit_bounds(m, ctx, b, cands, nc, f * r, r, more);
+		for (int i = 0; i < n; i++)
+			bound[i] *= more[i];
+	}
+	pfree(more);
+	return offset;
 }
 
 /*
@@ -339,16 +387,19 @@ bounded_evidence(const MtdppModel *m, const int32 *ctx, int b,
 }
 
 /*
- * The least bound, as determinant_bounds returns them, of a candidate that
- * may score SCORE or more (0: every candidate).  A sliver lower than
- * exp(score - offset), so that rounding never skips a candidate.
+ * The least bound, as determinant_bounds returns them for model M, of a
+ * candidate that may score SCORE or more (0: every candidate).  A sliver
+ * lower than exp(N (score - offset)) for a model of N fits, so that
+ * rounding never skips a candidate (an infinite threshold passes only the
+ * bounds that overflowed: a finite product of N fits' bounds cannot reach
+ * it).
  */
 static double
-bound_threshold(double score, double offset)
+bound_threshold(const MtdppModel *m, double score, double offset)
 {
 	if (isinf(score) && score < 0)
 		return 0.0;
-	return exp(score - offset) * (1.0 - 1e-12);
+	return exp(Max(mtdpp_model_fits(m), 1) * (score - offset)) * (1.0 - 1e-12);
 }
 
 /* candidates scored exactly at a time once the first k are (see mtdpp_top_k) */
@@ -453,7 +504,7 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		 * best score, and with it the bound the next candidates must reach.
 		 */
 		tau = (top.n == top.k) ? top.h[0].score : -INFINITY;
-		least = bound_threshold(tau, offset);
+		least = bound_threshold(m, tau, offset);
 		n = 0;
 		for (int i = 0; i < m->n_items; i++)
 			if (!exclude[i] && !done[i] && bound[i] >= least)
@@ -472,7 +523,7 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 					  cands[start + j]);
 			scored += nt;
 			tau = (top.n == top.k) ? top.h[0].score : -INFINITY;
-			least = bound_threshold(tau, offset);
+			least = bound_threshold(m, tau, offset);
 		}
 		elog(DEBUG1, "mtdpp top %d of %d items: %d scored exactly beyond the first %d (%d reached the first threshold)",
 			 k, m->n_items, scored, k, n);
@@ -545,7 +596,7 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		}
 		else
 			sh = held_score_if_unknown;
-		least = bound_threshold(sh - m->log_w, offset);
+		least = bound_threshold(m, sh - m->log_w, offset);
 		for (int j = 0; j < nc; j++)
 			if (bound[j] >= least)
 				cands[n++] = cands[j];
@@ -603,7 +654,7 @@ mtdpp_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
 	P = palloc(sizeof(double) * (size_t) m->rank * npair);
 	bound = palloc(sizeof(double) * Max(m->n_items, 1));
 	mtdpp_basket_pairs(m, ctx, b, P);
-	least = bound_threshold(floor - m->log_w,
+	least = bound_threshold(m, floor - m->log_w,
 							determinant_bounds(m, ctx, b, NULL, 0, bound));
 	ev = bounded_evidence(m, ctx, b, NULL, m->n_items, bound);
 	for (int i = 0; i < m->n_items; i++)

@@ -58,10 +58,10 @@ EXCEPT SELECT key, default_value FROM mtdpp_hyperparameters() ORDER BY key;
 SELECT key, default_value FROM mtdpp_hyperparameters('ease')
 EXCEPT SELECT key, default_value FROM mtdpp_hyperparameters() ORDER BY key;
 SELECT count(*) AS keys, bool_and(length(description) > 5) AS described FROM mtdpp_hyperparameters();
--- the stored hyperparameters are the resolved ones, key for key
+-- the stored hyperparameters are the resolved ones, key for key (fits only above 1)
 SELECT (SELECT array_agg(k ORDER BY k) FROM mtdpp.models m, jsonb_object_keys(m.hyperparams) k
         WHERE m.model_id = (SELECT min(model_id) FROM mtdpp.models)) =
-       (SELECT array_agg(key ORDER BY key) FROM mtdpp_hyperparameters() WHERE key <> 'verbose') AS stored_keys;
+       (SELECT array_agg(key ORDER BY key) FROM mtdpp_hyperparameters() WHERE key NOT IN ('verbose', 'fits')) AS stored_keys;
 SELECT * FROM mtdpp_hyperparameters('nope');
 -- warm start: from the active version of the model, the items it knows keep
 -- their parameters (so a step too small to move them returns them)

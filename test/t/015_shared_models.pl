@@ -222,12 +222,16 @@ is(segments(), 0, 'when the last session ends, the segment is freed');
 # Every kind answers from a shared copy exactly as from a backend's own,
 # those that keep more than factors and biases included: gru's recurrent
 # weights, bayesian_lowrank's samples side by side, poisson's prior shape,
-# the hybrid's and rules' lists.
-for my $kind (qw(gru bayesian_lowrank poisson fm rules hybrid))
+# the hybrid's and rules' lists, an ensemble's fits side by side (multitask
+# with fits 2, whose scoring reads its count of fits).
+for my $kind (qw(gru bayesian_lowrank poisson fm rules hybrid ensemble))
 {
 	my $epochs = $kind eq 'rules' ? '' : ', epochs => 3';
+	my $args = $kind eq 'ensemble'
+	  ? q{kind => 'multitask', rank => 8, params => '{"fits": 2}'}
+	  : "kind => '$kind'";
 	$node->safe_psql('postgres',
-		"SELECT * FROM mtdpp_train('k_$kind', 'train_lines', position_col => 'position', kind => '$kind', seed => 1$epochs)");
+		"SELECT * FROM mtdpp_train('k_$kind', 'train_lines', position_col => 'position', $args, seed => 1$epochs)");
 	(my $probe_kind = $probe) =~ s/'m'\)/'k_$kind')/;
 	my $own = own_copy_answer_of($probe_kind);
 	my $session = $node->background_psql('postgres');
