@@ -160,6 +160,16 @@ mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p, MtdppValidation 
 	return mtdpp_train_dpp_rank(data, p, NULL, slice);
 }
 
+/* and fit.c's fit at a chosen capacity (an ensemble's other fits) */
+MtdppModel *
+mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p, MtdppValidation *slice,
+					   MtdppParams *chosen)
+{
+	if (chosen != NULL)
+		*chosen = *p;
+	return mtdpp_train_dpp_rank(data, p, NULL, slice);
+}
+
 /* the table of model kinds, filled as _PG_init fills it */
 static void fuzz_kinds_init(void) __attribute__((constructor));
 
@@ -217,5 +227,10 @@ mtdpp_progress_fit(int rank, int max_epochs)
 
 void
 mtdpp_progress_epoch(int epoch, double validation)
+{
+}
+
+void
+mtdpp_progress_ensemble(int fit, int fits)
 {
 }

@@ -723,6 +723,12 @@ appendBinaryStringInfo(StringInfo str, const char *data, int datalen)
 }
 
 void
+appendStringInfoString(StringInfo str, const char *s)
+{
+	appendBinaryStringInfo(str, s, strlen(s));
+}
+
+void
 appendStringInfo(StringInfo str, const char *fmt,...)
 {
 	for (;;)
