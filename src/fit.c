@@ -54,21 +54,12 @@
 #define CAPACITY_HIGH_L2		1e-6
 #define CAPACITY_BUDGET			2.0 /* the large candidate's cost, at most, in small fits */
 
-/* the best validation MPR a fit reached, NaN without a slice */
-static double
-best_mpr(const MtdppModel *m)
-{
-	if (m->best_epoch < 1 || m->best_epoch > m->epochs_run)
-		return NAN;
-	return m->val_history[m->best_epoch - 1];
-}
-
 /* one candidate, as the capacity JSON lists it, with what it reached on V */
 static void
 append_candidate(StringInfo s, const MtdppParams *p, MtdppModel *m,
 				 int max_epochs, MtdppValidation *v)
 {
-	double		mpr = best_mpr(m);
+	double		mpr = mtdpp_best_mpr(m);
 	MtdppMetrics mm = {0};
 
 	appendStringInfo(s, "{\"rank\": %d, \"l2\": %g, \"patience\": %d, \"max_epochs\": %d, \"epoch_baskets\": %d, \"epochs\": %d, \"best_epoch\": %d, \"validation_mpr\": ",
@@ -167,25 +158,25 @@ mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
 	if (p->epoch_baskets > 0)
 		cand[1].epoch_baskets = Max(1, (int) ((int64) p->epoch_baskets *
 											  MTDPP_CAPACITY_LOW_RANK / MTDPP_CAPACITY_MAX_RANK));
-	if (val.n > 0 && !isnan(best_mpr(fit[0])))
+	if (val.n > 0 && !isnan(mtdpp_best_mpr(fit[0])))
 	{
 		if (p->verbose)
 			ereport(NOTICE,
 					(errmsg("capacity: rank %d (l2 %g) reached validation MPR %.2f in %d epochs; rank %d (l2 %g) may run %d",
-							cand[0].rank, cand[0].l2, best_mpr(fit[0]), fit[0]->epochs_run,
+							cand[0].rank, cand[0].l2, mtdpp_best_mpr(fit[0]), fit[0]->epochs_run,
 							cand[1].rank, cand[1].l2, cand[1].epochs)));
 		fit[1] = mtdpp_train_dpp_rank(data, &cand[1], &val, NULL);
 		seconds += fit[1]->seconds;
 		n = 2;
-		if (best_mpr(fit[1]) > best_mpr(fit[0]))
+		if (mtdpp_best_mpr(fit[1]) > mtdpp_best_mpr(fit[0]))
 			kept = 1;
 	}
 	if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("capacity: rank %d, l2 %g chosen on %d validation baskets (MPR %.2f%s)",
-						cand[kept].rank, cand[kept].l2, val.n, best_mpr(fit[kept]),
+						cand[kept].rank, cand[kept].l2, val.n, mtdpp_best_mpr(fit[kept]),
 						n == 2 ? psprintf(" against %.2f at rank %d in %d epochs",
-										  best_mpr(fit[1 - kept]), cand[1 - kept].rank,
+										  mtdpp_best_mpr(fit[1 - kept]), cand[1 - kept].rank,
 										  fit[1 - kept]->epochs_run) :
 						", no larger rank tried without a slice")));
 

@@ -40,15 +40,6 @@
 #include "params.h"
 #include "progress.h"
 
-/* the best validation MPR fit M reached, NaN without a slice */
-static double
-best_mpr(const MtdppModel *m)
-{
-	if (m->best_epoch < 1 || m->best_epoch > m->epochs_run)
-		return NAN;
-	return m->val_history[m->best_epoch - 1];
-}
-
 /*
  * The fits kept while the others train: their parameters in double, and
  * the ensemble's, checked against maintenance_work_mem before the first
@@ -133,7 +124,7 @@ ensemble_json(const MtdppParams *p, MtdppModel **fit, const int64 *seeds, int n)
 	appendStringInfo(&s, ", \"fits\": %d, \"ensemble\": {\"members\": [", n);
 	for (int f = 0; f < n; f++)
 	{
-		double		mpr = best_mpr(fit[f]);
+		double		mpr = mtdpp_best_mpr(fit[f]);
 
 		appendStringInfo(&s, "%s{\"seed\": " INT64_FORMAT ", \"rank\": %d, \"epochs\": %d, \"best_epoch\": %d, \"validation_mpr\": ",
 						 f > 0 ? ", " : "", seeds[f], fit[f]->rank, fit[f]->epochs_run,
@@ -196,7 +187,7 @@ train_ensemble(MtdppBaskets *data, const MtdppParams *p)
 			ereport(NOTICE,
 					(errmsg("fit %d of %d (seed " INT64_FORMAT "): rank %d, %d epochs (best %d), validation MPR %.2f, %.1f s",
 							f + 1, n, seeds[f], fit[f]->rank, fit[f]->epochs_run,
-							fit[f]->best_epoch, best_mpr(fit[f]), fit[f]->seconds)));
+							fit[f]->best_epoch, mtdpp_best_mpr(fit[f]), fit[f]->seconds)));
 	}
 
 	MemoryContextSwitchTo(caller);

@@ -23,6 +23,8 @@
 #ifndef MTDPP_MODEL_H
 #define MTDPP_MODEL_H
 
+#include <math.h>
+
 #include "postgres.h"
 
 #include "portability/instr_time.h"
@@ -199,6 +201,15 @@ typedef enum MtdppModelOrigin
 extern void mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin);
 extern int	mtdpp_hyperparam_count(const char *json, const char *key);
 extern int	mtdpp_model_fits(const MtdppModel *m);
+
+/* the best validation MPR fit M reached, NaN without a slice */
+static inline double
+mtdpp_best_mpr(const MtdppModel *m)
+{
+	if (m->best_epoch < 1 || m->best_epoch > m->epochs_run)
+		return NAN;
+	return m->val_history[m->best_epoch - 1];
+}
 
 /* seconds from START to now: the fits' timings, reported and stored */
 static inline double
