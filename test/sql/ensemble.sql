@@ -66,6 +66,21 @@ SELECT rank = 2 * (hyperparams ->> 'rank')::int AS side_by_side, hyperparams -> 
 FROM mtdpp.models WHERE name = 'ens_chosen';
 SELECT mpr > 50 AS above_chance FROM mtdpp_evaluate('ens_chosen', 'test_baskets');
 SELECT key, type, default_value, valid FROM mtdpp_hyperparameters('multitask') WHERE key = 'fits';
+-- mtdpp_complete_set: diversity 0 is the ensemble's ranking; with diversity,
+-- k distinct items outside the basket, the first the best, each scored as by
+-- mtdpp_score (the similarities are the cosines of the fits' factors side by side)
+SELECT (SELECT array_agg(ARRAY[item_id, rank] ORDER BY rank) FROM mtdpp_complete(ARRAY[1, 2, 3], 8, 'ens')) =
+       (SELECT array_agg(ARRAY[item_id, rank] ORDER BY rank) FROM mtdpp_complete_set(ARRAY[1, 2, 3], 8, 'ens', 0)) AS same_ranking;
+SELECT count(*) AS n, count(DISTINCT c.item_id) AS distinct_items, bool_and(c.item_id NOT IN (1, 2, 3)) AS none_in_basket,
+       bool_and(c.rank <> 1 OR c.item_id = (SELECT item_id FROM mtdpp_complete(ARRAY[1, 2, 3], 1, 'ens'))) AS best_first,
+       bool_and(abs(c.score - s.score) < 1e-9) AS scores
+FROM mtdpp_complete_set(ARRAY[1, 2, 3], 8, 'ens', 0.8) c
+JOIN mtdpp_score(ARRAY[1, 2, 3], ARRAY(SELECT generate_series(1, 60)), 'ens') s USING (item_id);
+-- mtdpp_explain: contributions are score(t | B) - score(t | B without i) of the ensemble
+SELECT count(*) AS n, bool_and(abs(e.contribution - (f.score - w.score)) < 1e-9) AS loo
+FROM mtdpp_explain(ARRAY[1, 2, 25], ARRAY[3, 4, 26], 'ens') e
+JOIN mtdpp_score(ARRAY[1, 2, 25], ARRAY[3, 4, 26], 'ens') f USING (item_id)
+JOIN LATERAL mtdpp_score(array_remove(ARRAY[1, 2, 25], e.basket_item), ARRAY[e.item_id], 'ens') w USING (item_id);
 
 -- Bad values
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'multitask', rank => 6, params => '{"fits": 0}');
