@@ -24,6 +24,7 @@ OBJS = \
 	src/gru_fit.o \
 	src/gru_unit.o \
 	src/helper_thread.o \
+	src/hybrid_weights.o \
 	src/kernel.o \
 	src/kind_ease.o \
 	src/kind_fm.o \
