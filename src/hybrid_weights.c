@@ -16,7 +16,9 @@
  * best sum of MPR, P@5, P@10 and P@20 (averaged with the neighbouring
  * betas).  Where EASE is offered, the choice is the pair (beta, ease_beta)
  * of a coarser grid with the best sum (averaged over the neighbouring
- * pairs): one of its betas may be zero, which is the other form alone.
+ * pairs): one of its betas may be zero, which is the other form alone;
+ * the cosine alone is then searched on its finer grid too, the fallback
+ * should EASE not fit on every basket, and the other two forms not at all.
  * Picking one form on a slice of a thousand baskets or fewer flips between
  * forms with its noise (on amazon_diaper's worst split it fell below
  * item-kNN's P@10, where the pair stayed above it); the pair is never far
@@ -67,7 +69,7 @@ typedef struct RankSums
 typedef struct GridSums
 {
 	int			n;				/* baskets measured */
-	RankSums	grid[N_FORMS][N_BETAS];
+	RankSums	grid[N_COSINE_FORMS][N_BETAS];
 	RankSums	pair[N_PAIR_BETAS][N_PAIR_BETAS];
 } GridSums;
 
@@ -259,7 +261,7 @@ grid_basket(MtdppValidation *v, int k, const MtdppModel *dpp, const MtdppModel *
 				also[c] = true;
 				touched[nt++] = c;
 			}
-			for (int f = 0; f < N_COSINE_FORMS; f++)
+			for (int f = 0; f < (ease ? 1 : N_COSINE_FORMS); f++)
 				ev[f][c] += mtdpp_hybrid_form_weight(f, (double) evid->nbr_weight[q], freq[j], freq[c]);
 		}
 		for (int64 q = ease ? ease->nbr_start[j] : 0; ease && q < ease->nbr_start[j + 1]; q++)
@@ -282,7 +284,8 @@ grid_basket(MtdppValidation *v, int k, const MtdppModel *dpp, const MtdppModel *
 	v->exclude[held] = false;
 	split_candidates(cands, scores, np, also, &bc);
 
-	for (int f = 0; f < (ease ? N_FORMS : N_COSINE_FORMS) && n > 1; f++)
+	/* beside EASE, the cosine alone (the fallback) and the pair's grid */
+	for (int f = 0; f < (ease ? 1 : N_COSINE_FORMS) && n > 1; f++)
 		for (int g = 0; g < N_BETAS; g++)
 			add_rank(&sums->grid[f][g], n, sh + grid_beta(g) * ev[f][held], &bc,
 					 ev[f], grid_beta(g), ev[f], 0.0);
@@ -316,12 +319,12 @@ report_search(const GridSums *s, const int *best_g, const int *pair_g, int form,
 	ereport(NOTICE,
 			(errmsg("hybrid: %d validation baskets, whole catalog; DPP alone: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f",
 					s->n, mt.mpr, mt.p5, mt.p10, mt.p20)));
-	for (int f = 0; f < N_FORMS; f++)
+	for (int f = 0; f < N_COSINE_FORMS; f++)
 	{
 		if (best_g[f] < 0)
 		{
 			ereport(NOTICE,
-					(errmsg("hybrid: evidence %s not tried (its fit would not fit in maintenance_work_mem)",
+					(errmsg("hybrid: evidence %s not searched beside EASE's",
 							mtdpp_hybrid_form_names[f])));
 			continue;
 		}
@@ -335,8 +338,22 @@ report_search(const GridSums *s, const int *best_g, const int *pair_g, int form,
 				(errmsg("hybrid: evidence %s, largest beta %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f",
 						mtdpp_hybrid_form_names[f], grid_beta(N_BETAS - 1), mt.mpr, mt.p5, mt.p10, mt.p20)));
 	}
-	if (pair_g[0] >= 0)
+	if (pair_g[0] < 0)
 	{
+		ereport(NOTICE,
+				(errmsg("hybrid: evidence ease not tried (its fit would not fit in maintenance_work_mem)")));
+	}
+	else
+	{
+		int			row,
+					g;
+
+		/* EASE alone: the pair's first row */
+		best_smoothed(&s->pair[0][0], 1, N_PAIR_BETAS, s->n, &row, &g);
+		sums_metrics(&s->pair[0][g], s->n, &mt);
+		ereport(NOTICE,
+				(errmsg("hybrid: evidence ease, best beta %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f",
+						pair_beta(g), mt.mpr, mt.p5, mt.p10, mt.p20)));
 		sums_metrics(&s->pair[pair_g[0]][pair_g[1]], s->n, &mt);
 		ereport(NOTICE,
 				(errmsg("hybrid: evidence cosine+ease, best betas %g and %g: MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f (chosen)",
@@ -386,7 +403,7 @@ mtdpp_hybrid_choose_weights(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation
 	int32	   *touched = palloc(sizeof(int32) * Max(n, 1));
 	double	   *scores = palloc(sizeof(double) * Max(n, 1));
 	GridSums   *sums = palloc0(sizeof(GridSums));
-	int			best_g[N_FORMS];
+	int			best_g[N_COSINE_FORMS];
 	int			pair_g[2] = {-1, -1};
 	double		best = -1.0;
 	instr_time	start;
@@ -413,13 +430,13 @@ mtdpp_hybrid_choose_weights(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation
 	/* each form's best smoothed beta; ties go to the earlier form */
 	*form = FORM_COSINE;
 	*beta = 0.0;
-	for (int f = 0; f < N_FORMS; f++)
+	for (int f = 0; f < N_COSINE_FORMS; f++)
 	{
 		double		form_best;
 		int			row;
 
 		best_g[f] = -1;
-		if (f == FORM_EASE && ease == NULL)
+		if (f >= N_COSINE_FORMS || (ease != NULL && f != FORM_COSINE))
 			continue;
 		form_best = best_smoothed(sums->grid[f], 1, N_BETAS, sums->n, &row, &best_g[f]);
 		if (form_best > best)
