@@ -7,6 +7,16 @@ SELECT kind, rank, hyperparams->>'kind' AS recorded_kind,
        (hyperparams->>'evidence_weight')::float8 >= 0 AS weight_recorded,
        (hyperparams->'evidence_validation'->>'baskets')::int AS validation_baskets
 FROM mtdpp.models WHERE name = 'hyb';
+-- verbose reports the search (its NOTICEs hold timings, so not shown) and
+-- changes nothing of the model
+SET client_min_messages = warning;
+SELECT items FROM mtdpp_train('hyb_verbose', 'train_lines', kind => 'hybrid', rank => 8, epochs => 8, seed => 3, verbose => true);
+RESET client_min_messages;
+SELECT (SELECT hyperparams - 'verbose' FROM mtdpp.models WHERE name = 'hyb') =
+       (SELECT hyperparams - 'verbose' FROM mtdpp.models WHERE name = 'hyb_verbose') AS same_choice,
+       (SELECT count(*) FROM (SELECT item_id, factors, task_factors, bias, neighbors, neighbor_weights FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'hyb'
+                              EXCEPT SELECT item_id, factors, task_factors, bias, neighbors, neighbor_weights FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'hyb_verbose') d) AS differences;
+SELECT mtdpp_drop('hyb_verbose');
 -- without a kind, mtdpp_train trains the hybrid (the default since 0.4.0);
 -- ease_solver 'neighborhood' fits EASE's weights item by item, as above
 -- 3,000 items
