@@ -387,9 +387,9 @@ choose_pair(const GridSums *sums, int *pair_g, HybridForm *form, double *beta,
  */
 void
 mtdpp_hybrid_choose_weights(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
-			  const MtdppParams *p, int cap, HybridForm *form, double *beta,
-			  double *ease_beta, MtdppMetrics *chosen, double *alpha, double *cosine_beta,
-			  bool *ease_neighborhood)
+							const MtdppParams *p, int cap, HybridForm *form, double *beta,
+							double *ease_beta, MtdppMetrics *chosen, double *alpha,
+							double *cosine_beta, bool *ease_neighborhood)
 {
 	MtdppBaskets *rest = mtdpp_baskets_without(data, v->is_val);
 	MtdppModel *evid = mtdpp_model_alloc(MTDPP_ITEMKNN, data->n_items, 0);
