@@ -54,6 +54,18 @@ CREATE TABLE mtdpp.items (
 );
 COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i (gru: output bias), factors V_i (poisson: the expected item factors E[beta_i]; bayesian_lowrank: its samples of V_i side by side, samples x rank values; gru: input embedding), task factors R_i (multi-task kinds; gru: output embedding), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence; fm: the bias is the item''s weight w_i and the factors its embedding v_i)';
 
+-- The arrays are stored as they are and left out of ANALYZE: their numbers
+-- do not compress (pglz tried in vain on every value over 2 kB, a third of
+-- the time item-kNN took to store 100 million lines' lists), and no query
+-- filters on them.
+ALTER TABLE mtdpp.items
+    ALTER COLUMN factors SET STORAGE EXTERNAL, ALTER COLUMN factors SET STATISTICS 0,
+    ALTER COLUMN task_factors SET STORAGE EXTERNAL, ALTER COLUMN task_factors SET STATISTICS 0,
+    ALTER COLUMN neighbors SET STORAGE EXTERNAL, ALTER COLUMN neighbors SET STATISTICS 0,
+    ALTER COLUMN neighbor_weights SET STORAGE EXTERNAL, ALTER COLUMN neighbor_weights SET STATISTICS 0;
+ALTER TABLE mtdpp.models
+    ALTER COLUMN weights SET STORAGE EXTERNAL, ALTER COLUMN weights SET STATISTICS 0;
+
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models_model_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.items', '');

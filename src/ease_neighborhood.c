@@ -103,9 +103,9 @@ mtdpp_ease_neighborhood_memory(const MtdppBaskets *d)
 	s = add_size(s, mul_size(2 * (k * k + 2 * k), sizeof(double)));
 	s = add_size(s, mul_size(Min(ROUND, n), NEIGHBORHOOD * sizeof(float) + 1));
 	s = add_size(s, mul_size(2 * (n / 64 + 1), sizeof(uint64)));
-	/* mtdpp_visit_lists' counts and at most a quarter of maintenance_work_mem */
+	/* mtdpp_visit_lists' index of the baskets (4 bytes a line) and its counts */
+	s = add_size(s, mul_size(Max(d->n_lines, 1), sizeof(int32)));
 	s = add_size(s, mul_size(n, 3 * sizeof(int64)));
-	s = add_size(s, (Size) maintenance_work_mem * 1024 / 4);
 	return s;
 }
 

@@ -15,6 +15,7 @@
  *	RS_KEY(p)		the key of the element at p (uint64, ascending)
  *	RS_FINISH(a, n)	sorts a small or equal-keyed part
  *	RS_SMALL		the size below which parts go to RS_FINISH
+ *	RS_QUIET		(optional) never checks for interrupts: for a helper thread
  */
 
 static void
@@ -33,8 +34,10 @@ RS_SORT(RS_ELEMENT *a, int64 n)
 		RS_FINISH(a, n);
 		return;
 	}
+#ifndef RS_QUIET
 	if (n > 65536)
 		CHECK_FOR_INTERRUPTS();
+#endif
 
 	/* the bits in which the keys differ: the digit is the top 8 of them */
 	first = RS_KEY(&a[0]);
@@ -86,3 +89,4 @@ RS_SORT(RS_ELEMENT *a, int64 n)
 #undef RS_KEY
 #undef RS_FINISH
 #undef RS_SMALL
+#undef RS_QUIET

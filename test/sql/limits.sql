@@ -40,20 +40,28 @@ SELECT items FROM mtdpp_train('limit_scratch', 'train_lines', rank => 256, epoch
 \set VERBOSITY default
 RESET maintenance_work_mem;
 SELECT count(*) AS limit_scratch_models FROM mtdpp.models WHERE name = 'limit_scratch';
--- item-kNN fills its co-occurrence lists a range of items at a time, in a
--- scratch area of a quarter of maintenance_work_mem: many passes over the
--- baskets (280,000 co-occurrences in 1 MB) give the lists of one pass.
+-- item-kNN counts its co-occurrence lists a round of items at a time on two
+-- threads, into a buffer of a sixteenth of maintenance_work_mem: many rounds
+-- (in 1 MB) give the lists of one round.
 CREATE TABLE cooc_lines AS SELECT g / 8 AS order_id, (g * 7919) % 150 AS item_id FROM generate_series(0, 39999) g;
 SET maintenance_work_mem = '1MB';
-SELECT items FROM mtdpp_train('cooc_passes', 'cooc_lines', kind => 'itemknn');
+SELECT items FROM mtdpp_train('cooc_rounds', 'cooc_lines', kind => 'itemknn');
 RESET maintenance_work_mem;
-SELECT items FROM mtdpp_train('cooc_one_pass', 'cooc_lines', kind => 'itemknn');
+SELECT items FROM mtdpp_train('cooc_one_round', 'cooc_lines', kind => 'itemknn');
+-- and without parallel maintenance workers, rounds on one thread
+SET max_parallel_maintenance_workers = 0;
+SET maintenance_work_mem = '1MB';
+SELECT items FROM mtdpp_train('cooc_one_thread', 'cooc_lines', kind => 'itemknn');
+RESET maintenance_work_mem;
+RESET max_parallel_maintenance_workers;
 SELECT count(*) AS items,
        count(*) FILTER (WHERE a.neighbors = b.neighbors AND a.neighbor_weights = b.neighbor_weights) AS same_lists,
+       count(*) FILTER (WHERE c.neighbors = b.neighbors AND c.neighbor_weights = b.neighbor_weights) AS same_on_one_thread,
        sum(cardinality(a.neighbors)) AS pairs
-FROM mtdpp.items a JOIN mtdpp.items b USING (item_id)
-WHERE a.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_passes')
-  AND b.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_pass');
+FROM mtdpp.items a JOIN mtdpp.items b USING (item_id) JOIN mtdpp.items c USING (item_id)
+WHERE a.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_rounds')
+  AND b.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_round')
+  AND c.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_thread');
 -- max_neighbors keeps each item's heaviest pairs (equal weights: the first
 -- items), in item order, and the model records it; without it every pair
 -- is kept (null: all, unless the lists outgrow a model value).
@@ -61,20 +69,20 @@ SELECT items FROM mtdpp_train('cooc_cut', 'cooc_lines', kind => 'itemknn', param
 WITH ranked AS (
   SELECT item_id, nbr, row_number() OVER (PARTITION BY item_id ORDER BY w DESC, nbr) AS r
   FROM mtdpp.items, unnest(neighbors, neighbor_weights) u(nbr, w)
-  WHERE model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_pass')),
+  WHERE model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_round')),
 heaviest AS (SELECT item_id, array_agg(nbr ORDER BY nbr) AS top FROM ranked WHERE r <= 5 GROUP BY item_id)
 SELECT count(*) AS items, count(*) FILTER (WHERE c.neighbors = h.top) AS heaviest_kept,
        max(cardinality(c.neighbors)) AS longest,
        (SELECT max(cardinality(neighbors)) FROM mtdpp.items
-        WHERE model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_pass')) AS longest_uncut
+        WHERE model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_one_round')) AS longest_uncut
 FROM mtdpp.items c JOIN heaviest h USING (item_id)
 WHERE c.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_cut');
 SELECT name, hyperparams->'max_neighbors' AS max_neighbors FROM mtdpp.models
-WHERE name IN ('cooc_cut', 'cooc_one_pass') ORDER BY name;
+WHERE name IN ('cooc_cut', 'cooc_one_round') ORDER BY name;
 -- What must fit is the distinct pairs, 8 bytes each: 12,000 baskets of 8
 -- of 1,000 items have too many for 1 MB.
 SET maintenance_work_mem = '1MB';
 SELECT length(mtdpp_fit(g / 8, (hashint4(g) & 1023) % 1000, NULL::int, '{"kind": "itemknn"}')) FROM generate_series(0, 95999) g;
 RESET maintenance_work_mem;
-SELECT mtdpp_drop('cooc_passes'), mtdpp_drop('cooc_one_pass'), mtdpp_drop('cooc_cut');
+SELECT mtdpp_drop('cooc_rounds'), mtdpp_drop('cooc_one_round'), mtdpp_drop('cooc_one_thread'), mtdpp_drop('cooc_cut');
 DROP TABLE cooc_lines;
