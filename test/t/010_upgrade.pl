@@ -48,7 +48,7 @@ SELECT conrelid::regclass || ' ' || conname || ' ' || pg_get_constraintdef(oid)
 FROM pg_constraint WHERE connamespace = 'mtdpp'::regnamespace
 UNION ALL
 SELECT attrelid::regclass || '.' || attname || ' ' || format_type(atttypid, atttypmod) || ' ' ||
-       coalesce(pg_get_expr(adbin, adrelid), '') || ' storage ' || attstorage || ' statistics ' || attstattarget
+       coalesce(pg_get_expr(adbin, adrelid), '') || ' storage ' || attstorage::text || ' statistics ' || attstattarget
 FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
 WHERE attrelid IN ('mtdpp.models'::regclass, 'mtdpp.items'::regclass) AND attnum > 0 AND NOT attisdropped
 UNION ALL
