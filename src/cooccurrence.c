@@ -147,6 +147,40 @@ count_part(void *arg)
 }
 
 /*
+ * The baskets holding each item of DATA, in basket order, into
+ * BASKET[HELD[i] .. HELD[i + 1]) (HELD zeroed, N + 1 entries), and each
+ * item's pairs with repeats into WORK (zeroed); FILL is scratch of N.
+ * Returns the pairs of all the items.
+ */
+static int64
+index_baskets(const MtdppBaskets *data, int64 *held, int32 *basket, int64 *work, int64 *fill)
+{
+	int64		total = 0;
+
+	for (int64 k = 0; k < data->n_lines; k++)
+		held[data->items[k] + 1]++;
+	for (int i = 0; i < data->n_items; i++)
+	{
+		held[i + 1] += held[i];
+		fill[i] = held[i];
+	}
+	for (int b = 0; b < data->n_baskets; b++)
+	{
+		int64		size = data->start[b + 1] - data->start[b];
+
+		for (int64 k = data->start[b]; k < data->start[b + 1]; k++)
+		{
+			basket[fill[data->items[k]]++] = b;
+			work[data->items[k]] += size - 1;
+		}
+		total += size * (size - 1);
+		if ((b & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	return total;
+}
+
+/*
  * Hands every item's co-occurrence list in DATA to VISIT, item by item in
  * item order: SEEN the D distinct companions in item order, COUNT[c] the
  * baskets shared with each.  An index of the baskets holding each item (4
@@ -178,28 +212,7 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 	MtdppHelper *h = NULL;
 	CountJob	job[2];
 
-	/* the baskets holding each item, in basket order, and each item's pairs */
-	for (int64 k = 0; k < data->n_lines; k++)
-		held[data->items[k] + 1]++;
-	for (int i = 0; i < n; i++)
-	{
-		held[i + 1] += held[i];
-		at[i] = held[i];
-	}
-	for (int b = 0; b < data->n_baskets; b++)
-	{
-		int64		size = data->start[b + 1] - data->start[b];
-
-		for (int64 k = data->start[b]; k < data->start[b + 1]; k++)
-		{
-			basket[at[data->items[k]]++] = b;
-			work[data->items[k]] += size - 1;
-		}
-		total += size * (size - 1);
-		if ((b & 0xffff) == 0)
-			CHECK_FOR_INTERRUPTS();
-	}
-	*pairs = total;
+	*pairs = total = index_baskets(data, held, basket, work, at);
 
 	/*
 	 * A round's buffer: ROUND_ROOM companions in at most a sixteenth of
