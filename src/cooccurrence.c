@@ -148,15 +148,12 @@ count_part(void *arg)
 
 /*
  * The baskets holding each item of DATA, in basket order, into
- * BASKET[HELD[i] .. HELD[i + 1]) (HELD zeroed, N + 1 entries), and each
- * item's pairs with repeats into WORK (zeroed); FILL is scratch of N.
- * Returns the pairs of all the items.
+ * BASKET[HELD[i] .. HELD[i + 1]) (HELD zeroed, N + 1 entries); FILL is
+ * scratch of N.
  */
-static int64
-index_baskets(const MtdppBaskets *data, int64 *held, int32 *basket, int64 *work, int64 *fill)
+static void
+index_baskets(const MtdppBaskets *data, int64 *held, int32 *basket, int64 *fill)
 {
-	int64		total = 0;
-
 	for (int64 k = 0; k < data->n_lines; k++)
 		held[data->items[k] + 1]++;
 	for (int i = 0; i < data->n_items; i++)
@@ -166,18 +163,11 @@ index_baskets(const MtdppBaskets *data, int64 *held, int32 *basket, int64 *work,
 	}
 	for (int b = 0; b < data->n_baskets; b++)
 	{
-		int64		size = data->start[b + 1] - data->start[b];
-
 		for (int64 k = data->start[b]; k < data->start[b + 1]; k++)
-		{
 			basket[fill[data->items[k]]++] = b;
-			work[data->items[k]] += size - 1;
-		}
-		total += size * (size - 1);
 		if ((b & 0xffff) == 0)
 			CHECK_FOR_INTERRUPTS();
 	}
-	return total;
 }
 
 /*
@@ -197,11 +187,11 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 				  int64 *pairs)
 {
 	int			n = data->n_items;
-	int64		total = 0,
-				need = 0,
+	int64		need = 0,
 				room;
 	int64	   *held = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
-	int64	   *work = mtdpp_alloc_huge(sizeof(int64) * Max(n, 1));
+	int64	   *pair_counts = mtdpp_pair_counts(data, pairs);
+	const int64 *work = pair_counts + 1;	/* item i's pairs, with repeats */
 	int64	   *at = mtdpp_alloc_huge(sizeof(int64) * Max(n, 1));
 	int32	   *basket = mtdpp_alloc_huge(sizeof(int32) * Max(data->n_lines, 1));
 	int32	   *count = mtdpp_alloc_huge(sizeof(int32) * Max(n, 1));
@@ -212,7 +202,7 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 	MtdppHelper *h = NULL;
 	CountJob	job[2];
 
-	*pairs = total = index_baskets(data, held, basket, work, at);
+	index_baskets(data, held, basket, at);
 
 	/*
 	 * A round's buffer: ROUND_ROOM companions in at most a sixteenth of
@@ -303,7 +293,7 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 	pfree(count);
 	pfree(basket);
 	pfree(at);
-	pfree(work);
+	pfree(pair_counts);
 	pfree(held);
 }
 
