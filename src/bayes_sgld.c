@@ -394,7 +394,7 @@ mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
 	MemoryContextSwitchTo(work);
 
 	mtdpp_progress_phase(MTDPP_PHASE_EPOCHS);
-	mode = mtdpp_train_dpp_rank(data, &q, NULL, &slice);
+	mode = mtdpp_train_dpp_rank(data, &q, NULL, &slice, NAN);
 	mode->hyperparams = NULL;	/* one sample */
 	mtdpp_model_prepare(mode);
 	mpr_mode = mtdpp_validation_mpr(&slice, mode);

@@ -15,6 +15,22 @@
  */
 typedef void (*MtdppListVisitor) (int i, const int32 *seen, const int32 *count, int d, void *arg);
 
+/*
+ * A second visitor riding along a pass made for another, so that the
+ * hybrid's cosine lists are counted in the pass of EASE's neighbourhoods
+ * (mtdpp_ease_lists): VISIT with ARG, before which the pass writes
+ * *SCRATCH_BYTES (all it holds besides what VISIT keeps) and *PAIRS, as
+ * mtdpp_visit_lists writes them; DONE once it has run.
+ */
+typedef struct MtdppListTap
+{
+	MtdppListVisitor visit;
+	void	   *arg;
+	Size	   *scratch_bytes;
+	int64	   *pairs;
+	bool		done;
+} MtdppListTap;
+
 extern int64 *mtdpp_pair_counts(const MtdppBaskets *data, int64 *total);
 extern void mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg,
 							  Size *scratch_bytes, int64 *pairs);

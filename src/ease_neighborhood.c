@@ -87,6 +87,10 @@ struct MtdppEaseNeighborhoods
 	float	   *copy;
 	int64		kept;
 	int64		retried;		/* systems of the last fit solved at a larger lambda */
+	MtdppListTap *tap;			/* NULL, or a visitor riding along the pass */
+	Size		scratch;		/* what the pass holds */
+	int64		pairs;
+	Size		memory;			/* what the neighbourhoods hold */
 };
 
 /* bytes the neighbourhoods of D hold, besides the model's lists */
@@ -141,6 +145,16 @@ visit_neighborhood(int i, const int32 *seen, const int32 *count, int d, void *ar
 				got = 0;
 	bool		cut = d > LISTED;
 
+	if (e->tap)
+	{
+		if (i == 0)
+		{
+			/* the pass's figures are written before its first item */
+			*e->tap->scratch_bytes = e->scratch + e->memory;
+			*e->tap->pairs = e->pairs;
+		}
+		e->tap->visit(i, seen, count, d, e->tap->arg);
+	}
 	e->start[i] = e->kept;
 	for (int t = 0; t < d; t++)
 		e->key[t] = (float) count[seen[t]];
@@ -184,15 +198,16 @@ visit_neighborhood(int i, const int32 *seen, const int32 *count, int d, void *ar
 	e->nb_len[i] = got;
 }
 
-/* The neighbourhoods of D's items, from its co-occurrence lists. */
+/*
+ * The neighbourhoods of D's items, from its co-occurrence lists; TAP (if
+ * not NULL) visits each list too, and is done when this returns.
+ */
 MtdppEaseNeighborhoods *
-mtdpp_ease_neighborhoods(const MtdppBaskets *d)
+mtdpp_ease_neighborhoods(const MtdppBaskets *d, MtdppListTap *tap)
 {
 	MtdppEaseNeighborhoods *e = palloc0(sizeof(MtdppEaseNeighborhoods));
 	Size		n = Max(d->n_items, 1);
 	Size		room = mul_size(n, Min(LISTED, n));
-	Size		scratch;
-	int64		pairs;
 
 	e->n = d->n_items;
 	e->popularity = d->popularity;
@@ -206,8 +221,13 @@ mtdpp_ease_neighborhoods(const MtdppBaskets *d)
 	e->key = mtdpp_alloc_huge(sizeof(float) * n);
 	e->copy = mtdpp_alloc_huge(sizeof(float) * n);
 	e->mark = palloc(n);
-	mtdpp_visit_lists(d, visit_neighborhood, e, &scratch, &pairs);
+	e->tap = tap;
+	e->memory = tap ? mtdpp_ease_neighborhood_memory(d) : 0;
+	mtdpp_visit_lists(d, visit_neighborhood, e, &e->scratch, &e->pairs);
 	e->start[e->n] = e->kept;
+	e->tap = NULL;
+	if (tap)
+		tap->done = true;
 	pfree(e->key);
 	pfree(e->copy);
 	pfree(e->mark);

@@ -6,12 +6,13 @@
 #ifndef MTDPP_EASE_NEIGHBORHOOD_H
 #define MTDPP_EASE_NEIGHBORHOOD_H
 
+#include "cooccurrence.h"
 #include "model.h"
 
 typedef struct MtdppEaseNeighborhoods MtdppEaseNeighborhoods;
 
 extern Size mtdpp_ease_neighborhood_memory(const MtdppBaskets *d);
-extern MtdppEaseNeighborhoods *mtdpp_ease_neighborhoods(const MtdppBaskets *d);
+extern MtdppEaseNeighborhoods *mtdpp_ease_neighborhoods(const MtdppBaskets *d, MtdppListTap *tap);
 extern void mtdpp_ease_neighborhoods_free(MtdppEaseNeighborhoods *e);
 extern int64 mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda,
 											 double q, int cap, MtdppModel *m);

@@ -66,6 +66,6 @@ extern MtdppModel *mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p);
 /* fit_epochs.c: one fit at a given rank */
 extern MtdppModel *mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
 										const MtdppValidation *given,
-										MtdppValidation *slice);
+										MtdppValidation *slice, double to_beat);
 
 #endif							/* MTDPP_FIT_H */

@@ -179,7 +179,7 @@ train_ensemble(MtdppBaskets *data, const MtdppParams *p)
 
 			q.seed = seeds[f];
 			mtdpp_progress_phase(MTDPP_PHASE_EPOCHS);
-			fit[f] = mtdpp_train_dpp_rank(data, &q, NULL, NULL);
+			fit[f] = mtdpp_train_dpp_rank(data, &q, NULL, NULL, NAN);
 		}
 		seconds += fit[f]->seconds;
 		examples += fit[f]->n_examples;

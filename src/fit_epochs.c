@@ -18,7 +18,11 @@
  * Early stopping.  A validation slice of the training baskets (never the
  * user's test baskets, validation_slice.c) is held out; after each epoch
  * its mean percentile rank is measured with the scorer that serves queries,
- * and the best epoch's parameters are kept.  Training stops after `patience` epochs without gain.
+ * and the best epoch's parameters are kept.  Training stops after `patience` epochs without gain,
+ * or, in a race against a rival's validation MPR (fit.c's capacity search),
+ * once the epochs left cannot reach it: even at the mean gain per epoch so
+ * far since the first, which a learning curve that flattens as the rate
+ * decays does not exceed (out_of_reach).
  *
  * Warm starts.  From an earlier model (warm_start), the items it knows keep
  * their parameters (initialise), and the run is built to cost a fraction of
@@ -536,9 +540,26 @@ run_epoch(Trainer *tr, int epoch, int64 n_pos, double lr, int64 *examples)
 }
 
 /*
+ * Whether a fit that has run EPOCHS of MAX epochs, from validation MPR
+ * FIRST after its first to BEST, cannot reach TO_BEAT in the epochs left:
+ * at the mean gain per epoch since the first, kept up to the last epoch.
+ */
+static bool
+out_of_reach(double to_beat, double first, double best, int epochs, int max)
+{
+	double		gain;
+
+	if (isnan(to_beat) || epochs < 2 || epochs >= max || best >= to_beat)
+		return false;
+	gain = Max(best - first, 0.0) / (epochs - 1);
+	return best + gain * (max - epochs) < to_beat;
+}
+
+/*
  * The epochs: each a pass over the positives, then the validation MPR;
  * the best epoch's parameters are kept in tr->best*, and training stops
- * after `patience` epochs without gain.  START is when training began.
+ * after `patience` epochs without gain, or when tr->to_beat is out of
+ * reach.  START is when training began.
  */
 static void
 train_epochs(Trainer *tr, instr_time start)
@@ -546,7 +567,8 @@ train_epochs(Trainer *tr, instr_time start)
 	const MtdppParams *p = tr->p;
 	MtdppModel *m = tr->m;
 	double		best = -1.0,
-				mark = -1.0;	/* the validation MPR of the last gain */
+				mark = -1.0,	/* the validation MPR of the last gain */
+				first = NAN;	/* after the first epoch */
 	int			since_best = 0;
 	double		lr = p->warm && p->warm_learning_rate > 0.0 ? p->warm_learning_rate : p->learning_rate;
 	instr_time	val_start;
@@ -606,6 +628,16 @@ train_epochs(Trainer *tr, instr_time start)
 		}
 		else if (++since_best >= p->patience)
 			break;
+		if (epoch == 0)
+			first = val;
+		if (out_of_reach(tr->to_beat, first, best, epoch + 1, p->epochs))
+		{
+			if (p->verbose)
+				ereport(NOTICE,
+						(errmsg("stopped after %d of %d epochs: at %.2f per epoch, validation MPR %.2f cannot reach %.2f",
+								epoch + 1, p->epochs, Max(best - first, 0.0) / epoch, best, tr->to_beat)));
+			break;
+		}
 		lr *= p->lr_decay;
 	}
 	m->n_examples = examples;
@@ -616,11 +648,14 @@ train_epochs(Trainer *tr, instr_time start)
  * NULL, else on one it carves; that slice is copied into SLICE (if not NULL,
  * in the caller's memory context), so that a fit that chooses more on it
  * (fit.c, kind_hybrid.c) measures on baskets the model never learnt
- * from.  The working set lives in a context deleted on return.
+ * from.  TO_BEAT: NAN, or the validation MPR on GIVEN of a rival fit,
+ * which this one stops racing once it cannot reach it.  The working set
+ * lives in a context deleted on return.
  */
 MtdppModel *
 mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
-					 const MtdppValidation *given, MtdppValidation *slice)
+					 const MtdppValidation *given, MtdppValidation *slice,
+					 double to_beat)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
@@ -636,6 +671,7 @@ mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
 	MemoryContextSwitchTo(work);
 
 	trainer_setup(&tr, data, p, given);
+	tr.to_beat = to_beat;
 	train_epochs(&tr, start);
 	snapshot(&tr, false);
 	{

@@ -122,6 +122,7 @@ typedef struct Trainer
 			   *VG;
 
 	MtdppValidation val;		/* the slice early stopping measures */
+	double		to_beat;		/* a rival's validation MPR, or NAN (fit.c) */
 } Trainer;
 
 /*

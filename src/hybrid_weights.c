@@ -32,6 +32,7 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 
+#include "cooccurrence.h"
 #include "hybrid_weights.h"
 #include "kinds.h"
 #include "score.h"
@@ -407,17 +408,23 @@ mtdpp_hybrid_choose_weights(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation
 	int			pair_g[2] = {-1, -1};
 	double		best = -1.0;
 	instr_time	start;
+	MtdppListTap tap;
+	MtdppCosineLists *cosine;
 
 	INSTR_TIME_SET_CURRENT(start);
-	mtdpp_cooccurrence_lists(rest, evid, cap);
+	cosine = mtdpp_cosine_lists_start(rest, evid, cap, &tap);
 	*alpha = -1.0;
 	/* the whole catalog, as the benchmark ranks */
 	memset(v->outside, 0, sizeof(bool) * n);
 	memset(v->exclude, 0, sizeof(bool) * n);
-	if (mtdpp_ease_lists(rest, p, &lambda, ease, ease_neighborhood, v, &dropout))
+	if (mtdpp_ease_lists(rest, p, &lambda, ease, ease_neighborhood, v, &dropout, &tap))
 		*alpha = lambda / ((double) rest->n_lines / Max(rest->n_items, 1));
 	else
 		ease = NULL;
+	/* the cosine lists: counted in the neighbourhoods' pass, or in one of their own */
+	if (!tap.done)
+		mtdpp_visit_lists(rest, tap.visit, tap.arg, tap.scratch_bytes, tap.pairs);
+	mtdpp_cosine_lists_finish(cosine);
 	for (int f = 0; f < N_FORMS; f++)
 		ev[f] = palloc0(sizeof(double) * Max(n, 1));
 	for (int k = 0; k < v->n; k++)

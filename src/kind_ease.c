@@ -277,9 +277,12 @@ ease_gram(const MtdppBaskets *d, EaseWork *w)
 	pfree(start);
 }
 
-/* What each lambda starts from: G, or the neighbourhoods of D's items. */
+/*
+ * What each lambda starts from: G, or the neighbourhoods of D's items, in
+ * whose pass TAP (if not NULL) rides along.
+ */
 static void
-ease_prepare(const MtdppBaskets *d, EaseWork *w)
+ease_prepare(const MtdppBaskets *d, EaseWork *w, MtdppListTap *tap)
 {
 	if (!w->neighborhood)
 	{
@@ -288,7 +291,7 @@ ease_prepare(const MtdppBaskets *d, EaseWork *w)
 	}
 	if (w->nb)
 		mtdpp_ease_neighborhoods_free(w->nb);
-	w->nb = mtdpp_ease_neighborhoods(d);
+	w->nb = mtdpp_ease_neighborhoods(d, tap);
 }
 
 /* w->A's lower triangle := G + lambda I, mirrored from the upper by tiles */
@@ -578,7 +581,7 @@ ease_choose_lambda(MtdppBaskets *data, const MtdppParams *p, EaseWork *w)
 		return EASE_DEFAULT_ALPHA * mean_popularity(data);
 	}
 	rest = mtdpp_baskets_without(data, v.is_val);
-	ease_prepare(rest, w);
+	ease_prepare(rest, w, NULL);
 	memset(&s, 0, sizeof(s));
 	s.w = w;
 	s.v = &v;
@@ -613,15 +616,16 @@ ease_take_lists(MtdppModel *m, MtdppModel *from)
  * The weights of DATA, the baskets outside the caller's slice V (the
  * hybrid's), into M's lists at alpha chosen on V itself: the ladder's best
  * lists are kept as it goes, so no fit is made twice.  Returns lambda.
+ * TAP: as ease_prepare's.
  */
 static double
 ease_ladder_on_slice(MtdppBaskets *data, const MtdppParams *p, EaseWork *w,
-					 MtdppValidation *v, MtdppModel *m)
+					 MtdppValidation *v, MtdppModel *m, MtdppListTap *tap)
 {
 	EaseSearch	s;
 	int			k;
 
-	ease_prepare(data, w);
+	ease_prepare(data, w, tap);
 	memset(&s, 0, sizeof(s));
 	s.w = w;
 	s.v = v;
@@ -649,23 +653,25 @@ ease_ladder_on_slice(MtdppBaskets *data, const MtdppParams *p, EaseWork *w,
 /*
  * DATA's weights into M's neighbour lists, CAP per item: lambda chosen on a
  * validation slice first when *LAMBDA is negative (and returned there).
- * False if G + lambda I is not numerically positive definite.
+ * False if G + lambda I is not numerically positive definite.  TAP (if not
+ * NULL) rides along the pass over DATA's neighbourhoods, if there is one.
  */
 static bool
 ease_fit_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda, double q,
-			   MtdppModel *m, int cap, bool neighborhood, MtdppValidation *slice)
+			   MtdppModel *m, int cap, bool neighborhood, MtdppValidation *slice,
+			   MtdppListTap *tap)
 {
 	EaseWork	w;
 	bool		ok = true;
 
 	ease_work_alloc(&w, data->n_items, cap, neighborhood, q);
 	if (*lambda < 0.0 && slice != NULL)
-		*lambda = ease_ladder_on_slice(data, p, &w, slice, m);
+		*lambda = ease_ladder_on_slice(data, p, &w, slice, m, tap);
 	else
 	{
 		if (*lambda < 0.0)
 			*lambda = ease_choose_lambda(data, p, &w);
-		ease_prepare(data, &w);
+		ease_prepare(data, &w, tap);
 		ease_alloc_lists(m, cap);
 		ok = ease_weights(&w, *lambda, m);
 	}
@@ -692,7 +698,7 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	/* the model says which fit it had */
 	p.ease_solver = neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
 	if (!ease_fit_lists(data, &p, &p.lambda, p.ease_dropout / (1.0 - p.ease_dropout), m, cap,
-						neighborhood, NULL))
+						neighborhood, NULL, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("X^T X + lambda I of %d items is not positive definite in single precision at lambda %g",
@@ -719,11 +725,14 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
  * EASE_REFINE_ITEMS items, where it takes minutes): the hybrid then does
  * without this evidence.  ease_dropout null (the hybrid's default) is
  * EASE_HYBRID_DROPOUT on the exact fit, 0 on neighbourhoods; *DROPOUT says
- * which was used.
+ * which was used.  TAP (if not NULL) visits DATA's co-occurrence lists in
+ * the neighbourhoods' pass, saving the caller one of its own; tap->done
+ * says whether it did.
  */
 bool
 mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
-				 MtdppModel *m, bool *neighborhood, MtdppValidation *slice, double *dropout)
+				 MtdppModel *m, bool *neighborhood, MtdppValidation *slice, double *dropout,
+				 MtdppListTap *tap)
 {
 	MtdppParams p = *given;
 	int			cap = Min(p.max_neighbors > 0 ? p.max_neighbors : MTDPP_EASE_NEIGHBORS,
@@ -749,7 +758,7 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 	p.validation_candidates = 0;
 	p.validation_baskets = 5000;
 	return ease_fit_lists(data, &p, lambda, p.ease_dropout / (1.0 - p.ease_dropout), m, cap,
-						  *neighborhood, slice);
+						  *neighborhood, slice, tap);
 }
 
 /* score(c) = sum over the context of its weights to c, plus the prior */

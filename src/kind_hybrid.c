@@ -69,6 +69,7 @@
 #include "portability/instr_time.h"
 #include "utils/memutils.h"
 
+#include "cooccurrence.h"
 #include "fit.h"
 #include "hybrid_weights.h"
 #include "kinds.h"
@@ -211,6 +212,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 				dropout = 0.0;
 	bool		built = false,
 				ease_neighborhood = false;
+	int64		distinct = -1;	/* of the cosine lists, once built */
 	int			cap;
 	instr_time	start;
 
@@ -250,22 +252,30 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	{
 		MtdppModel *ease = form == FORM_EASE ? m : mtdpp_model_alloc(MTDPP_EASE, data->n_items, 0);
 		MtdppParams ep = *p;
+		MtdppListTap tap;
+		MtdppCosineLists *cosine = NULL;
 
 		/* lambda scales with the baskets: the same multiple of the mean popularity */
 		lambda = alpha * data->n_lines / Max(data->n_items, 1);
 		/* and the weights are fitted as they were on the slice */
 		ep.ease_solver = ease_neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
-		built = mtdpp_ease_lists(data, &ep, &lambda, ease, &ease_neighborhood, NULL, &dropout);
+		if (form == FORM_COSINE_EASE)
+			cosine = mtdpp_cosine_lists_start(data, m, cap, &tap);
+		built = mtdpp_ease_lists(data, &ep, &lambda, ease, &ease_neighborhood, NULL, &dropout,
+								 cosine ? &tap : NULL);
+		if (cosine)
+		{
+			/* the cosine lists: counted in the neighbourhoods' pass, or in one of their own */
+			if (!tap.done)
+				mtdpp_visit_lists(data, tap.visit, tap.arg, tap.scratch_bytes, tap.pairs);
+			distinct = mtdpp_cosine_lists_finish(cosine);
+			mtdpp_report_neighbor_cap(&dp, p, distinct, m->nbr_start[m->n_items]);
+		}
 		if (built && form == FORM_EASE)
 			for (int64 q = 0; q < m->nbr_start[m->n_items]; q++)
 				m->nbr_weight[q] = (float4) (beta * m->nbr_weight[q]);
 		else if (built)
-		{
-			int64		distinct = mtdpp_cooccurrence_lists(data, m, cap);
-
-			mtdpp_report_neighbor_cap(&dp, p, distinct, m->nbr_start[m->n_items]);
 			merge_lists(m, ease, beta, ease_beta, cap);
-		}
 		else
 		{
 			/* not positive definite on all the baskets: the best cosine */
@@ -276,9 +286,11 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	}
 	if (!built)
 	{
-		int64		distinct = mtdpp_cooccurrence_lists(data, m, cap);
-
-		mtdpp_report_neighbor_cap(&dp, p, distinct, m->nbr_start[m->n_items]);
+		if (distinct < 0)
+		{
+			distinct = mtdpp_cooccurrence_lists(data, m, cap);
+			mtdpp_report_neighbor_cap(&dp, p, distinct, m->nbr_start[m->n_items]);
+		}
 		for (int j = 0; j < m->n_items; j++)
 			for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
 				m->nbr_weight[q] = (float4) (beta * mtdpp_hybrid_form_weight(form, (double) m->nbr_weight[q],

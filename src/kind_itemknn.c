@@ -122,7 +122,7 @@ cosine(const MtdppBaskets *data, int i, int c, int64 cooc)
 	return (float4) (cooc / sqrt((double) data->popularity[i] * data->popularity[c]));
 }
 
-typedef struct ListBuilder
+struct MtdppCosineLists
 {
 	const MtdppBaskets *data;
 	MtdppModel *m;
@@ -134,13 +134,13 @@ typedef struct ListBuilder
 	Size		scratch;		/* bytes mtdpp_visit_lists holds beside the lists */
 	float4	   *weight;			/* one list's weights */
 	float	   *heavy;			/* a copy for the selection */
-} ListBuilder;
+};
 
 /* item I's cosine weights into the lists, cut to the CAP heaviest */
 static void
 visit_build(int i, const int32 *seen, const int32 *count, int d, void *arg)
 {
-	ListBuilder *lb = arg;
+	MtdppCosineLists *lb = arg;
 	MtdppModel *m = lb->m;
 	bool		cut = lb->cap > 0 && d > lb->cap;
 	float		least = 0;
@@ -178,23 +178,52 @@ visit_build(int i, const int32 *seen, const int32 *count, int d, void *arg)
 int64
 mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap)
 {
-	int			n = data->n_items;
-	ListBuilder lb = {0};
+	MtdppListTap tap;
+	MtdppCosineLists *lb = mtdpp_cosine_lists_start(data, m, cap, &tap);
 
-	lb.data = data;
-	lb.m = m;
-	lb.cap = cap;
-	lb.weight = mtdpp_alloc_huge(sizeof(float4) * Max(n, 1));
-	lb.heavy = cap > 0 ? mtdpp_alloc_huge(sizeof(float) * Max(n, 1)) : NULL;
+	mtdpp_visit_lists(data, tap.visit, tap.arg, tap.scratch_bytes, tap.pairs);
+	return mtdpp_cosine_lists_finish(lb);
+}
+
+/*
+ * mtdpp_cooccurrence_lists in two halves, around a pass made by another
+ * (mtdpp_ease_lists): TAP says what the pass is to call; then, after it,
+ * mtdpp_cosine_lists_finish.
+ */
+MtdppCosineLists *
+mtdpp_cosine_lists_start(const MtdppBaskets *data, MtdppModel *m, int cap, MtdppListTap *tap)
+{
+	int			n = data->n_items;
+	MtdppCosineLists *lb = palloc0(sizeof(MtdppCosineLists));
+
+	lb->data = data;
+	lb->m = m;
+	lb->cap = cap;
+	lb->weight = mtdpp_alloc_huge(sizeof(float4) * Max(n, 1));
+	lb->heavy = cap > 0 ? mtdpp_alloc_huge(sizeof(float) * Max(n, 1)) : NULL;
 	m->nbr_index = mtdpp_alloc_huge(sizeof(int32));
 	m->nbr_weight = mtdpp_alloc_huge(sizeof(float4));
 	m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
-	mtdpp_visit_lists(data, visit_build, &lb, &lb.scratch, &lb.total);
-	m->nbr_start[n] = lb.kept;
-	if (lb.heavy)
-		pfree(lb.heavy);
-	pfree(lb.weight);
-	return lb.distinct;
+	tap->visit = visit_build;
+	tap->arg = lb;
+	tap->scratch_bytes = &lb->scratch;
+	tap->pairs = &lb->total;
+	tap->done = false;
+	return lb;
+}
+
+/* the lists' end, once every item was visited; the distinct pairs before the cut */
+int64
+mtdpp_cosine_lists_finish(MtdppCosineLists *lb)
+{
+	int64		distinct = lb->distinct;
+
+	lb->m->nbr_start[lb->data->n_items] = lb->kept;
+	if (lb->heavy)
+		pfree(lb->heavy);
+	pfree(lb->weight);
+	pfree(lb);
+	return distinct;
 }
 
 /*

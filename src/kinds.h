@@ -138,6 +138,11 @@ extern int	mtdpp_bayes_samples(const MtdppModel *m);
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,
 							   MtdppKind kind, int rank);
 extern int64 mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap);
+struct MtdppListTap;
+typedef struct MtdppCosineLists MtdppCosineLists;
+extern MtdppCosineLists *mtdpp_cosine_lists_start(const MtdppBaskets *data, MtdppModel *m, int cap,
+												  struct MtdppListTap *tap);
+extern int64 mtdpp_cosine_lists_finish(MtdppCosineLists *lb);
 extern void mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
 									  int64 distinct, int64 kept);
 
@@ -145,7 +150,7 @@ extern void mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *g
 struct MtdppValidation;
 extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
 							 MtdppModel *m, bool *neighborhood, struct MtdppValidation *slice,
-							 double *dropout);
+							 double *dropout, struct MtdppListTap *tap);
 
 
 /* kind_popularity.c: what the other kinds share with it */

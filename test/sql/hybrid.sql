@@ -45,6 +45,40 @@ FROM mtdpp.items i JOIN mtdpp.models m ON m.model_id = i.model_id AND m.name = '
 JOIN mtdpp.items j ON j.item_id = i.item_id
 JOIN mtdpp.models n ON n.model_id = j.model_id AND n.name = 'ease_two';
 SELECT mtdpp_drop('ease_one'), mtdpp_drop('ease_two');
+-- on neighbourhoods the hybrid's cosine lists are counted in the pass of
+-- EASE's neighbourhoods: its lists are still beta * cosine + ease_beta *
+-- EASE's weight, computed here from the order lines and an ease model of the
+-- hybrid's lambda
+SELECT kind FROM mtdpp_train('hyb_wide', 'wide_lines', rank => 8, epochs => 4, seed => 3,
+                             params => '{"ease_solver": "neighborhood"}');
+SELECT hyperparams->>'evidence' AS form, hyperparams->>'evidence_ease_solver' AS ease_solver
+FROM mtdpp.models WHERE name = 'hyb_wide';
+SELECT kind FROM mtdpp_train('hyb_wide_ease', 'wide_lines', kind => 'ease',
+                             params => (SELECT jsonb_build_object('lambda', (hyperparams->>'evidence_lambda')::float8,
+                                                                  'ease_dropout', (hyperparams->>'evidence_ease_dropout')::float8,
+                                                                  'ease_solver', 'neighborhood')
+                                        FROM mtdpp.models WHERE name = 'hyb_wide'));
+WITH h AS (SELECT (hyperparams->>'evidence_weight')::float8 AS beta,
+                  (hyperparams->>'evidence_ease_weight')::float8 AS ease_beta
+           FROM mtdpp.models WHERE name = 'hyb_wide'),
+     b AS (SELECT DISTINCT order_id, item_id FROM wide_lines),
+     f AS (SELECT item_id, count(*) AS n FROM b GROUP BY item_id),
+     pairs AS (SELECT x.item_id AS j, y.item_id AS c, count(*) AS n
+               FROM b x JOIN b y ON x.order_id = y.order_id AND x.item_id <> y.item_id GROUP BY 1, 2),
+     cosine AS (SELECT p.j, p.c, p.n / sqrt(fj.n * fc.n) AS w
+                FROM pairs p JOIN f fj ON fj.item_id = p.j JOIN f fc ON fc.item_id = p.c),
+     ease AS (SELECT i.item_id AS j, l.c, l.w
+              FROM mtdpp.items i JOIN mtdpp.models m USING (model_id), unnest(i.neighbors, i.neighbor_weights) l(c, w)
+              WHERE m.name = 'hyb_wide_ease'),
+     want AS (SELECT j, c, h.beta * coalesce(cosine.w, 0) + h.ease_beta * coalesce(ease.w, 0) AS w
+              FROM cosine FULL JOIN ease USING (j, c), h),
+     got AS (SELECT i.item_id AS j, l.c, l.w
+             FROM mtdpp.items i JOIN mtdpp.models m USING (model_id), unnest(i.neighbors, i.neighbor_weights) l(c, w)
+             WHERE m.name = 'hyb_wide')
+SELECT count(*) > 10000 AS many_pairs, count(*) FILTER (WHERE want.j IS NULL OR got.j IS NULL) AS unmatched,
+       max(abs(want.w - got.w) / (1e-3 + abs(want.w))) < 1e-5 AS same_weights
+FROM want FULL JOIN got USING (j, c);
+SELECT mtdpp_drop('hyb_wide'), mtdpp_drop('hyb_wide_ease');
 DROP TABLE wide_lines;
 -- factors and neighbour lists side by side, weights beta * g(j, c)
 SELECT count(*) AS items, bool_and(cardinality(factors) = 8 AND cardinality(task_factors) = 8) AS factors,
@@ -60,7 +94,7 @@ FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'hyb';
 -- hybrid score = DPP score + beta * sum over the basket of g(j, c), the
 -- evidence computed here in SQL from the order lines
 -- (cosine+ease: beta * cosine + evidence_ease_weight * EASE's weight; this
--- basket data chooses the pair, so the merged lists are checked too)
+-- basket data chooses ease alone, the pair's merged lists are checked above)
 SELECT hyperparams->>'evidence' AS form FROM mtdpp.models WHERE name = 'hyb';
 CREATE TEMP TABLE hyb_choice AS
 SELECT CASE f WHEN 'cosine+ease' THEN 'cosine' ELSE f END AS form,

@@ -95,3 +95,17 @@ SELECT examples AS whole FROM mtdpp_train('sampled', 'train_lines', rank => 4, e
                                           params => '{"epoch_baskets": 0, "patience": 100}', kind => 'multitask') \gset
 SELECT :sampled::float8 / :whole BETWEEN 0.14 AND 0.26 AS fifth_of_the_examples;
 SELECT mtdpp_drop('sampled');
+-- where epochs sample the baskets, the capacity search's rank-128 candidate
+-- races the rank-32 one: it stops once its epochs left cannot reach the
+-- other's validation MPR at its mean gain per epoch; where an epoch is a
+-- pass over every basket, it runs all its epochs
+SELECT kind FROM mtdpp_train('raced', 'train_lines', epochs => 12, activate => false,
+                             params => '{"epoch_baskets": 90}', kind => 'multitask');
+SELECT kind FROM mtdpp_train('raced', 'train_lines', epochs => 12, activate => false,
+                             params => '{"epoch_baskets": 0}', kind => 'multitask');
+SELECT version, (c->>'epochs')::int < (c->>'max_epochs')::int AS stopped,
+       (c->>'validation_mpr')::float8 < (hyperparams->'capacity'->'candidates'->0->>'validation_mpr')::float8 AS behind,
+       rank AS kept
+FROM mtdpp.models, jsonb_array_elements(hyperparams->'capacity'->'candidates') c
+WHERE name = 'raced' AND c->>'rank' = '128' ORDER BY version;
+SELECT mtdpp_drop('raced');
