@@ -57,7 +57,7 @@
  * epochs unless epochs is given: there the evidence ranks the top of the
  * list, and at 50,000 items and 10 million lines the DPP's validation MPR
  * after 10 epochs equals the one after 24 (92.57 and 92.56), the hybrid's
- * criterion on its slice is as high, and the hybrid trains in 510 to 560 s,
+ * criterion on its slice is as high, and the hybrid trains in 475 to 560 s,
  * within ten minutes (bench/ease_neighborhood/results.md).
  */
 #include "postgres.h"
