@@ -198,7 +198,6 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 	int		   *len = mtdpp_alloc_huge(sizeof(int) * Max(n, 1));
 	int32	   *companion;
 	int32	   *shared;
-	MemoryContext threads = NULL;
 	MtdppHelper *h = NULL;
 	CountJob	job[2];
 
@@ -215,16 +214,8 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 	companion = mtdpp_alloc_huge(sizeof(int32) * room);
 	shared = mtdpp_alloc_huge(sizeof(int32) * room);
 
-	if (n > 1 && max_parallel_maintenance_workers > 0)
-	{
-		MemoryContext old;
-
-		threads = AllocSetContextCreate(CurrentMemoryContext, "mtdpp co-occurrence counts",
-										ALLOCSET_SMALL_SIZES);
-		old = MemoryContextSwitchTo(threads);
-		h = mtdpp_helper_start();
-		MemoryContextSwitchTo(old);
-	}
+	if (n > 1)
+		h = mtdpp_helper_start_for("co-occurrence counts");
 	for (int t = 0; t < 2; t++)
 	{
 		job[t].data = data;
@@ -285,8 +276,7 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 	}
 	if (h)
 		pfree(job[1].count);
-	if (threads != NULL)
-		MemoryContextDelete(threads);
+	mtdpp_helper_stop(h);
 	pfree(shared);
 	pfree(companion);
 	pfree(len);

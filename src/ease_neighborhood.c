@@ -473,7 +473,6 @@ mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda, double
 	int		   *len = palloc0(sizeof(int) * Max(n, 1));
 	int			kmax = Min(NEIGHBORHOOD, Max(n, 1));
 	int			round = Min(ROUND, Max(n, 1));
-	MemoryContext threads = NULL;
 	MtdppHelper *h = NULL;
 	SolveJob	job[2];
 	int			parts = 1;
@@ -481,15 +480,9 @@ mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda, double
 	int8	   *tries;
 	int64		at = 0;
 
-	if (n > ROUND && max_parallel_maintenance_workers > 0)
+	if (n > ROUND)
 	{
-		MemoryContext old;
-
-		threads = AllocSetContextCreate(CurrentMemoryContext, "mtdpp EASE systems",
-										ALLOCSET_SMALL_SIZES);
-		old = MemoryContextSwitchTo(threads);
-		h = mtdpp_helper_start();
-		MemoryContextSwitchTo(old);
+		h = mtdpp_helper_start_for("EASE systems");
 		parts = h ? 2 : 1;
 	}
 	sol = palloc(sizeof(float) * round * NEIGHBORHOOD);
@@ -528,8 +521,7 @@ mtdpp_ease_neighborhood_weights(MtdppEaseNeighborhoods *e, double lambda, double
 			}
 		}
 	}
-	if (threads != NULL)
-		MemoryContextDelete(threads);
+	mtdpp_helper_stop(h);
 
 	/* each heap sorted, strongest first, and the lists packed */
 	for (int a = 0; a < n; a++)

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "helper_thread.h"
@@ -29,6 +30,7 @@ struct MtdppHelper
 	bool		busy;			/* a job is posted and not finished */
 	bool		quit;
 	MemoryContextCallback stop;
+	MemoryContext own;			/* mtdpp_helper_start_for's context, or NULL */
 };
 
 static void *
@@ -93,6 +95,45 @@ mtdpp_helper_start(void)
 	h->stop.arg = h;
 	MemoryContextRegisterResetCallback(CurrentMemoryContext, &h->stop);
 	return h;
+}
+
+/*
+ * A second thread for one piece of work, which its caller stops with
+ * mtdpp_helper_stop as soon as it is done (an error stops it when the
+ * current memory context goes): in a memory context of its own, known as
+ * PURPOSE in memory dumps.  NULL when max_parallel_maintenance_workers
+ * allows no worker, or no thread starts.
+ */
+MtdppHelper *
+mtdpp_helper_start_for(const char *purpose)
+{
+	MemoryContext own,
+				old;
+	MtdppHelper *h;
+
+	if (max_parallel_maintenance_workers <= 0)
+		return NULL;
+	own = AllocSetContextCreate(CurrentMemoryContext, "mtdpp helper thread",
+								ALLOCSET_SMALL_SIZES);
+	MemoryContextSetIdentifier(own, purpose);
+	old = MemoryContextSwitchTo(own);
+	h = mtdpp_helper_start();
+	MemoryContextSwitchTo(old);
+	if (h == NULL)
+	{
+		MemoryContextDelete(own);
+		return NULL;
+	}
+	h->own = own;
+	return h;
+}
+
+/* Stops H, of mtdpp_helper_start_for, and frees it; nothing if H is NULL. */
+void
+mtdpp_helper_stop(MtdppHelper *h)
+{
+	if (h != NULL)
+		MemoryContextDelete(h->own);
 }
 
 /* FN(A) here and FN(B) on helper H (or here too, if H is NULL); returns when both are done */

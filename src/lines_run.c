@@ -616,7 +616,6 @@ runs_to_baskets(const Run *runs, int nr, int *threads)
 	int64	   *start;
 	int64		n0,				/* items in place; the others lie from gap_from */
 				gap_from;
-	MemoryContext merge_cxt = NULL;
 	MtdppHelper *h = NULL;
 
 	*threads = 1;
@@ -641,13 +640,7 @@ runs_to_baskets(const Run *runs, int nr, int *threads)
 
 		if (total >= MERGE_SPLIT_LINES && set.dense && max_parallel_maintenance_workers > 0)
 		{
-			MemoryContext old;
-
-			merge_cxt = AllocSetContextCreate(CurrentMemoryContext, "mtdpp merge",
-											  ALLOCSET_SMALL_SIZES);
-			old = MemoryContextSwitchTo(merge_cxt);
-			h = mtdpp_helper_start();
-			MemoryContextSwitchTo(old);
+			h = mtdpp_helper_start_for("merge of sorted runs");
 			*threads = h ? 2 : 1;
 			merge_split(h, &whole, runs, set.range, &n0, &gap_from);
 		}
@@ -714,8 +707,7 @@ runs_to_baskets(const Run *runs, int nr, int *threads)
 	d->n_baskets = (int) nb;
 	d->n_lines = n;
 	baskets_index_items(d, &set, h, n0, gap_from);
-	if (merge_cxt)
-		MemoryContextDelete(merge_cxt); /* stops the helper */
+	mtdpp_helper_stop(h);
 	if (n > 0)
 		d->items = repalloc_huge(d->items, sizeof(int32) * n);
 	return d;
