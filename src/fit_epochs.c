@@ -18,11 +18,12 @@
  * Early stopping.  A validation slice of the training baskets (never the
  * user's test baskets, validation_slice.c) is held out; after each epoch
  * its mean percentile rank is measured with the scorer that serves queries,
- * and the best epoch's parameters are kept.  Training stops after `patience` epochs without gain,
- * or, in a race against a rival's validation MPR (fit.c's capacity search),
- * once the epochs left cannot reach it: even at the mean gain per epoch so
- * far since the first, which a learning curve that flattens as the rate
- * decays does not exceed (out_of_reach).
+ * and the best epoch's parameters are kept.  Training stops after
+ * `patience` epochs without gain, or, in a race against a rival's
+ * validation MPR (fit.c's capacity search), once the epochs left cannot
+ * reach it even at the mean gain per epoch since the first, which a
+ * learning curve that flattens as the rate decays does not exceed
+ * (out_of_reach).
  *
  * Warm starts.  From an earlier model (warm_start), the items it knows keep
  * their parameters (initialise), and the run is built to cost a fraction of
