@@ -422,8 +422,6 @@ mtdpp_hybrid_choose_weights(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation
 	else
 		ease = NULL;
 	/* the cosine lists: counted in the neighbourhoods' pass, or in one of their own */
-	if (!tap.done)
-		mtdpp_visit_lists(rest, tap.visit, tap.arg, tap.scratch_bytes, tap.pairs);
 	mtdpp_cosine_lists_finish(cosine);
 	for (int f = 0; f < N_FORMS; f++)
 		ev[f] = palloc0(sizeof(double) * Max(n, 1));

@@ -266,8 +266,6 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 		if (cosine)
 		{
 			/* the cosine lists: counted in the neighbourhoods' pass, or in one of their own */
-			if (!tap.done)
-				mtdpp_visit_lists(data, tap.visit, tap.arg, tap.scratch_bytes, tap.pairs);
 			distinct = mtdpp_cosine_lists_finish(cosine);
 			mtdpp_report_neighbor_cap(&dp, p, distinct, m->nbr_start[m->n_items]);
 		}

@@ -134,6 +134,7 @@ struct MtdppCosineLists
 	Size		scratch;		/* bytes mtdpp_visit_lists holds beside the lists */
 	float4	   *weight;			/* one list's weights */
 	float	   *heavy;			/* a copy for the selection */
+	const MtdppListTap *tap;	/* what another pass was to call */
 };
 
 /* item I's cosine weights into the lists, cut to the CAP heaviest */
@@ -179,16 +180,14 @@ int64
 mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap)
 {
 	MtdppListTap tap;
-	MtdppCosineLists *lb = mtdpp_cosine_lists_start(data, m, cap, &tap);
 
-	mtdpp_visit_lists(data, tap.visit, tap.arg, tap.scratch_bytes, tap.pairs);
-	return mtdpp_cosine_lists_finish(lb);
+	return mtdpp_cosine_lists_finish(mtdpp_cosine_lists_start(data, m, cap, &tap));
 }
 
 /*
  * mtdpp_cooccurrence_lists in two halves, around a pass made by another
- * (mtdpp_ease_lists): TAP says what the pass is to call; then, after it,
- * mtdpp_cosine_lists_finish.
+ * (mtdpp_ease_lists): TAP says what that pass is to call; then
+ * mtdpp_cosine_lists_finish, which makes a pass of its own if it did not.
  */
 MtdppCosineLists *
 mtdpp_cosine_lists_start(const MtdppBaskets *data, MtdppModel *m, int cap, MtdppListTap *tap)
@@ -209,15 +208,19 @@ mtdpp_cosine_lists_start(const MtdppBaskets *data, MtdppModel *m, int cap, Mtdpp
 	tap->scratch_bytes = &lb->scratch;
 	tap->pairs = &lb->total;
 	tap->done = false;
+	lb->tap = tap;
 	return lb;
 }
 
-/* the lists' end, once every item was visited; the distinct pairs before the cut */
+/* the lists' end, after a pass over every item; the distinct pairs before the cut */
 int64
 mtdpp_cosine_lists_finish(MtdppCosineLists *lb)
 {
-	int64		distinct = lb->distinct;
+	int64		distinct;
 
+	if (!lb->tap->done)
+		mtdpp_visit_lists(lb->data, visit_build, lb, &lb->scratch, &lb->total);
+	distinct = lb->distinct;
 	lb->m->nbr_start[lb->data->n_items] = lb->kept;
 	if (lb->heavy)
 		pfree(lb->heavy);
