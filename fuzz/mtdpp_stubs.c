@@ -139,7 +139,8 @@ mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 /* the same, without a validation slice (fit_epochs.c's fit at a given rank) */
 MtdppModel *
 mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
-					 const MtdppValidation *given, MtdppValidation *slice)
+					 const MtdppValidation *given, MtdppValidation *slice,
+					 double to_beat)
 {
 	if (slice != NULL)
 		memset(slice, 0, sizeof(*slice));
@@ -157,7 +158,7 @@ mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
 MtdppModel *
 mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p, MtdppValidation *slice)
 {
-	return mtdpp_train_dpp_rank(data, p, NULL, slice);
+	return mtdpp_train_dpp_rank(data, p, NULL, slice, NAN);
 }
 
 /* and fit.c's fit at a chosen capacity (an ensemble's other fits) */
@@ -167,7 +168,7 @@ mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p, MtdppValidation
 {
 	if (chosen != NULL)
 		*chosen = *p;
-	return mtdpp_train_dpp_rank(data, p, NULL, slice);
+	return mtdpp_train_dpp_rank(data, p, NULL, slice, NAN);
 }
 
 /* the table of model kinds, filled as _PG_init fills it */

@@ -222,6 +222,12 @@ MemoryContextReset(MemoryContext context)
 }
 
 void
+MemoryContextSetIdentifier(MemoryContext context, const char *id)
+{
+	context->ident = id;
+}
+
+void
 MemoryContextRegisterResetCallback(MemoryContext context, MemoryContextCallback *cb)
 {
 	cb->next = context->reset_cbs;
