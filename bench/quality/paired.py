@@ -1,0 +1,44 @@
+#!/usr/bin/env python3
+"""Writes bench/quality/paired.md from the CSV of bench/quality/paired."""
+import csv
+import sys
+
+ORDER = {"MPR": 0, "P@5": 1, "P@10": 2, "P@20": 3}
+SPLITS = {"canonical": 0}
+
+
+def main(path):
+    rows = list(csv.DictReader(open(path)))
+    rows.sort(key=lambda r: (r["dataset"], SPLITS.get(r["split"], 1), r["split"], r["test"],
+                             ORDER[r["metric"]]))
+    commits = sorted({r["commit"] for r in rows})
+    out = ["# The default kind against the better of item-kNN and EASE, basket by basket", "",
+           "Written by `bench/quality/paired` (commits %s): `hybrid`, `ease` and `itemknn` trained"
+           % ", ".join("`%s`" % c for c in commits),
+           "with the defaults, as `bench/quality/run` trains them, each test basket ranked by each model "
+           "(the held-out item among every item of the model not in the basket), and the hybrid set "
+           "against the better of the other two on each metric, on the same baskets. *only hybrid* / "
+           "*only other*: the baskets whose held-out item only that model has in its top K; z: McNemar's "
+           "statistic for the precisions, the mean difference of percentile ranks over its standard "
+           "error for MPR. |z| > 1.96: a difference the test baskets alone would show by chance less "
+           "than one time in twenty.", "",
+           "| data | split | held out | metric | baskets | hybrid | better other | difference | only hybrid | only other | z |",
+           "|---|---|---|---|---|---|---|---|---|---|---|"]
+    behind = []
+    for r in rows:
+        out.append("| %s | %s | %s | %s | %s | %s | %s %s | %+.2f | %s | %s | %s |" % (
+            r["dataset"], r["split"], r["test"], r["metric"], r["baskets"], r["hybrid"],
+            r["reference"], r["reference_figure"], float(r["difference"]), r["hybrid_only"],
+            r["reference_only"], r["z"]))
+        if float(r["difference"]) < 0:
+            behind.append(r)
+    out += ["", "Where the hybrid is behind: %d of %d cells; beyond |z| 1.96: %s." % (
+        len(behind), len(rows),
+        "; ".join("%s %s %s %s %+.2f (z %s)" % (r["dataset"], r["split"], r["test"], r["metric"],
+                                               float(r["difference"]), r["z"])
+                  for r in behind if r["z"] and float(r["z"]) < -1.96) or "none")]
+    print("\n".join(out))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1])
