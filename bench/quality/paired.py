@@ -16,7 +16,8 @@ def main(path):
            "Written by `bench/quality/paired` (commits %s): `hybrid`, `ease` and `itemknn` trained"
            % ", ".join("`%s`" % c for c in commits),
            "with the defaults, as `bench/quality/run` trains them, each test basket ranked by each model "
-           "(the held-out item among every item of the model not in the basket), and the hybrid set "
+           "as `mtdpp_evaluate` ranks it (the held-out item among the catalog's items not in the basket; "
+           "the figures are those of `results.md`), and the hybrid set "
            "against the better of the other two on each metric, on the same baskets. *only hybrid* / "
            "*only other*: the baskets whose held-out item only that model has in its top K; z: McNemar's "
            "statistic for the precisions, the mean difference of percentile ranks over its standard "
@@ -32,7 +33,11 @@ def main(path):
             r["reference_only"], r["z"]))
         if float(r["difference"]) < 0:
             behind.append(r)
-    out += ["", "Where the hybrid is behind: %d of %d cells; beyond |z| 1.96: %s." % (
+    ahead = [r for r in rows if r["z"] and float(r["z"]) > 1.96]
+    out += ["", "Ahead beyond |z| 1.96: %d of %d cells (%s)." % (
+        len(ahead), len(rows), ", ".join("%s %d" % (m, sum(r["metric"] == m for r in ahead))
+                                         for m in ORDER)),
+            "", "Where the hybrid is behind: %d of %d cells; beyond |z| 1.96: %s." % (
         len(behind), len(rows),
         "; ".join("%s %s %s %s %+.2f (z %s)" % (r["dataset"], r["split"], r["test"], r["metric"],
                                                float(r["difference"]), r["z"])
