@@ -189,6 +189,8 @@ def default_tables(ok, kind="hybrid"):
         return []
     out = [md_table(["data"] + [n for _, n in METRICS], t)]
     out.append("Cells where it is behind: " + ("; ".join(behind) + "." if behind else "none.") + "\n")
+    out.append("Which of them are more than the noise of the test baskets: `paired.md` "
+               "(`bench/quality/paired`, basket by basket).\n")
     return out
 
 
