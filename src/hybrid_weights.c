@@ -342,7 +342,7 @@ report_search(const GridSums *s, const int *best_g, const int *pair_g, int form,
 	if (pair_g[0] < 0)
 	{
 		ereport(NOTICE,
-				(errmsg("hybrid: evidence ease not tried (its fit would not fit in maintenance_work_mem)")));
+				(errmsg("hybrid: evidence ease not tried (its fit would not fit in maintenance_work_mem, or an exact fit was asked of more items than it fits)")));
 	}
 	else
 	{

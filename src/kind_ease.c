@@ -722,7 +722,7 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
  * 'auto', the exact one where it is chosen and fits in maintenance_work_mem,
  * else the neighbourhoods'; *NEIGHBORHOOD says which.  False, with nothing
  * done, when the fit would not fit in maintenance_work_mem (or, exact, above
- * EASE_REFINE_ITEMS items, where it takes minutes): the hybrid then does
+ * EASE_MAX_ITEMS items, which the kind ease refuses): the hybrid then does
  * without this evidence.  ease_dropout null (the hybrid's default) is
  * EASE_HYBRID_DROPOUT on the exact fit, 0 on neighbourhoods; *DROPOUT says
  * which was used.  TAP (if not NULL) visits DATA's co-occurrence lists in
@@ -744,7 +744,7 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 	if (!*neighborhood && p.ease_solver == MTDPP_EASE_AUTO && ease_memory(data, cap, false) > limit)
 		*neighborhood = true;
 	if (ease_memory(data, cap, *neighborhood) > limit ||
-		(!*neighborhood && data->n_items > EASE_REFINE_ITEMS))
+		(!*neighborhood && data->n_items > EASE_MAX_ITEMS))
 		return false;
 	/* the caller's slice judges lambda on neighbourhoods: two lists at a time */
 	if (!*neighborhood || *lambda >= 0.0 ||
