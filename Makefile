@@ -11,6 +11,7 @@ OBJS = \
 	src/complete.o \
 	src/cooccurrence.o \
 	src/diverse.o \
+	src/ease_exact.o \
 	src/ease_neighborhood.o \
 	src/evaluate.o \
 	src/fit.o \

@@ -10,7 +10,7 @@
  *		B[., c] = argmin_w |x_c - X_{-c} w|^2 + lambda |w|^2,
  *		so (G_{-c,-c} + lambda I) B[-c, c] = G_{-c, c},	B[c][c] = 0,
  *
- * with G = X^T X (kind_ease.c inverts G + lambda I once for every c, n^3
+ * with G = X^T X (ease_exact.c inverts G + lambda I once for every c, n^3
  * operations and n^2 floats: 10 minutes and 1 GB at 16,000 items).  An
  * item that never met c has G[a][c] = 0 and acts on B[., c] only through
  * the items that did; here the regression of c is restricted to its

@@ -62,23 +62,14 @@
  * lost 0.3 on uk_retail, so the kind keeps EASE's weights; the hybrid's
  * evidence takes EASE_HYBRID_DROPOUT where it is fitted exactly.
  *
- * Two fits (ease_solver): the exact one below, and one item by item on
- * co-occurrence neighbourhoods (ease_neighborhood.c), whose cost grows
- * with the catalog rather than its cube; 'auto' fits exactly up to
- * EASE_EXACT_ITEMS items and on neighbourhoods above.  The search for
- * lambda is the same for both.
- *
- * Cost: G from the baskets (sum of squared basket sizes), then per lambda one
- * Cholesky inverse of items x items in single precision (n^3 flops, linalg.c,
- * cancellable between blocks), and a pass over P for each item's strongest
- * weights.  Memory: one n x n float matrix holding G in its strict upper
- * triangle and P in its lower one, so each lambda tried starts from G
- * without a copy; it is checked against maintenance_work_mem first.  In
- * single precision P's relative error is about 6e-8 times the condition
- * number of G + lambda I, at most (largest eigenvalue of G + lambda) /
- * lambda; the weights are stored as reals anyway.  A lambda too small for
- * the factorisation to go through is skipped by the ladder, and refused
- * when given.
+ * Two fits (ease_solver): the exact one (ease_exact.c: one inverse of
+ * G + lambda I, n^3), and one item by item on co-occurrence neighbourhoods
+ * (ease_neighborhood.c), whose cost grows with the catalog rather than its
+ * cube; 'auto' fits exactly up to EASE_EXACT_ITEMS items and on
+ * neighbourhoods above.  The search for lambda is the same for both, and
+ * what either holds is checked against maintenance_work_mem first.  A
+ * lambda too small for the exact factorisation to go through is skipped by
+ * the ladder, and refused when given.
  */
 #include "postgres.h"
 
@@ -88,17 +79,15 @@
 #include "portability/instr_time.h"
 
 #include "cooccurrence.h"
+#include "ease_exact.h"
 #include "ease_neighborhood.h"
 #include "fit.h"
 #include "kinds.h"
-#include "linalg.h"
 #include "model.h"
 #include "params.h"
 
 /* weight of ln(share of baskets) in every score of a non-empty basket */
 #define EASE_PRIOR 1e-6
-/* rows of B gathered at a time from P's columns */
-#define EASE_BLOCK 64
 /* alpha = 2^k, k in this range; the ladder starts at k = 0 */
 #define EASE_K_MIN (-12)
 #define EASE_K_MAX 8
@@ -125,25 +114,14 @@
  */
 #define EASE_EXACT_ITEMS 8000
 
-typedef struct EaseWeight
-{
-	float4		w;
-	int32		c;
-} EaseWeight;
-
 typedef struct EaseWork
 {
 	int			n;
 	int			cap;			/* weights kept per item */
-	MtdppEaseNeighborhoods *nb; /* the neighbourhoods' fit (else the exact one) */
 	bool		neighborhood;
-	double		q;				/* lambda I + q diag(G): the hybrid's dropout */
-	float	   *A;				/* n x n, column-major: G above, P below */
-	double	   *gdiag;			/* G's diagonal */
-	double	   *scale;			/* -1 / P[c][c] */
-	float	   *rows;			/* EASE_BLOCK rows of P, then of B */
-	float	   *scratch;		/* one row, for the selection */
-	EaseWeight *kept;			/* one item's strongest weights */
+	double		q;				/* lambda I + q diag(G): dropout */
+	MtdppEaseNeighborhoods *nb; /* the neighbourhoods' fit, or */
+	MtdppEaseExact *exact;		/* the exact one */
 } EaseWork;
 
 /* Whether P fits D's weights on neighbourhoods rather than exactly. */
@@ -165,16 +143,11 @@ ease_memory(const MtdppBaskets *d, int cap, bool neighborhood)
 	if (neighborhood)
 		s = mtdpp_ease_neighborhood_memory(d);
 	else
-	{
-		s = mul_size(mul_size(n, n), sizeof(float));
-		/* the inverse's scratch, the rows of B */
-		s = add_size(s, mtdpp_spd_inverse_float_memory(n));
-		s = add_size(s, mul_size(mul_size(n, EASE_BLOCK + 1), sizeof(float)));
-	}
+		s = mtdpp_ease_exact_memory(n);
 	/* one model's lists at a time, per-item vectors */
 	s = add_size(s, mul_size(mul_size(n, cap), sizeof(int32) + sizeof(float4)));
 	s = add_size(s, mul_size(n + 1, 2 * sizeof(double) + 3 * sizeof(int64) + sizeof(int32)));
-	s = add_size(s, mul_size(cap, sizeof(EaseWeight)));
+	s = add_size(s, mul_size(cap, sizeof(int32) + sizeof(float4)));
 	/* the item index of the baskets, and the baskets without the slice */
 	s = add_size(s, mul_size(d->n_lines, 2 * sizeof(int32)));
 	s = add_size(s, mul_size(d->n_baskets + 1, sizeof(int64)));
@@ -219,62 +192,8 @@ ease_work_alloc(EaseWork *w, int n, int cap, bool neighborhood, double q)
 	w->cap = cap;
 	w->neighborhood = neighborhood;
 	w->q = q;
-	if (neighborhood)
-		return;
-	/* every entry is written before it is read: no need to zero a gigabyte */
-	w->A = MemoryContextAllocHuge(CurrentMemoryContext,
-								  mul_size(mul_size(Max(n, 1), Max(n, 1)), sizeof(float)));
-	w->gdiag = palloc0(sizeof(double) * Max(n, 1));
-	w->scale = palloc0(sizeof(double) * Max(n, 1));
-	w->rows = mtdpp_alloc_huge(mul_size(mul_size(EASE_BLOCK, Max(n, 1)), sizeof(float)));
-	w->scratch = palloc(sizeof(float) * Max(n, 1));
-	w->kept = palloc(sizeof(EaseWeight) * Max(cap, 1));
-}
-
-/*
- * G of the baskets D: its diagonal into w->gdiag, the rest into the strict
- * upper triangle of w->A (column c holds G[a][c], a < c, contiguous).  Item
- * by item, through an index of the baskets holding each, so counts are exact
- * integers before they become reals and each column is written once.
- */
-static void
-ease_gram(const MtdppBaskets *d, EaseWork *w)
-{
-	int			n = d->n_items;
-	int64	   *start = palloc0(sizeof(int64) * (n + 1));
-	int64	   *fill = palloc(sizeof(int64) * Max(n, 1));
-	int32	   *holding = mtdpp_alloc_huge(sizeof(int32) * Max(d->n_lines, 1));
-	int32	   *count = palloc0(sizeof(int32) * Max(n, 1));
-
-	for (int64 k = 0; k < d->n_lines; k++)
-		start[d->items[k] + 1]++;
-	for (int i = 0; i < n; i++)
-		start[i + 1] += start[i];
-	memcpy(fill, start, sizeof(int64) * n);
-	for (int b = 0; b < d->n_baskets; b++)
-		for (int64 k = d->start[b]; k < d->start[b + 1]; k++)
-			holding[fill[d->items[k]]++] = b;
-
-	for (int c = 0; c < n; c++)
-	{
-		float	   *col = w->A + (size_t) c * n;
-
-		if ((c & 255) == 0)
-			CHECK_FOR_INTERRUPTS();
-		for (int64 h = start[c]; h < start[c + 1]; h++)
-			for (int64 k = d->start[holding[h]]; k < d->start[holding[h] + 1]; k++)
-				count[d->items[k]]++;
-		w->gdiag[c] = count[c];
-		for (int a = 0; a < c; a++)
-			col[a] = (float) count[a];
-		for (int64 h = start[c]; h < start[c + 1]; h++)
-			for (int64 k = d->start[holding[h]]; k < d->start[holding[h] + 1]; k++)
-				count[d->items[k]] = 0;
-	}
-	pfree(count);
-	pfree(holding);
-	pfree(fill);
-	pfree(start);
+	if (!neighborhood)
+		w->exact = mtdpp_ease_exact_alloc(n, cap);
 }
 
 /*
@@ -286,106 +205,12 @@ ease_prepare(const MtdppBaskets *d, EaseWork *w, MtdppListTap *tap)
 {
 	if (!w->neighborhood)
 	{
-		ease_gram(d, w);
+		mtdpp_ease_exact_gram(w->exact, d);
 		return;
 	}
 	if (w->nb)
 		mtdpp_ease_neighborhoods_free(w->nb);
 	w->nb = mtdpp_ease_neighborhoods(d, tap);
-}
-
-/* w->A's lower triangle := G + lambda I, mirrored from the upper by tiles */
-static void
-ease_regularise(EaseWork *w, double lambda)
-{
-	int			n = w->n;
-	float	   *A = w->A;
-
-	for (int c0 = 0; c0 < n; c0 += 64)
-	{
-		CHECK_FOR_INTERRUPTS();
-		for (int r0 = c0; r0 < n; r0 += 64)
-			for (int c = c0; c < Min(c0 + 64, n); c++)
-				for (int r = Max(r0, c + 1); r < Min(r0 + 64, n); r++)
-					A[r + (size_t) c * n] = A[c + (size_t) r * n];
-	}
-	for (int j = 0; j < n; j++)
-		A[j + (size_t) j * n] = (float) (w->gdiag[j] * (1.0 + w->q) + lambda);
-}
-
-/* strongest first; equal weights by item */
-static int
-cmp_weight(const void *a, const void *b)
-{
-	const EaseWeight *x = a,
-			   *y = b;
-
-	if (x->w != y->w)
-		return x->w > y->w ? -1 : 1;
-	return x->c < y->c ? -1 : (x->c > y->c ? 1 : 0);
-}
-
-/*
- * The w->cap largest positive weights of ROW (item J's row of B) into IDX
- * and WT, largest first; returns how many.
- */
-static int
-ease_select(EaseWork *w, const float *row, int j, int32 *idx, float4 *wt)
-{
-	int			n = w->n,
-				m = 0,
-				got = 0;
-	float		t;
-
-	for (int c = 0; c < n; c++)
-		if (c != j && row[c] > 0.0f)
-			w->scratch[m++] = row[c];
-	if (m == 0)
-		return 0;
-	t = mtdpp_kth_largest(w->scratch, m, Min(m, w->cap));
-	for (int c = 0; c < n && got < w->cap; c++)
-		if (c != j && row[c] > t)
-			w->kept[got++] = (EaseWeight) {row[c], c};
-	/* t > 0: equal to the last kept */
-	for (int c = 0; c < n && got < w->cap; c++)
-		if (c != j && row[c] == t)
-			w->kept[got++] = (EaseWeight) {row[c], c};
-	qsort(w->kept, got, sizeof(EaseWeight), cmp_weight);
-	for (int k = 0; k < got; k++)
-	{
-		idx[k] = w->kept[k].c;
-		wt[k] = w->kept[k].w;
-	}
-	return got;
-}
-
-/*
- * Rows J0 .. J0 + NB - 1 of P (symmetric, held in w->A's lower triangle)
- * into w->rows: the part left of the block from P's columns, NB values a
- * run; the rest from the rows' own columns.
- */
-static void
-ease_gather_rows(EaseWork *w, int j0, int nb)
-{
-	int			n = w->n;
-	const float *A = w->A;
-
-	for (int c = 0; c < j0; c++)
-	{
-		const float *run = A + j0 + (size_t) c * n;
-
-		for (int jj = 0; jj < nb; jj++)
-			w->rows[(size_t) jj * n + c] = run[jj];
-	}
-	for (int jj = 0; jj < nb; jj++)
-	{
-		int			j = j0 + jj;
-		float	   *row = w->rows + (size_t) jj * n;
-
-		for (int c = j0; c < j; c++)
-			row[c] = A[j + (size_t) c * n];
-		memcpy(row + j, A + j + (size_t) j * n, sizeof(float) * (n - j));
-	}
 }
 
 /* room for items x cap weights in M's lists */
@@ -400,51 +225,6 @@ ease_alloc_lists(MtdppModel *m, int cap)
 }
 
 /*
- * M's neighbour lists from P (w->A's lower triangle): B[j][c] =
- * -P[j][c] / P[c][c], each item's w->cap largest positive ones.  False if a
- * weight is not a finite real (P too ill-conditioned in single precision).
- */
-static bool
-ease_lists(EaseWork *w, MtdppModel *m)
-{
-	int			n = w->n;
-	int64		at = 0;
-
-	for (int c = 0; c < n; c++)
-	{
-		double		d = w->A[c + (size_t) c * n];
-
-		if (!(d > 0.0) || !isfinite(d))
-			return false;
-		w->scale[c] = -1.0 / d;
-	}
-	for (int j0 = 0; j0 < n; j0 += EASE_BLOCK)
-	{
-		int			nb = Min(EASE_BLOCK, n - j0);
-
-		CHECK_FOR_INTERRUPTS();
-		ease_gather_rows(w, j0, nb);
-		for (int jj = 0; jj < nb; jj++)
-		{
-			int			j = j0 + jj;
-			float	   *row = w->rows + (size_t) jj * n;
-
-			for (int c = 0; c < n; c++)
-			{
-				row[c] = (float) (row[c] * w->scale[c]);
-				if (!isfinite(row[c]))
-					return false;
-			}
-			m->nbr_start[j] = at;
-			if (w->cap > 0)
-				at += ease_select(w, row, j, m->nbr_index + at, m->nbr_weight + at);
-		}
-	}
-	m->nbr_start[n] = at;
-	return true;
-}
-
-/*
  * Weights of w's G (already built) at LAMBDA into M's lists; false if
  * G + lambda I is not numerically positive definite in single precision.
  */
@@ -456,10 +236,7 @@ ease_weights(EaseWork *w, double lambda, MtdppModel *m)
 		mtdpp_ease_neighborhood_weights(w->nb, lambda, w->q, w->cap, m);
 		return true;
 	}
-	ease_regularise(w, lambda);
-	if (!mtdpp_spd_inverse_float(w->A, w->n))
-		return false;
-	return ease_lists(w, m);
+	return mtdpp_ease_exact_weights(w->exact, lambda, w->q, m);
 }
 
 static double
@@ -675,8 +452,8 @@ ease_fit_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda, double 
 		ease_alloc_lists(m, cap);
 		ok = ease_weights(&w, *lambda, m);
 	}
-	if (w.A)
-		pfree(w.A);
+	if (w.exact)
+		mtdpp_ease_exact_free(w.exact);
 	if (w.nb)
 		mtdpp_ease_neighborhoods_free(w.nb);
 	return ok;

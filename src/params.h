@@ -33,7 +33,7 @@ typedef enum MtdppLoss
 typedef enum MtdppEaseSolver
 {
 	MTDPP_EASE_AUTO = 0,		/* exact up to MTDPP_EASE_EXACT_ITEMS items */
-	MTDPP_EASE_EXACT,			/* the inverse of X^T X + lambda I (kind_ease.c) */
+	MTDPP_EASE_EXACT,			/* the inverse of X^T X + lambda I (ease_exact.c) */
 	MTDPP_EASE_NEIGHBORHOOD		/* item by item, on neighbourhoods (ease_neighborhood.c) */
 } MtdppEaseSolver;
 
