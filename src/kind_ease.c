@@ -147,6 +147,7 @@ ease_memory(const MtdppBaskets *d, int cap, bool neighborhood)
 	/* one model's lists at a time, per-item vectors */
 	s = add_size(s, mul_size(mul_size(n, cap), sizeof(int32) + sizeof(float4)));
 	s = add_size(s, mul_size(n + 1, 2 * sizeof(double) + 3 * sizeof(int64) + sizeof(int32)));
+	/* one item's strongest weights, for their sort */
 	s = add_size(s, mul_size(cap, sizeof(int32) + sizeof(float4)));
 	/* the item index of the baskets, and the baskets without the slice */
 	s = add_size(s, mul_size(d->n_lines, 2 * sizeof(int32)));
