@@ -74,6 +74,9 @@ TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
 EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql
 
+# the version, for the module's magic block (PostgreSQL 18 shows it)
+PG_CPPFLAGS = -DMTDPP_VERSION='"$(EXTVERSION)"'
+
 # warnings are errors in the test command (scripts/test passes COPT=-Werror),
 # not for a user building with another compiler
 PG_CFLAGS = -O3 -Wall -Wextra -Wno-unused-parameter -Wno-missing-field-initializers -Wno-sign-compare
@@ -83,8 +86,10 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# every object depends on the shared header; the order lines on theirs
+# every object depends on the shared header; the order lines on theirs;
+# the module's magic block on the version
 $(OBJS): src/*.h
+src/mtdpp.o: Makefile
 src/aggregate.o src/lines.o src/lines_run.o src/lines_baskets.o: src/lines.h src/lines_int.h src/radix_sort.h
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql

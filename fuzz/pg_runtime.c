@@ -38,9 +38,13 @@
 #include <stdlib.h>
 
 #include "fmgr.h"
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"				/* PostgreSQL 16 moved the varlena macros here */
+#endif
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
 #include "nodes/memnodes.h"
+#include "nodes/nodeFuncs.h"
 #include "utils/dsa.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
@@ -635,8 +639,15 @@ int			max_parallel_maintenance_workers = 0;	/* no helper thread */
 
 /* not reached by any harness: reaching them is a finding */
 
+#if PG_VERSION_NUM >= 160000
+/* PostgreSQL 16 made planstate_tree_walker a macro over this function */
+bool
+planstate_tree_walker_impl(struct PlanState *planstate,
+						   planstate_tree_walker_callback walker, void *context)
+#else
 bool
 planstate_tree_walker(struct PlanState *planstate, bool (*walker) (), void *context)
+#endif
 {
 	fuzz_fail("planstate_tree_walker called");
 }
@@ -720,7 +731,11 @@ enlargeStringInfo(StringInfo str, int needed)
 }
 
 void
+#if PG_VERSION_NUM >= 160000
+appendBinaryStringInfo(StringInfo str, const void *data, int datalen)	/* 16: void */
+#else
 appendBinaryStringInfo(StringInfo str, const char *data, int datalen)
+#endif
 {
 	enlargeStringInfo(str, datalen);
 	memcpy(str->data + str->len, data, datalen);

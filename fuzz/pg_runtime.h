@@ -40,7 +40,12 @@ extern void fuzz_input_begin(void);
 extern void fuzz_input_end(void);
 
 /* reports a finding (a broken invariant) and aborts */
+#if PG_VERSION_NUM >= 180000
+/* PostgreSQL 18 replaced the postfix pg_attribute_noreturn() by pg_noreturn */
+pg_noreturn extern void fuzz_fail(const char *fmt,...) pg_attribute_printf(1, 2);
+#else
 extern void fuzz_fail(const char *fmt,...) pg_attribute_printf(1, 2) pg_attribute_noreturn();
+#endif
 
 /* a varlena (4-byte header) holding DATA, in the current memory context */
 extern bytea *fuzz_bytea(const uint8 *data, size_t size);

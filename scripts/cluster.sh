@@ -15,6 +15,7 @@
 #                               # when the shell exits (unless MTDPP_KEEP_CLUSTER=1)
 #     cluster_stop [DIR]        # stops and removes it
 #     cluster_as_owner CMD...   # runs CMD as the cluster's owner
+#     regress_passed LOG, regress_failed LOG   # counts of a pg_regress log
 # As a command:
 #     scripts/cluster.sh start DIR     # starts (or restarts afresh) a cluster kept running
 #     scripts/cluster.sh stop DIR      # stops and removes it
@@ -125,6 +126,11 @@ cluster_env() {
 	[ -n "$port" ] || { echo "cluster.sh: no cluster in $dir" >&2; return 1; }
 	echo "export PGHOST=$dir PGPORT=$port PGUSER=$MTDPP_CLUSTER_OWNER PGDATABASE=postgres"
 }
+
+# The tests a pg_regress log (LOG) says passed, and failed: "test x ... ok"
+# up to PostgreSQL 15, "ok 1 - x" and "not ok 1 - x" from 16 on.
+regress_passed() { grep -cE '^((test | +)?[^ ]+ +\.\.\. ok|ok [0-9]+ )' "$1"; }
+regress_failed() { grep -cE '(\.\.\. (FAILED|failed)|^not ok [0-9]+ )' "$1"; }
 
 # Run as a command rather than sourced.
 if [ "${BASH_SOURCE[0]}" = "$0" ]; then

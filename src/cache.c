@@ -54,6 +54,7 @@
 #include "kinds.h"
 #include "model.h"
 #include "params.h"
+#include "pg_compat.h"
 #include "store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_models_changed);
@@ -136,9 +137,9 @@ mtdpp_models_changed(PG_FUNCTION_ARGS)
 		elog(ERROR, "mtdpp_models_changed must be called as a trigger");
 	if (TRIGGER_FIRED_FOR_ROW(((TriggerData *) fcinfo->context)->tg_event))
 	{
-		if (row_lxid == MyProc->lxid && row_subxid == GetCurrentSubTransactionId())
+		if (row_lxid == MTDPP_MY_LXID && row_subxid == GetCurrentSubTransactionId())
 			return PointerGetDatum(NULL);
-		row_lxid = MyProc->lxid;
+		row_lxid = MTDPP_MY_LXID;
 		row_subxid = GetCurrentSubTransactionId();
 	}
 	model_tables(&nsp, &models, &items);
@@ -316,7 +317,7 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 		PopActiveSnapshot();
 		if (!same)
 		{
-			c->lxid = MyProc->lxid;
+			c->lxid = MTDPP_MY_LXID;
 			c->statement = IsolationUsesXactSnapshot() ? 0 : GetCurrentStatementStartTimestamp();
 		}
 	}
@@ -345,7 +346,7 @@ entry_current(const CachedModel *c)
 	if (c->generation != models_generation)
 		return false;
 	if (c->lxid != InvalidLocalTransactionId &&
-		(c->lxid != MyProc->lxid ||
+		(c->lxid != MTDPP_MY_LXID ||
 		 (c->statement != 0 && c->statement != GetCurrentStatementStartTimestamp())))
 		return false;
 	return true;
@@ -422,7 +423,7 @@ static bool
 seen_in_statement(const CachedModel *c)
 {
 	return c->seen_context != NULL && c->seen_context == statement_context() &&
-		c->seen_serial == statement_serial && c->seen_lxid == MyProc->lxid;
+		c->seen_serial == statement_serial && c->seen_lxid == MTDPP_MY_LXID;
 }
 
 /* C's rows were visible to the current role in this statement. */
@@ -450,7 +451,7 @@ mark_seen(CachedModel *c)
 	}
 	c->seen_context = context;
 	c->seen_serial = statement_serial;
-	c->seen_lxid = MyProc->lxid;
+	c->seen_lxid = MTDPP_MY_LXID;
 }
 
 /*
@@ -506,7 +507,7 @@ static void
 check_model_privileges(Oid nsp, Oid models, Oid items)
 {
 	Oid			user = GetUserId();
-	AclResult	r = pg_namespace_aclcheck(nsp, user, ACL_USAGE);
+	AclResult	r = mtdpp_namespace_aclcheck(nsp, user, ACL_USAGE);
 
 	if (r != ACLCHECK_OK)
 		aclcheck_error(r, OBJECT_SCHEMA, "mtdpp");

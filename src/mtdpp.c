@@ -9,10 +9,11 @@
 
 #include "kinds.h"
 #include "linalg.h"
+#include "pg_compat.h"
 #include "progress.h"
 #include "store.h"
 
-PG_MODULE_MAGIC;
+MTDPP_MODULE_MAGIC;
 
 void		_PG_init(void);
 

@@ -7,7 +7,7 @@
  * PostgreSQL keeps a backend's progress in its PgBackendStatus, for the
  * commands it knows; an extension cannot add a command there, so mtdpp
  * keeps its own table in the fixed shared memory, one slot per backend
- * (indexed by MyBackendId, as the backend status array is).  Only a
+ * (indexed by the backend's number, as the backend status array is).  Only a
  * library in shared_preload_libraries can reserve it (shmem_request_hook),
  * as for the shared models (shared_models.c); without that, nothing is
  * reported and the view says why in a NOTICE.
@@ -43,7 +43,6 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "storage/backendid.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
 #include "utils/acl.h"
@@ -51,6 +50,7 @@
 #include "utils/timestamp.h"
 
 #include "model.h"
+#include "pg_compat.h"
 #include "progress.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_progress_info);
@@ -205,7 +205,7 @@ mtdpp_progress_begin(const char *model)
 	TimestampTz now;
 
 	if (slots == NULL || mine != NULL || IsParallelWorker() ||
-		MyBackendId == InvalidBackendId || MyBackendId > MaxBackends)
+		MTDPP_MY_BACKEND_SLOT < 0 || MTDPP_MY_BACKEND_SLOT >= MaxBackends)
 		return false;
 	if (!callbacks_registered)
 	{
@@ -215,7 +215,7 @@ mtdpp_progress_begin(const char *model)
 		callbacks_registered = true;
 	}
 	now = GetCurrentTimestamp();
-	mine = s = &slots[MyBackendId - 1];
+	mine = s = &slots[MTDPP_MY_BACKEND_SLOT];
 	mine_level = GetCurrentTransactionNestLevel();
 	mine_named = model != NULL;
 	write_begin();

@@ -14,7 +14,7 @@ use Test::More;
 
 my $pkglibdir = `pg_config --pkglibdir`;
 chomp $pkglibdir;
-plan skip_all => 'pg_cron is not installed (scripts/install-deps installs postgresql-15-cron)'
+plan skip_all => 'pg_cron is not installed for this PostgreSQL (Debian 12 packages it, postgresql-15-cron, for 15 only)'
   unless -e "$pkglibdir/pg_cron.so";
 
 my $node = mtdpp_node('cron',
