@@ -11,6 +11,10 @@
 #ifndef MTDPP_PG_COMPAT_H
 #define MTDPP_PG_COMPAT_H
 
+#if PG_VERSION_NUM < 150000
+#error "mtdpp needs PostgreSQL 15 or later"
+#endif
+
 #include "catalog/pg_namespace.h"
 #include "storage/proc.h"
 #include "utils/acl.h"
