@@ -49,6 +49,7 @@
 #include <math.h>
 
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "fit.h"
@@ -85,11 +86,13 @@ append_candidate(StringInfo s, const MtdppParams *p, MtdppModel *m,
 
 /*
  * The hyperparams of the model kept: its candidate's, with the epochs and
- * epoch_baskets the call allowed, and the search (CAND of N candidates, KEPT kept).
+ * epoch_baskets the call allowed, and the search (CAND of N candidates, KEPT
+ * kept, chosen HOW).
  */
 static char *
 capacity_json(const MtdppParams *given, MtdppParams *cand, MtdppModel **fit,
-			  const int *max_epochs, int n, int kept, MtdppValidation *v)
+			  const int *max_epochs, int n, int kept, MtdppValidation *v,
+			  const char *how)
 {
 	MtdppParams p = cand[kept];
 	StringInfoData s;
@@ -101,7 +104,7 @@ capacity_json(const MtdppParams *given, MtdppParams *cand, MtdppModel **fit,
 	s.len--;					/* the closing brace */
 	s.data[s.len] = '\0';
 	appendStringInfo(&s, ", \"capacity\": {\"chosen\": \"%s\", \"baskets\": %d, \"candidates\": [",
-					 n > 1 ? "on validation" : "no validation slice", v->n);
+					 how, v->n);
 	for (int c = 0; c < n; c++)
 	{
 		if (c > 0)
@@ -110,6 +113,33 @@ capacity_json(const MtdppParams *given, MtdppParams *cand, MtdppModel **fit,
 	}
 	appendStringInfo(&s, "]}}");
 	return s.data;
+}
+
+/*
+ * Whether the large candidate trains within maintenance_work_mem beside what
+ * the search holds by then, the small one's model: decided before either
+ * runs, so that a search that cannot try it keeps the small one at once
+ * rather than failing after its fit.  If not, a NOTICE says what it would
+ * take.  The small candidate's own fit checks its memory as any fit does.
+ */
+static bool
+large_candidate_fits(const MtdppBaskets *data, const MtdppParams *small,
+					 const MtdppParams *large)
+{
+	/* the small model kept: V, R and R squared per item and factor */
+	Size		kept = mul_size(mul_size(data->n_items, small->rank), 3 * sizeof(double));
+	Size		need = add_size(training_memory(data, large), kept);
+	Size		limit = (Size) maintenance_work_mem * 1024;
+
+	if (need <= limit || training_memory(data, small) > limit)
+		return true;			/* or the small one's fit refuses first */
+	ereport(NOTICE,
+			(errmsg("the rank is not chosen between %d and %d: rank %d of %d items needs %zu kB, more than maintenance_work_mem (%d kB); rank %d is trained",
+					small->rank, large->rank, large->rank, data->n_items,
+					(need + 1023) / 1024, maintenance_work_mem, small->rank),
+			 errhint("SET maintenance_work_mem = '%zuMB' lets the choice try rank %d too.",
+					 (need >> 20) + 1, large->rank)));
+	return false;
 }
 
 /*
@@ -134,6 +164,7 @@ mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
 	int			n = 1,
 				kept = 0;
 	double		seconds;
+	bool		large_fits;
 
 	if (p->rank != MTDPP_RANK_CHOSEN)
 	{
@@ -151,20 +182,21 @@ mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
 	cand[0].rank = MTDPP_CAPACITY_LOW_RANK;
 	cand[0].l2 = MTDPP_CAPACITY_LOW_L2;
 	max_epochs[0] = cand[0].epochs;
-	fit[0] = mtdpp_train_dpp_rank(data, &cand[0], NULL, &val, NAN);
-	seconds = fit[0]->seconds;
-
 	cand[1] = *p;
 	cand[1].rank = MTDPP_CAPACITY_MAX_RANK;
 	cand[1].l2 = CAPACITY_HIGH_L2;
+	if (p->epoch_baskets > 0)
+		cand[1].epoch_baskets = Max(1, (int) ((int64) p->epoch_baskets *
+											  MTDPP_CAPACITY_LOW_RANK / MTDPP_CAPACITY_MAX_RANK));
+	large_fits = large_candidate_fits(data, &cand[0], &cand[1]);
+
+	fit[0] = mtdpp_train_dpp_rank(data, &cand[0], NULL, &val, NAN);
+	seconds = fit[0]->seconds;
 	cand[1].epochs = Min(p->epochs,
 						 Max(1, (int) floor(CAPACITY_BUDGET * fit[0]->epochs_run *
 											MTDPP_CAPACITY_LOW_RANK / MTDPP_CAPACITY_MAX_RANK)));
 	max_epochs[1] = cand[1].epochs;
-	if (p->epoch_baskets > 0)
-		cand[1].epoch_baskets = Max(1, (int) ((int64) p->epoch_baskets *
-											  MTDPP_CAPACITY_LOW_RANK / MTDPP_CAPACITY_MAX_RANK));
-	if (val.n > 0 && !isnan(mtdpp_best_mpr(fit[0])))
+	if (large_fits && val.n > 0 && !isnan(mtdpp_best_mpr(fit[0])))
 	{
 		if (p->verbose)
 			ereport(NOTICE,
@@ -186,9 +218,13 @@ mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
 						n == 2 ? psprintf(" against %.2f at rank %d in %d epochs",
 										  mtdpp_best_mpr(fit[1 - kept]), cand[1 - kept].rank,
 										  fit[1 - kept]->epochs_run) :
+						!large_fits ? ", no larger rank tried within maintenance_work_mem" :
 						", no larger rank tried without a slice")));
 
-	json = capacity_json(p, cand, fit, max_epochs, n, kept, &val);
+	json = capacity_json(p, cand, fit, max_epochs, n, kept, &val,
+						 n > 1 ? "on validation" :
+						 !large_fits ? "larger rank over maintenance_work_mem" :
+						 "no validation slice");
 
 	/* the model kept, and the slice, into the caller's memory */
 	MemoryContextSwitchTo(caller);

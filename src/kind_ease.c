@@ -65,8 +65,8 @@
  * Two fits (ease_solver): the exact one (ease_exact.c: one inverse of
  * G + lambda I, n^3), and one item by item on co-occurrence neighbourhoods
  * (ease_neighborhood.c), whose cost grows with the catalog rather than its
- * cube; 'auto' fits exactly up to EASE_EXACT_ITEMS items and on
- * neighbourhoods above.  The search for lambda is the same for both, and
+ * cube; 'auto' fits exactly up to EASE_EXACT_ITEMS items, where that fits
+ * in maintenance_work_mem, and on neighbourhoods otherwise.  The search for lambda is the same for both, and
  * what either holds is checked against maintenance_work_mem first.  A
  * lambda too small for the exact factorisation to go through is skipped by
  * the ladder, and refused when given.
@@ -153,6 +153,28 @@ ease_memory(const MtdppBaskets *d, int cap, bool neighborhood)
 	s = add_size(s, mul_size(d->n_lines, 2 * sizeof(int32)));
 	s = add_size(s, mul_size(d->n_baskets + 1, sizeof(int64)));
 	return s;
+}
+
+/*
+ * Whether P fits D's weights on neighbourhoods: under ease_solver 'auto',
+ * also where the exact fit would not fit in maintenance_work_mem, which a
+ * NOTICE says, with what the exact fit would take.
+ */
+static bool
+ease_neighborhood_within(const MtdppParams *p, const MtdppBaskets *d, int cap)
+{
+	Size		need;
+
+	if (ease_by_neighborhood(p, d) || p->ease_solver != MTDPP_EASE_AUTO)
+		return ease_by_neighborhood(p, d);
+	need = ease_memory(d, cap, false);
+	if (need <= (Size) maintenance_work_mem * 1024)
+		return false;
+	ereport(NOTICE,
+			(errmsg("EASE's weights of %d items are fitted on neighbourhoods: the exact fit needs %zu kB, more than maintenance_work_mem (%d kB)",
+					d->n_items, (need + 1023) / 1024, maintenance_work_mem),
+			 errhint("SET maintenance_work_mem = '%zuMB' fits them exactly.", (need >> 20) + 1)));
+	return true;
 }
 
 static void
@@ -466,11 +488,12 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	MtdppParams p = *given;
 	int			n = data->n_items;
 	int			cap = Min(p.max_neighbors, Max(n - 1, 0));
-	bool		neighborhood = ease_by_neighborhood(&p, data);
+	bool		neighborhood;
 	MtdppModel *m;
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
+	neighborhood = ease_neighborhood_within(&p, data, cap);
 	ease_check_size(data, cap, neighborhood);
 	m = mtdpp_counts_model(data, &p);
 	/* the model says which fit it had */
@@ -518,12 +541,19 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 	Size		limit = (Size) maintenance_work_mem * 1024;
 	Size		lists = mul_size(mul_size(data->n_items, cap), sizeof(int32) + sizeof(float4));
 
-	*neighborhood = ease_by_neighborhood(&p, data);
-	if (!*neighborhood && p.ease_solver == MTDPP_EASE_AUTO && ease_memory(data, cap, false) > limit)
-		*neighborhood = true;
-	if (ease_memory(data, cap, *neighborhood) > limit ||
-		(!*neighborhood && data->n_items > EASE_MAX_ITEMS))
+	*neighborhood = ease_neighborhood_within(&p, data, cap);
+	if (!*neighborhood && data->n_items > EASE_MAX_ITEMS)
 		return false;
+	if (ease_memory(data, cap, *neighborhood) > limit)
+	{
+		ereport(NOTICE,
+				(errmsg("the evidence leaves EASE's weights out: fitting those of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
+						data->n_items, (ease_memory(data, cap, *neighborhood) + 1023) / 1024,
+						maintenance_work_mem),
+				 errhint("SET maintenance_work_mem = '%zuMB' lets the hybrid weigh them.",
+						 (ease_memory(data, cap, *neighborhood) >> 20) + 1)));
+		return false;
+	}
 	/* the caller's slice judges lambda on neighbourhoods: two lists at a time */
 	if (!*neighborhood || *lambda >= 0.0 ||
 		add_size(ease_memory(data, cap, true), lists) > limit)
