@@ -197,7 +197,8 @@ check_memory(const MtdppBaskets *d, const MtdppParams *q, int samples)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("sampling %d rank %d factorisations of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
 						samples, q->rank, d->n_items, (need + 1023) / 1024, maintenance_work_mem),
-				 errhint("Raise maintenance_work_mem for this session, or train with fewer samples or a lower rank.")));
+				 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train with fewer samples or a lower rank.",
+						 (need >> 20) + 1)));
 }
 
 /* The number of training baskets: two items or more, not in the slice. */

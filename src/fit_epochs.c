@@ -148,7 +148,8 @@ check_memory(const MtdppBaskets *d, const MtdppParams *p)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("training a rank %d model of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
 						p->rank, d->n_items, (need + 1023) / 1024, maintenance_work_mem),
-				 errhint("Raise maintenance_work_mem for this session, or train with a lower rank.")));
+				 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train with a lower rank.",
+						 (need >> 20) + 1)));
 }
 
 /*

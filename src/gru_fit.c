@@ -329,7 +329,8 @@ check_memory(const MtdppBaskets *data, int d)
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("training a gru model of hidden size %d on %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
 						d, data->n_items, (need + 1023) / 1024, maintenance_work_mem),
-				 errhint("Raise maintenance_work_mem for this session, or train with a lower rank.")));
+				 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train with a lower rank.",
+						 (need >> 20) + 1)));
 }
 
 /*

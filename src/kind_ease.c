@@ -157,19 +157,24 @@ ease_memory(const MtdppBaskets *d, int cap, bool neighborhood)
 
 /*
  * Whether P fits D's weights on neighbourhoods: under ease_solver 'auto',
- * also where the exact fit would not fit in maintenance_work_mem, which a
- * NOTICE says, with what the exact fit would take.
+ * also where the exact fit would not fit in maintenance_work_mem and the
+ * neighbourhoods' would, which a NOTICE says, with what the exact fit would
+ * take.  Where neither fits, the one that needs less, to be refused with
+ * its figure.
  */
 static bool
 ease_neighborhood_within(const MtdppParams *p, const MtdppBaskets *d, int cap)
 {
-	Size		need;
+	Size		need,
+				limit = (Size) maintenance_work_mem * 1024;
 
 	if (ease_by_neighborhood(p, d) || p->ease_solver != MTDPP_EASE_AUTO)
 		return ease_by_neighborhood(p, d);
 	need = ease_memory(d, cap, false);
-	if (need <= (Size) maintenance_work_mem * 1024)
+	if (need <= limit)
 		return false;
+	if (ease_memory(d, cap, true) > limit)
+		return ease_memory(d, cap, true) < need;
 	ereport(NOTICE,
 			(errmsg("EASE's weights of %d items are fitted on neighbourhoods: the exact fit needs %zu kB, more than maintenance_work_mem (%d kB)",
 					d->n_items, (need + 1023) / 1024, maintenance_work_mem),
