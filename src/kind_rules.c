@@ -330,7 +330,7 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 			cut_ante = s->antes[s->n_antes - 1];
 			if (s->verbose)
 				ereport(NOTICE,
-						(errmsg("rules at min_support %g, max_antecedent %d stopped at %s with %zu kB in use (%.1f s)",
+						(errmsg("rules at min_support %g, max_antecedent %d stopped at %s, at %zu kB (%.1f s)",
 								floor, cut_ante, cut.over_what, cut.over_bytes / 1024,
 								mtdpp_seconds_since(start))));
 		}
@@ -342,7 +342,7 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 		ereport(NOTICE,
 				(errmsg("association rules: the search starts from min_support %g and max_antecedent %d, where the mining fits",
 						s->supports[s->n_supports - 1], s->antes[s->n_antes - 1]),
-				 errdetail("At min_support %g and max_antecedent %d it stopped at %s with %zu kB in use (maintenance_work_mem is %d kB).",
+				 errdetail("At min_support %g and max_antecedent %d it stopped at %s, at %zu kB in use or asked for (maintenance_work_mem is %d kB).",
 						   cut_support, cut_ante, cut.over_what, cut.over_bytes / 1024,
 						   maintenance_work_mem)));
 	pg_qsort(s->set.rules, s->set.n, sizeof(MtdppRule), cmp_rule);
@@ -449,7 +449,7 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 							 p.min_support >= RULES_MAX_SUPPORT, &set))
 	{
 		ereport(NOTICE,
-				(errmsg("association rules of all %d training baskets at min_support %g stopped at %s with %zu kB in use; mining at min_support %g",
+				(errmsg("association rules of all %d training baskets at min_support %g stopped at %s, at %zu kB; mining at min_support %g",
 						data->n_baskets, p.min_support, set.over_what, set.over_bytes / 1024,
 						Min(p.min_support * 2.0, RULES_MAX_SUPPORT))));
 		p.min_support = Min(p.min_support * 2.0, RULES_MAX_SUPPORT);

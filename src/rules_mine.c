@@ -82,6 +82,7 @@ typedef struct Miner
 	double		steps;
 	uint64		ticks;			/* candidates visited, for stopped() */
 	const char *over_what;		/* the limit passed, when over */
+	Size		over_bytes;		/* the memory asked for then, if that limit */
 	/* the frequent pairs, each item's partners ascending (both directions) */
 	int64	   *pair_start;
 	int32	   *pair_item;
@@ -106,6 +107,7 @@ too_much(Miner *mn, const char *what, Size need)
 	{
 		mn->over = true;
 		mn->over_what = "maintenance_work_mem";
+		mn->over_bytes = need;
 		return;
 	}
 	ereport(ERROR,
@@ -671,7 +673,7 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 		pfree(out->rules);
 		memset(out, 0, sizeof(*out));
 		out->over_what = mn.over_what;
-		out->over_bytes = mn.used + over_hashed;
+		out->over_bytes = Max(mn.over_bytes, mn.used + over_hashed);
 	}
 	return ok;
 }
