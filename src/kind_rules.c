@@ -292,6 +292,9 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 {
 	static const double steps[] = {1.0, 0.5, 0.2};
 	int			n = 0;
+	MtdppRuleSet cut = {0};		/* the last setting given up, if any */
+	double		cut_support = 0.0;
+	int			cut_ante = 0;
 
 	if (p->min_support > 0.0)
 		s->supports[n++] = p->min_support;
@@ -322,15 +325,26 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 								 s->antes[s->n_antes - 1],
 								 s->n_supports == 1 && s->n_antes == 1, &s->set))
 				break;
+			cut = s->set;
+			cut_support = floor;
+			cut_ante = s->antes[s->n_antes - 1];
 			if (s->verbose)
 				ereport(NOTICE,
-						(errmsg("rules at min_support %g, max_antecedent %d would exceed maintenance_work_mem or take too long (%.1f s)",
-								floor, s->antes[s->n_antes - 1], mtdpp_seconds_since(start))));
+						(errmsg("rules at min_support %g, max_antecedent %d stopped at %s, at %zu kB (%.1f s)",
+								floor, cut_ante, cut.over_what, cut.over_bytes / 1024,
+								mtdpp_seconds_since(start))));
 		}
 		if (s->n_antes > 0)
 			break;
 		s->n_antes = longest;
 	}
+	if (cut.over_what)
+		ereport(NOTICE,
+				(errmsg("association rules: the search starts from min_support %g and max_antecedent %d, where the mining fits",
+						s->supports[s->n_supports - 1], s->antes[s->n_antes - 1]),
+				 errdetail("At min_support %g and max_antecedent %d it stopped at %s, at %zu kB in use or asked for (maintenance_work_mem is %d kB).",
+						   cut_support, cut_ante, cut.over_what, cut.over_bytes / 1024,
+						   maintenance_work_mem)));
 	pg_qsort(s->set.rules, s->set.n, sizeof(MtdppRule), cmp_rule);
 }
 
@@ -433,7 +447,13 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 							 p.max_antecedent,
 							 !chosen || mtdpp_param_given(&p, "min_support") ||
 							 p.min_support >= RULES_MAX_SUPPORT, &set))
+	{
+		ereport(NOTICE,
+				(errmsg("association rules of all %d training baskets at min_support %g stopped at %s, at %zu kB; mining at min_support %g",
+						data->n_baskets, p.min_support, set.over_what, set.over_bytes / 1024,
+						Min(p.min_support * 2.0, RULES_MAX_SUPPORT))));
 		p.min_support = Min(p.min_support * 2.0, RULES_MAX_SUPPORT);
+	}
 	pg_qsort(set.rules, set.n, sizeof(MtdppRule), cmp_rule);
 	m = mtdpp_counts_model(data, &p);
 	rules_lists(&set, m, support_count(p.min_support, data->n_baskets), p.min_confidence,

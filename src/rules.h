@@ -35,6 +35,9 @@ typedef struct MtdppRuleSet
 	int			min_count;		/* baskets a rule's items all lie in, at least */
 	int			max_antecedent; /* items an antecedent holds, at most */
 	int64		itemsets;		/* frequent itemsets of 2 items or more */
+	/* when a search gave up: the limit it passed, the memory in use or asked for */
+	const char *over_what;
+	Size		over_bytes;
 } MtdppRuleSet;
 
 /* rules_mine.c */

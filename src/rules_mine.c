@@ -28,7 +28,14 @@
  *
  * Memory is checked as it grows (the pair lists, the hash tables, the
  * rules) against maintenance_work_mem.  The caller either refuses the
- * thresholds given (REFUSE) or, choosing them, tries a higher floor.
+ * thresholds given (REFUSE) or, choosing them, tries a higher floor.  The
+ * limits and a cancel are checked within a basket's counts, every
+ * TICK_MASK + 1 candidates: one basket of a few thousand items holds
+ * billions of candidate triples, so checking between baskets only would let
+ * one basket run on for minutes past them.  Beside maintenance_work_mem a
+ * basket's frequent pairs take a bit matrix of at most PAIR_BITS_BYTES
+ * (longer baskets look their pairs up instead), and the hash tables' last
+ * TICK_MASK + 1 entries at most before the check catches them.
  */
 #include "postgres.h"
 
@@ -48,6 +55,10 @@
  */
 #define MINE_STEPS		50000000.0
 #define HASH_STEPS		10
+/* candidates visited between checks of the limits and of a cancel */
+#define TICK_MASK		0xffff
+/* a basket's frequent pairs as a bit matrix up to this size (5,792 items) */
+#define PAIR_BITS_BYTES	(4 * 1024 * 1024)
 
 typedef struct ItemsetKey
 {
@@ -69,6 +80,9 @@ typedef struct Miner
 	Size		limit;			/* maintenance_work_mem, in bytes */
 	Size		used;			/* pair lists and rules */
 	double		steps;
+	uint64		ticks;			/* candidates visited, for stopped() */
+	const char *over_what;		/* the limit passed, when over */
+	Size		over_bytes;		/* the memory asked for then, if that limit */
 	/* the frequent pairs, each item's partners ascending (both directions) */
 	int64	   *pair_start;
 	int32	   *pair_item;
@@ -78,7 +92,7 @@ typedef struct Miner
 	HTAB	   *quads;
 	/* a basket's items (frequent in pairs), and which pairs of them are frequent */
 	int32	   *basket;
-	bool	   *pf;
+	uint8	   *pf;				/* bit x * len + y; NULL: look them up */
 	int			basket_capacity;
 	MtdppRuleSet *out;
 	int64		rule_capacity;
@@ -92,6 +106,8 @@ too_much(Miner *mn, const char *what, Size need)
 	if (!mn->refuse)
 	{
 		mn->over = true;
+		mn->over_what = "maintenance_work_mem";
+		mn->over_bytes = need;
 		return;
 	}
 	ereport(ERROR,
@@ -185,7 +201,7 @@ itemset_table(const char *name)
 }
 
 /* the count of itemset V (ascending, LEN items) in TABLE, 0 if absent */
-static int32
+static pg_noinline int32
 lookup(HTAB *table, const int32 *v, int len)
 {
 	ItemsetKey	key;
@@ -254,11 +270,55 @@ basket_items(Miner *mn, int b, const bool *in_triple)
 	}
 	if (mn->pf)
 		pfree(mn->pf);
-	mn->pf = palloc0((Size) Max(len, 1) * Max(len, 1));
-	for (int x = 0; x < len; x++)
-		for (int y = x + 1; y < len; y++)
-			mn->pf[x * len + y] = pair_count(mn, mn->basket[x], mn->basket[y]) > 0;
+	mn->pf = NULL;
+	if ((Size) len * len / 8 + 1 <= PAIR_BITS_BYTES)
+	{
+		mn->pf = palloc0((Size) len * len / 8 + 1);
+		for (int x = 0; x < len; x++)
+		{
+			for (int y = x + 1; y < len; y++)
+			{
+				Size		bit = (Size) x * len + y;
+
+				if (pair_count(mn, mn->basket[x], mn->basket[y]) > 0)
+					mn->pf[bit >> 3] |= 1 << (bit & 7);
+			}
+			if ((x & 0xff) == 0)
+				CHECK_FOR_INTERRUPTS();
+		}
+	}
 	return len;
+}
+
+/* whether the pair of the basket's X-th and Y-th items (X < Y, LEN items) is frequent */
+static inline bool
+pf_at(const Miner *mn, int len, int x, int y)
+{
+	Size		bit = (Size) x * len + y;
+
+	if (mn->pf)
+		return (mn->pf[bit >> 3] >> (bit & 7)) & 1;
+	return pair_count(mn, mn->basket[x], mn->basket[y]) > 0;
+}
+
+/*
+ * At each candidate visited: every TICK_MASK + 1, a cancel, and the work
+ * limit of a search; true once a limit is passed (the memory limit is
+ * checked as the tables grow), when the count stops where it is.
+ */
+static inline bool
+stopped(Miner *mn)
+{
+	if ((++mn->ticks & TICK_MASK) == 0)
+	{
+		CHECK_FOR_INTERRUPTS();
+		if (!mn->refuse && mn->steps > MINE_STEPS && !mn->over)
+		{
+			mn->over = true;
+			mn->over_what = "the work limit";
+		}
+	}
+	return mn->over;
 }
 
 /* triples of basket B whose three pairs are frequent */
@@ -266,18 +326,21 @@ static void
 count_triples(Miner *mn, int b)
 {
 	int			len = basket_items(mn, b, NULL);
-	const bool *pf = mn->pf;
 	int32		v[3];
 
 	for (int x = 0; x < len; x++)
 		for (int y = x + 1; y < len; y++)
 		{
-			if (!pf[x * len + y])
+			if (stopped(mn))
+				return;
+			if (!pf_at(mn, len, x, y))
 				continue;
 			for (int z = y + 1; z < len; z++)
 			{
 				mn->steps++;
-				if (!pf[x * len + z] || !pf[y * len + z])
+				if (stopped(mn))
+					return;
+				if (!pf_at(mn, len, x, z) || !pf_at(mn, len, y, z))
 					continue;
 				v[0] = mn->basket[x];
 				v[1] = mn->basket[y];
@@ -287,43 +350,52 @@ count_triples(Miner *mn, int b)
 		}
 }
 
+/* whether the triple (A, B, C), ascending, is infrequent */
+static inline bool
+infrequent3(const Miner *mn, int32 a, int32 b, int32 c)
+{
+	int32		t[3] = {a, b, c};
+
+	return lookup(mn->triples, t, 3) < mn->min_count;
+}
+
 /* quadruples of basket B whose four triples are frequent */
 static void
 count_quads(Miner *mn, int b, const bool *in_triple)
 {
 	int			len = basket_items(mn, b, in_triple);
-	const bool *pf = mn->pf;
 	const int32 *it = mn->basket;
 	int32		v[4];
 
 	for (int x = 0; x < len; x++)
 		for (int y = x + 1; y < len; y++)
 		{
-			if (!pf[x * len + y])
+			if (stopped(mn))
+				return;
+			if (!pf_at(mn, len, x, y))
 				continue;
 			for (int z = y + 1; z < len; z++)
 			{
-				int32		t[3] = {it[x], it[y], it[z]};
-
 				mn->steps++;
-				if (!pf[x * len + z] || !pf[y * len + z])
+				if (stopped(mn))
+					return;
+				if (!pf_at(mn, len, x, z) || !pf_at(mn, len, y, z))
 					continue;
 				mn->steps += HASH_STEPS;
-				if (lookup(mn->triples, t, 3) < mn->min_count)
+				if (infrequent3(mn, it[x], it[y], it[z]))
 					continue;
 				for (int w = z + 1; w < len; w++)
 				{
-					int32		t1[3] = {it[x], it[y], it[w]},
-								t2[3] = {it[x], it[z], it[w]},
-								t3[3] = {it[y], it[z], it[w]};
-
 					mn->steps++;
-					if (!pf[x * len + w] || !pf[y * len + w] || !pf[z * len + w])
+					if (stopped(mn))
+						return;
+					if (!pf_at(mn, len, x, w) || !pf_at(mn, len, y, w) ||
+						!pf_at(mn, len, z, w))
 						continue;
 					mn->steps += 3 * HASH_STEPS;
-					if (lookup(mn->triples, t1, 3) < mn->min_count ||
-						lookup(mn->triples, t2, 3) < mn->min_count ||
-						lookup(mn->triples, t3, 3) < mn->min_count)
+					if (infrequent3(mn, it[x], it[y], it[w]) ||
+						infrequent3(mn, it[x], it[z], it[w]) ||
+						infrequent3(mn, it[y], it[z], it[w]))
 						continue;
 					v[0] = it[x];
 					v[1] = it[y];
@@ -361,8 +433,11 @@ count_level(Miner *mn, int size)
 			count_quads(mn, b, in_triple);
 		if ((b & 0xff) == 0)
 			CHECK_FOR_INTERRUPTS();
-		if (!mn->refuse && mn->steps > MINE_STEPS)
+		if (!mn->refuse && mn->steps > MINE_STEPS && !mn->over)
+		{
 			mn->over = true;
+			mn->over_what = "the work limit";
+		}
 	}
 	if (in_triple)
 		pfree(in_triple);
@@ -456,6 +531,7 @@ itemset_rules(Miner *mn, const int32 *v, int len, int32 count)
 								mn->min_count, mn->room),
 						 errhint("Raise min_support or lower max_antecedent; leave them out to have them chosen.")));
 			mn->over = true;
+			mn->over_what = "the 1 GB value of a model";
 			return false;
 		}
 		if (out->n == mn->rule_capacity)
@@ -532,8 +608,9 @@ generate_rules(Miner *mn, int max_antecedent)
 /*
  * Mines the rules of DATA held by at least MIN_COUNT baskets, antecedents of
  * up to MAX_ANTECEDENT items, into OUT.  Beyond maintenance_work_mem: an
- * error if REFUSE, else false (with nothing kept), as also when a search's
- * candidate visits pass MINE_STEPS.  Allocates in the current context.
+ * error if REFUSE, else false (with nothing kept but the limit passed and
+ * the memory in use then, in OUT), as also when a search's candidate visits
+ * pass MINE_STEPS.  Allocates in the current context.
  */
 bool
 mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
@@ -541,6 +618,7 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 {
 	Miner		mn = {0};
 	Size		scratch;
+	Size		over_hashed;
 	int64		pairs;
 	bool		ok;
 
@@ -578,6 +656,8 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 	}
 	if (ok)
 		ok = generate_rules(&mn, max_antecedent);
+	over_hashed = (mn.triples ? (Size) hash_get_num_entries(mn.triples) * ITEMSET_BYTES : 0) +
+		(mn.quads ? (Size) hash_get_num_entries(mn.quads) * ITEMSET_BYTES : 0);
 	if (mn.triples)
 		hash_destroy(mn.triples);
 	if (mn.quads)
@@ -592,6 +672,8 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 	{
 		pfree(out->rules);
 		memset(out, 0, sizeof(*out));
+		out->over_what = mn.over_what;
+		out->over_bytes = Max(mn.over_bytes, mn.used + over_hashed);
 	}
 	return ok;
 }

@@ -1,0 +1,169 @@
+# A bounded cost for every kind, whatever the baskets: on a hostile corpus
+# (one basket of 5,000 items, 50 of the same 1,500, one item repeated 1,000
+# times, every item once more) with maintenance_work_mem at its default 64MB, each
+# kind's training answers pg_cancel_backend within a second; and rules,
+# whose counts grow as the cube of a basket's length, stays within
+# maintenance_work_mem plus the constant doc/training.md documents, also on
+# the demo data with two copies of one 500-item basket added.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use MtdppTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+use Time::HiRes qw(time sleep);
+
+# what a training may hold beside maintenance_work_mem (doc/training.md)
+my $constant_mb = 32;
+my $cancel_after = 2.0;
+
+my $node = mtdpp_node('bounded_cost');
+is($node->safe_psql('postgres', 'SHOW maintenance_work_mem'), '64MB',
+	'maintenance_work_mem is at its default');
+
+my $data = "$FindBin::Bin/../../data";
+$node->safe_psql('postgres', slurp_file("$data/load.sql"),
+	extra_params => [ '-v', "dir=$data/amazon_diaper" ]);
+$node->safe_psql('postgres', q{
+-- the demo data and two orders of the same 500 items, of ids no order has
+CREATE TABLE basket500 AS
+SELECT order_id, item_id, position FROM orders
+UNION ALL
+SELECT o, 1000000 + i, i FROM generate_series(-1, 0) o, generate_series(1, 500) i;
+
+CREATE TABLE hostile AS
+SELECT order_id, item_id, (row_number() OVER (PARTITION BY order_id))::int AS position
+FROM (
+    SELECT 1::bigint AS order_id, i AS item_id FROM generate_series(1, 5000) i
+    UNION ALL
+    SELECT b, 3000 + i FROM generate_series(2, 51) b, generate_series(1, 1500) i
+    UNION ALL
+    SELECT 52, 1 FROM generate_series(1, 1000)
+    UNION ALL
+    SELECT 53 + (i - 1) / 2, i FROM generate_series(1, 5000) i
+) lines;
+ANALYZE basket500;
+ANALYZE hostile;
+});
+is($node->safe_psql('postgres',
+	q{SELECT count(*) || ' ' || max(n) FROM (SELECT count(*) AS n FROM hostile GROUP BY order_id) b}),
+	'2552 5000', 'the hostile corpus: 2,552 baskets, the longest of 5,000 lines');
+
+sub peak_kb
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/status") or return -1;
+	while (my $line = <$fh>)
+	{
+		return $1 if $line =~ /^VmHWM:\s+(\d+)\s+kB/;
+	}
+	return -1;
+}
+
+# Runs SQL in a session of its own, cancels it after AFTER seconds if it
+# still runs (never if AFTER is undefined); returns whether it was cancelled, the seconds from the
+# cancel to its end, the backend's peak resident kB, and its messages.
+sub cancelled_run
+{
+	my ($sql, $after) = @_;
+	my $bg = $node->background_psql('postgres', on_error_stop => 0);
+	my $pid = $bg->query_safe('SELECT pg_backend_pid()');
+	my $probe = "SELECT state = 'active' FROM pg_stat_activity WHERE pid = $pid";
+	my ($cancelled, $latency) = (0, 0);
+
+	$bg->{stderr} = '';
+	$bg->{stdin} .= "$sql;\n";
+	$bg->{run}->pump_nb;
+	my $start = time;
+	sleep(0.05) while defined $after && time - $start < $after && $node->safe_psql('postgres', $probe) eq 't';
+	if (defined $after && $node->safe_psql('postgres', $probe) eq 't')
+	{
+		my $sent = time;
+		$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
+		# query() waits for what was sent before it: the training's end
+		$bg->query('SELECT 1');
+		$latency = time - $sent;
+		$cancelled = 1;
+	}
+	else
+	{
+		$bg->query('SELECT 1');
+	}
+	my $peak = peak_kb($pid);
+	my $messages = $bg->{stderr};
+	$bg->quit;
+	return ($cancelled, $latency, $peak, $messages);
+}
+
+# Each kind with its defaults, and those that train by epochs also kept
+# running past the cancel (a small rank, epochs without early stopping).
+my $long = q{rank => 16, epochs => 100000, params => '{"patience": 100000}'};
+my $gru = q{position_col => 'position'};
+my @runs = (
+	[ 'popularity', '', '' ],
+	[ 'itemknn', '', '' ],
+	[ 'ease', '', '' ],
+	[ 'rules', '', '' ],
+	[ 'poisson', '', '' ],
+	[ 'fm', '', '' ],
+	[ 'fm', ' (long)', $long ],
+	[ 'bayesian_lowrank', '', '' ],
+	[ 'bayesian_lowrank', ' (long)', $long ],
+	[ 'gru', '', $gru ],
+	[ 'gru', ' (long)', "$gru, rank => 16, epochs => 300, params => '{\"patience\": 300}'" ],
+	[ 'multitask', '', '' ],
+	[ 'multitask', ' (long)', $long ],
+	[ 'hybrid', '', '' ],
+	[ 'hybrid', ' (long)', $long ],);
+
+for my $run (@runs)
+{
+	my ($kind, $long_run, $args) = @$run;
+	my $label = $kind . $long_run;
+	my $sql = "SELECT * FROM mtdpp_train('bounded', 'hostile', kind => '$kind'"
+	  . ($args eq '' ? '' : ", $args") . ')';
+	my ($cancelled, $latency, $peak, $messages) = cancelled_run($sql, $cancel_after);
+	my ($first) = $messages =~ /((?:ERROR|NOTICE):[^\n]*)/;
+	note(sprintf('%-24s %s, peak %d MB; %s', $label,
+		$cancelled ? sprintf('cancelled, ended %.2f s later', $latency) : 'ended before the cancel',
+		$peak / 1024, $first // 'trained'));
+	if (!$cancelled)
+	{
+		pass("$label on the hostile corpus: trained or refused within ${cancel_after} s, before the cancel");
+		next;
+	}
+	like($messages, qr/canceling statement due to user request/, "$label: the cancel ends it");
+	cmp_ok($latency, '<', 1.0, "$label on the hostile corpus: a cancel after ${cancel_after} s ends it within 1 s");
+	if ($kind eq 'rules')
+	{
+		cmp_ok($peak, '<', (64 + $constant_mb) * 1024,
+			"rules on the hostile corpus: peak resident memory within maintenance_work_mem + $constant_mb MB");
+	}
+}
+
+# rules on the demo data with the 500-item basket twice (cancelled after
+# 2 s if it runs that long), and on the hostile corpus to its end: within
+# the memory bound, and the search says where it had to start.
+for my $table ('basket500', 'hostile')
+{
+	my $after = $table eq 'basket500' ? $cancel_after : undef;
+	my ($cancelled, $latency, $peak, $messages) = cancelled_run(
+		"SELECT * FROM mtdpp_train('bounded', '$table', kind => 'rules')", $after);
+	my ($first) = $messages =~ /((?:ERROR|NOTICE):[^\n]*)/;
+	note(sprintf('rules on %s: %s, peak %d MB; %s', $table,
+		$cancelled ? sprintf('cancelled, ended %.2f s later', $latency) : 'ended',
+		$peak / 1024, $first // 'trained'));
+	ok(!$cancelled || $latency < 1.0,
+		"rules on $table: trained within ${cancel_after} s, or a cancel ends it within 1 s");
+	like($messages, qr/ERROR:\s+association rules at a support of \d+ baskets need more than \d+ kB|^(?!.*ERROR)/s,
+		"rules on $table: trains, or refuses with the memory it would need");
+	cmp_ok($peak, '<', (64 + $constant_mb) * 1024,
+		"rules on $table: peak resident memory within maintenance_work_mem + $constant_mb MB");
+	like($messages, qr/NOTICE:\s+association rules: the search starts from min_support \S+ and max_antecedent \d|ERROR:\s+association rules/,
+		"rules on $table: a NOTICE says where the search had to start, or an error what it would need");
+}
+
+$node->stop;
+done_testing();
