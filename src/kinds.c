@@ -57,28 +57,38 @@ mtdpp_kind_name(MtdppKind kind)
 	return mtdpp_kind(kind)->name;
 }
 
+/*
+ * The names of the kinds, "a, b and c", from the table of kinds: all of
+ * them, or (FACTORS_ONLY) those whose models have item factors.  For hints.
+ */
+char *
+mtdpp_kind_names(bool factors_only)
+{
+	StringInfoData names;
+	int			n = 0,
+				last = -1;
+
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		if (kinds[k] != NULL && (!factors_only || kinds[k]->factors))
+			last = k;
+	initStringInfo(&names);
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		if (kinds[k] != NULL && (!factors_only || kinds[k]->factors))
+			appendStringInfo(&names, "%s%s", n++ == 0 ? "" : k == last ? " and " : ", ",
+							 kinds[k]->name);
+	return names.data;
+}
+
 MtdppKind
 mtdpp_kind_from_name(const char *name)
 {
-	StringInfoData valid;
-	int			last = 0;
-
 	for (int k = 0; k < MTDPP_N_KINDS; k++)
 		if (kinds[k] != NULL && strcmp(kinds[k]->name, name) == 0)
 			return (MtdppKind) k;
-
-	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		if (kinds[k] != NULL)
-			last = k;
-	initStringInfo(&valid);
-	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		if (kinds[k] != NULL)
-			appendStringInfo(&valid, "%s%s", k == 0 ? "" : k == last ? " and " : ", ",
-							 kinds[k]->name);
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown model kind \"%s\"", mtdpp_shown(name)),
-			 errhint("Valid kinds are %s.", valid.data)));
+			 errhint("Valid kinds are %s.", mtdpp_kind_names(false))));
 	pg_unreachable();
 }
 

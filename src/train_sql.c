@@ -132,12 +132,16 @@ training_params(FunctionCallInfo fcinfo, text *name, MtdppParams *p)
 	StringInfoData json;
 	Datum		pjson;
 
+	/* NULL is no kind: the default is the argument's, when it is left out */
+	if (PG_ARGISNULL(7))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kind must not be NULL"),
+				 errhint("Leave kind out for the default, 'hybrid', or name one of %s.",
+						 mtdpp_kind_names(false))));
 	initStringInfo(&json);
 	appendStringInfoString(&json, "{\"kind\": ");
-	if (PG_ARGISNULL(7))
-		appendStringInfoString(&json, "null");
-	else
-		escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(7)));
+	escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(7)));
 	appendStringInfoString(&json, ", \"target\": ");
 	if (PG_ARGISNULL(8))
 		appendStringInfoString(&json, "null");

@@ -57,6 +57,9 @@ SELECT * FROM mtdpp_train('x', 'train_lines', epochs => 0);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'deep');
 \echo :LAST_ERROR_SQLSTATE
+-- NULL is no kind
+SELECT * FROM mtdpp_train('x', 'train_lines', kind => NULL);
+\echo :LAST_ERROR_SQLSTATE
 -- a softmax over the one score of a swapped basket would learn nothing
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'logistic', params => '{"loss": "softmax"}');
 \echo :LAST_ERROR_SQLSTATE
