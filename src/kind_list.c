@@ -44,7 +44,9 @@ mtdpp_kinds_init(void)
  * Fits a model of kind p->kind to DATA, the hyperparameters that depend on
  * the data resolved first (and so stored with the model).  The fit runs in
  * the numeric core's reproducible mode (linalg_fixed.c): the same data and
- * seed give the same model under every BLAS and kernel set.
+ * seed give the same model under every BLAS and kernel set.  One rule for
+ * every kind that learns from items bought together: without a basket of
+ * two items there is nothing to learn, and it is refused alike.
  */
 MtdppModel *
 mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *given)
@@ -52,7 +54,17 @@ mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *given)
 	MtdppParams p = *given;
 	MtdppModel *volatile m = NULL;
 	bool		was;
+	bool		pairs = false;
 
+	for (int b = 0; b < data->n_baskets && !pairs; b++)
+		pairs = data->start[b + 1] - data->start[b] >= 2;
+	if (!pairs && !mtdpp_kind(p.kind)->single_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("no basket of the training data has two or more items"),
+				 errdetail("%d baskets were read, over %d distinct items.",
+						   data->n_baskets, data->n_items),
+				 errhint("A basket-completion model learns from baskets of at least two items: check order_col and item_col, or train kind => 'popularity', which counts items alone.")));
 	mtdpp_params_for_data(&p, data->n_items);
 	was = mtdpp_linalg_set_reproducible(true);
 	PG_TRY();

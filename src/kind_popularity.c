@@ -66,6 +66,7 @@ const MtdppKindRoutine mtdpp_kind_popularity = {
 	.kind = MTDPP_POPULARITY,
 	.name = "popularity",
 	.defaults = popularity_defaults,
+	.single_items = true,
 	.fit = popularity_fit,
 	.score_all = popularity_score_all,
 };

@@ -29,6 +29,7 @@ typedef struct MtdppKindRoutine
 	bool		signed_weights; /* those weights are any finite reals (else in [0, 1]) */
 	bool		signed_task_factors;	/* R of any sign, cached as it is (Rf), not as R^2 */
 	bool		weights;		/* weights shared by every item (gru's recurrent ones) */
+	bool		single_items;	/* learns from baskets of one item too (counts items alone) */
 
 	/*
 	 * Training by the stochastic gradient of fit.c (fit = mtdpp_train_dpp):

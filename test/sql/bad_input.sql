@@ -86,6 +86,28 @@ SELECT * FROM mtdpp_train('x', 'empty_lines');
 CREATE TABLE single_lines AS SELECT g AS order_id, g AS item_id FROM generate_series(1, 10) g;
 SELECT * FROM mtdpp_train('x', 'single_lines');
 \echo :LAST_ERROR_SQLSTATE
+-- the same refusal for every kind that learns from items bought together;
+-- popularity counts items alone
+DO $$
+DECLARE
+    k text;
+    msg text;
+BEGIN
+    FOREACH k IN ARRAY ARRAY['multitask', 'multitask_nobias', 'logistic', 'lowrank', 'itemknn', 'ease',
+                             'hybrid', 'rules', 'poisson', 'fm', 'bayesian_lowrank', 'gru'] LOOP
+        BEGIN
+            PERFORM mtdpp_train('x', 'single_lines', kind => k,
+                                position_col => CASE WHEN k = 'gru' THEN 'item_id' END);
+            RAISE NOTICE '%: trained', k;
+        EXCEPTION WHEN invalid_parameter_value THEN
+            GET STACKED DIAGNOSTICS msg = MESSAGE_TEXT;
+            RAISE NOTICE '%: %', k, msg;
+        END;
+    END LOOP;
+END
+$$;
+SELECT name, kind, items, baskets FROM mtdpp_train('x_single', 'single_lines', kind => 'popularity');
+SELECT mtdpp_drop('x_single');
 CREATE TABLE text_items AS SELECT 1 AS order_id, 'apple'::text AS item_id;
 SELECT * FROM mtdpp_train('x', 'text_items');
 \echo :LAST_ERROR_SQLSTATE
