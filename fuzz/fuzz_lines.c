@@ -11,7 +11,8 @@
  * The baskets the trainer receives must be exactly those that gathering
  * every line in one state gives (lines_to_baskets): the README promises
  * that a parallel plan and a serial plan train the same model.  Any ERROR
- * is a finding too: these are valid lines.
+ * is a finding too, these being valid lines, but the refusal of lines with
+ * no basket of two items.
  *
  * Input: a flags byte, then 4 bytes a line.
  *	flags bits 0-1: partial states - 1 (3 means 3); bit 2: lines have
@@ -145,6 +146,22 @@ run(void *arg)
 	}
 }
 
+/*
+ * The one refusal valid lines may meet: no basket of two items, nothing to
+ * learn (mtdpp_fit_model), where the lines gathered serially have none.
+ */
+static bool
+refused_without_pairs(void)
+{
+	if (fuzz_error.sqlerrcode != ERRCODE_INVALID_PARAMETER_VALUE || expected == NULL ||
+		strcmp(fuzz_error.message, "no basket of the training data has two or more items") != 0)
+		return false;
+	for (int b = 0; b < expected->n_baskets; b++)
+		if (expected->start[b + 1] - expected->start[b] >= 2)
+			return false;
+	return true;
+}
+
 int
 LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
@@ -154,7 +171,8 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		return 0;
 	fuzz_input_begin();
 	fuzz_baskets_hook = compare_baskets;
-	if (!fuzz_try(run, &in))
+	expected = NULL;
+	if (!fuzz_try(run, &in) && !refused_without_pairs())
 		fuzz_fail("valid order lines raised an ERROR at %s:%d: %s",
 				  fuzz_error.filename, fuzz_error.lineno, fuzz_error.message);
 	fuzz_baskets_hook = NULL;

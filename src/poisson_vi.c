@@ -45,6 +45,9 @@ mtdpp_digamma(double x)
 	double		r = 0.0,
 				f;
 
+	/* below its domain only a damaged model gets here: no endless recurrence */
+	if (!(x >= 0.0))
+		return NAN;
 	while (x < 6.0)
 	{
 		r -= 1.0 / x;
