@@ -66,8 +66,9 @@
  * G + lambda I, n^3), and one item by item on co-occurrence neighbourhoods
  * (ease_neighborhood.c), whose cost grows with the catalog rather than its
  * cube; 'auto' fits exactly up to EASE_EXACT_ITEMS items, where that fits
- * in maintenance_work_mem, and on neighbourhoods otherwise.  The search for lambda is the same for both, and
- * what either holds is checked against maintenance_work_mem first.  A
+ * in maintenance_work_mem, and on neighbourhoods otherwise.  The search for
+ * lambda is the same for both, and what either holds is checked against
+ * maintenance_work_mem first.  A
  * lambda too small for the exact factorisation to go through is skipped by
  * the ladder, and refused when given.
  */
@@ -166,6 +167,7 @@ static bool
 ease_neighborhood_within(const MtdppParams *p, const MtdppBaskets *d, int cap)
 {
 	Size		need,
+				nb_need,
 				limit = (Size) maintenance_work_mem * 1024;
 
 	if (ease_by_neighborhood(p, d) || p->ease_solver != MTDPP_EASE_AUTO)
@@ -173,8 +175,9 @@ ease_neighborhood_within(const MtdppParams *p, const MtdppBaskets *d, int cap)
 	need = ease_memory(d, cap, false);
 	if (need <= limit)
 		return false;
-	if (ease_memory(d, cap, true) > limit)
-		return ease_memory(d, cap, true) < need;
+	nb_need = ease_memory(d, cap, true);
+	if (nb_need > limit)
+		return nb_need < need;
 	ereport(NOTICE,
 			(errmsg("EASE's weights of %d items are fitted on neighbourhoods: the exact fit needs %zu kB, more than maintenance_work_mem (%d kB)",
 					d->n_items, (need + 1023) / 1024, maintenance_work_mem),
@@ -545,18 +548,19 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 						  Max(data->n_items - 1, 0));
 	Size		limit = (Size) maintenance_work_mem * 1024;
 	Size		lists = mul_size(mul_size(data->n_items, cap), sizeof(int32) + sizeof(float4));
+	Size		need;
 
 	*neighborhood = ease_neighborhood_within(&p, data, cap);
 	if (!*neighborhood && data->n_items > EASE_MAX_ITEMS)
 		return false;
-	if (ease_memory(data, cap, *neighborhood) > limit)
+	need = ease_memory(data, cap, *neighborhood);
+	if (need > limit)
 	{
 		ereport(NOTICE,
 				(errmsg("the evidence leaves EASE's weights out: fitting those of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
-						data->n_items, (ease_memory(data, cap, *neighborhood) + 1023) / 1024,
-						maintenance_work_mem),
+						data->n_items, (need + 1023) / 1024, maintenance_work_mem),
 				 errhint("SET maintenance_work_mem = '%zuMB' lets the hybrid weigh them.",
-						 (ease_memory(data, cap, *neighborhood) >> 20) + 1)));
+						 (need >> 20) + 1)));
 		return false;
 	}
 	/* the caller's slice judges lambda on neighbourhoods: two lists at a time */
