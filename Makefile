@@ -2,7 +2,7 @@
 # installed, through Debian's alternatives for libblas.so.3/liblapack.so.3).
 
 EXTENSION = mtdpp
-EXTVERSION = 0.4.0
+EXTVERSION = 0.5.0
 
 MODULE_big = mtdpp
 OBJS = \

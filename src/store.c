@@ -16,6 +16,7 @@
 
 #include "access/htup_details.h"
 #include "access/xact.h"
+#include "catalog/namespace.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
@@ -95,6 +96,40 @@ mtdpp_unknown_model(const char *name)
 			 errhint("SELECT name FROM mtdpp_models lists the models; mtdpp_train creates one.")));
 }
 
+/* Whether the database's mtdpp has relation NAME of schema mtdpp (0.5.0 added some). */
+static bool
+mtdpp_has_relation(const char *relname)
+{
+	Oid			nsp = get_namespace_oid("mtdpp", true);
+
+	return OidIsValid(nsp) && OidIsValid(get_relname_relid(relname, nsp));
+}
+
+/*
+ * While the models are isolated by role (mtdpp_isolate), every version of a
+ * name comes from one role: a role that sees another's models of NAME
+ * because they are shared with it may not add, activate or rename into
+ * that name, which would take it from their owner.
+ */
+static void
+check_name_held_by_another(const char *name)
+{
+	if (!mtdpp_has_relation("isolation"))
+		return;
+	if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models m "
+							  "WHERE m.name OPERATOR(pg_catalog.=) $1 "
+							  "AND m.trained_by OPERATOR(pg_catalog.<>) CURRENT_USER "
+							  "AND EXISTS (SELECT FROM mtdpp.isolation)",
+							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
+							  NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read mtdpp.models");
+	if (SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("model name \"%s\" is not available", mtdpp_shown(name)),
+				 errhint("Another role may use this name; choose another one.")));
+}
+
 /*
  * Runs QUERY, a write to mtdpp.models that gives rows name NAME, through SPI
  * (connected) and returns SPI's result code.  Under row-level security,
@@ -112,6 +147,7 @@ write_name(const char *name, const char *query, int nargs, Oid *types, Datum *va
 	ResourceOwner owner = CurrentResourceOwner;
 	int			ret = 0;
 
+	check_name_held_by_another(name);
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(caller);
 	PG_TRY();
@@ -496,6 +532,16 @@ mtdpp_rename(PG_FUNCTION_ARGS)
 				   NULL, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update mtdpp.models");
 	n = SPI_processed;
+	/* the shares of the renamed models follow them */
+	if (n > 0 && mtdpp_has_relation("model_readers") &&
+		SPI_execute_with_args("UPDATE mtdpp.model_readers r SET name = $2 "
+							  "WHERE r.name OPERATOR(pg_catalog.=) $1 AND EXISTS "
+							  "(SELECT FROM mtdpp.models m WHERE m.name OPERATOR(pg_catalog.=) $2 "
+							  "AND m.trained_by OPERATOR(pg_catalog.=) r.trained_by)",
+							  2, (Oid[]) {TEXTOID, TEXTOID},
+							  (Datum[]) {PointerGetDatum(name), PointerGetDatum(new_name)},
+							  NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not update mtdpp.model_readers");
 	SPI_finish();
 	if (n == 0)
 		mtdpp_unknown_model(text_to_cstring(name));

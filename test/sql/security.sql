@@ -206,3 +206,30 @@ SET ROLE regress_mtdpp_monitor;
 SELECT count(*) FROM mtdpp_shared_models();
 RESET ROLE;
 DROP ROLE regress_mtdpp_monitor;
+-- isolation by role: what mtdpp_isolate and mtdpp_share accept
+SELECT mtdpp_isolate('department');
+SELECT mtdpp_isolate(NULL);
+SELECT count(*) FROM mtdpp.isolation;
+CREATE ROLE regress_mtdpp_tenant;
+GRANT USAGE ON SCHEMA mtdpp TO regress_mtdpp_tenant;
+GRANT SELECT ON mtdpp.models TO regress_mtdpp_tenant;
+SET ROLE regress_mtdpp_tenant;
+-- (terse: the hint names the tables' owner, which differs between servers)
+\set VERBOSITY terse
+SELECT mtdpp_isolate('role');
+\set VERBOSITY default
+SELECT mtdpp_share(NULL, 'public');
+SELECT mtdpp_share('no_such_model', 'public');
+SELECT mtdpp_unshare('no_such_model', 'public');
+RESET ROLE;
+REVOKE ALL ON mtdpp.models FROM regress_mtdpp_tenant;
+REVOKE ALL ON SCHEMA mtdpp FROM regress_mtdpp_tenant;
+DROP ROLE regress_mtdpp_tenant;
+SELECT mtdpp_isolate('role');
+SELECT isolated_by FROM mtdpp.isolation;
+SELECT relname, relrowsecurity FROM pg_class
+WHERE oid IN ('mtdpp.models'::regclass, 'mtdpp.items'::regclass) ORDER BY relname;
+SELECT mtdpp_isolate('none');
+SELECT count(*) FROM mtdpp.isolation;
+SELECT relname, relrowsecurity FROM pg_class
+WHERE oid IN ('mtdpp.models'::regclass, 'mtdpp.items'::regclass) ORDER BY relname;

@@ -50,10 +50,18 @@ UNION ALL
 SELECT attrelid::regclass || '.' || attname || ' ' || format_type(atttypid, atttypmod) || ' ' ||
        coalesce(pg_get_expr(adbin, adrelid), '') || ' storage ' || attstorage::text || ' statistics ' || attstattarget
 FROM pg_attribute LEFT JOIN pg_attrdef ON adrelid = attrelid AND adnum = attnum
-WHERE attrelid IN ('mtdpp.models'::regclass, 'mtdpp.items'::regclass) AND attnum > 0 AND NOT attisdropped
+WHERE attrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'mtdpp'::regnamespace AND relkind = 'r')
+  AND attnum > 0 AND NOT attisdropped
 UNION ALL
 SELECT tgrelid::regclass || ' ' || pg_get_triggerdef(oid) || ' enabled ' || tgenabled::text FROM pg_trigger
-WHERE tgrelid IN ('mtdpp.models'::regclass, 'mtdpp.items'::regclass) AND NOT tgisinternal
+WHERE tgrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'mtdpp'::regnamespace) AND NOT tgisinternal
+UNION ALL
+SELECT polrelid::regclass || ' policy ' || polname || ' ' || polcmd::text || ' ' || coalesce(pg_get_expr(polqual, polrelid), '')
+       || ' ' || coalesce(pg_get_expr(polwithcheck, polrelid), '')
+FROM pg_policy WHERE polrelid IN (SELECT oid FROM pg_class WHERE relnamespace = 'mtdpp'::regnamespace)
+UNION ALL
+SELECT oid::regclass || ' row security ' || relrowsecurity FROM pg_class
+WHERE relnamespace = 'mtdpp'::regnamespace AND relkind = 'r'
 ORDER BY 1};
 
 $node->safe_psql('postgres', 'CREATE DATABASE fresh');
@@ -95,7 +103,7 @@ sub check_upgrade
 	is($n->safe_psql($db, q{SELECT count(*) FROM mtdpp_models WHERE mpr IS NOT NULL}), '1',
 		"$what: the view reads the stored metrics");
 	is($n->safe_psql($db, q{SELECT array_length(extconfig, 1) FROM pg_extension WHERE extname = 'mtdpp'}),
-		'3', "$what: the model tables are still registered for pg_dump");
+		'5', "$what: the model tables and the isolation's are registered for pg_dump");
 	# and the upgraded database trains and completes with the new version
 	# without a kind: the default of the new version, the hybrid
 	is($n->safe_psql($db, q{SELECT kind FROM mtdpp_train('dpp', 'train_lines', epochs => 2, seed => 3)}),

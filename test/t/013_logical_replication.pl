@@ -4,6 +4,7 @@
 # the same answers as the publisher.  The subscriber preloads mtdpp, so its
 # sessions share one copy of each model: each version that arrives, and a
 # hand edit of item rows, gets a copy of its own, which replaces the old one.
+# Isolation by role, published with its tables, isolates the subscriber too.
 use strict;
 use warnings;
 use FindBin;
@@ -84,4 +85,22 @@ $S->quit;
 $S2->quit;
 $sub->poll_query_until('postgres', $shared, '') or fail('the copies go with the sessions');
 pass('the copies go with the sessions');
+
+# isolation by role, published with its two tables: the subscriber isolates
+# its models as the rows arrive, and lifts it when they go
+my $rls = q{SELECT string_agg(relname || ' ' || relrowsecurity, ', ' ORDER BY relname) FROM pg_class
+            WHERE oid IN ('mtdpp.models'::regclass, 'mtdpp.items'::regclass)};
+$pub->safe_psql('postgres', q{
+ALTER PUBLICATION models ADD TABLE mtdpp.isolation, mtdpp.model_readers;
+SELECT mtdpp_isolate('role');
+});
+$sub->safe_psql('postgres', 'ALTER SUBSCRIPTION models REFRESH PUBLICATION');
+$sub->wait_for_subscription_sync($pub, 'models');
+$sub->poll_query_until('postgres', $rls, 'items true, models true')
+  or fail('the subscriber isolates its models');
+is($sub->safe_psql('postgres', q{SELECT count(*) FROM pg_policy WHERE polname IN ('mtdpp_own', 'mtdpp_shared')}),
+	'4', 'the subscriber has the isolation policies');
+$pub->safe_psql('postgres', q{SELECT mtdpp_isolate('none')});
+$pub->wait_for_catchup('models');
+is($sub->safe_psql('postgres', $rls), 'items false, models false', 'and lifts them with the publisher');
 done_testing();

@@ -1,15 +1,16 @@
-# Row-level security, all the way.  The isolation recipe of doc/models.md, applied as
-# it is printed, keeps two analysts apart in both model tables: neither
-# reads, updates, deletes or adds rows of the other's models, each still
-# trains and completes with its own, mtdpp_models shows each its own, and
-# training, saving or renaming to the other's name fails with a clear error
-# that says nothing about the other's models.  Then policies that depend on
-# more than the role name (a setting, a table of grants, a role membership,
-# a policy hiding some item rows) decide every statement of a session that
-# keeps its cached model, as a SELECT in the same statement would, also
-# when several statements come in one query string.  All of it on a server
-# with a model cache per backend and on one that preloads mtdpp and shares
-# the models it reads (held open meanwhile by the owner's session).
+# Row-level security, all the way.  The isolation recipe of doc/models.md
+# (mtdpp_isolate), applied as it is printed, keeps two analysts apart in
+# both model tables: neither reads, updates, deletes or adds rows of the
+# other's models, each still trains and completes with its own,
+# mtdpp_models shows each its own, and training, saving or renaming to the
+# other's name fails with a clear error that says nothing about the other's
+# models.  Then policies of the DBA's own that depend on more than the role
+# name (a setting, a table of grants, a role membership, a policy hiding
+# some item rows) decide every statement of a session that keeps its cached
+# model, as a SELECT in the same statement would, also when several
+# statements come in one query string.  All of it on a server with a model
+# cache per backend and on one that preloads mtdpp and shares the models it
+# reads (held open meanwhile by the owner's session).
 use strict;
 use warnings;
 use FindBin;
@@ -19,9 +20,9 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 
-# The recipe: the SQL block of doc/models.md that creates the policy own_items.
+# The recipe: the SQL block of doc/models.md that isolates the models by role.
 my $readme = slurp_file("$FindBin::Bin/../../doc/models.md");
-my ($recipe) = grep { /CREATE POLICY own_items/ } ($readme =~ /```sql\n(.*?)```/sg);
+my ($recipe) = grep { /mtdpp_isolate\('role'\)/ } ($readme =~ /```sql\n(.*?)```/sg);
 ok(defined $recipe, "doc/models.md has an isolation recipe");
 
 my $basket = q{'{1,2,3}'};

@@ -1,0 +1,192 @@
+-- mtdpp 0.4.0 -> 0.5.0
+\echo Use "ALTER EXTENSION mtdpp UPDATE TO '0.5.0'" to load this file. \quit
+
+-- Isolation between roles is a state of the extension, kept in tables that
+-- pg_dump keeps, not in policies a DBA writes (pg_dump leaves out the
+-- policies and the row-security switch of an extension's tables).  A
+-- restore's CREATE EXTENSION makes the tables and the trigger below; as the
+-- dumped rows of mtdpp.isolation come back, the trigger makes the policies
+-- again.  pg_upgrade carries the policies themselves.
+CREATE TABLE mtdpp.isolation (
+    isolated_by text NOT NULL CONSTRAINT isolation_by_check CHECK (isolated_by OPERATOR(pg_catalog.=) 'role'),
+    since       timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    one_row     boolean NOT NULL DEFAULT true PRIMARY KEY CONSTRAINT isolation_one_row CHECK (one_row)
+);
+COMMENT ON TABLE mtdpp.isolation IS 'one row while the models are isolated by role (mtdpp_isolate), none otherwise';
+GRANT SELECT ON mtdpp.isolation TO PUBLIC;
+
+-- The roles a role lets complete with its models of one name (NULL: every
+-- role).  A row applies to the models of that name that its role trained,
+-- and only while the models are isolated.
+CREATE TABLE mtdpp.model_readers (
+    name       text NOT NULL,
+    trained_by name NOT NULL DEFAULT CURRENT_USER,
+    reader     name,
+    CONSTRAINT model_readers_key UNIQUE NULLS NOT DISTINCT (name, trained_by, reader)
+);
+COMMENT ON TABLE mtdpp.model_readers IS 'the roles (NULL: every role) that may complete with the models NAME trained by TRAINED_BY while the models are isolated (mtdpp_share)';
+ALTER TABLE mtdpp.model_readers ENABLE ROW LEVEL SECURITY;
+CREATE POLICY readers_shown ON mtdpp.model_readers FOR SELECT
+    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER OR reader OPERATOR(pg_catalog.=) CURRENT_USER
+           OR reader IS NULL);
+CREATE POLICY readers_added ON mtdpp.model_readers FOR INSERT
+    WITH CHECK (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
+CREATE POLICY readers_removed ON mtdpp.model_readers FOR DELETE
+    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
+CREATE POLICY readers_renamed ON mtdpp.model_readers FOR UPDATE
+    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
+GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.model_readers TO PUBLIC;
+
+SELECT pg_catalog.pg_extension_config_dump('mtdpp.isolation', '');
+SELECT pg_catalog.pg_extension_config_dump('mtdpp.model_readers', '');
+
+-- Makes the policies of mtdpp.models and mtdpp.items follow mtdpp.isolation.
+-- Under isolation by role, a role sees, completes with and changes the
+-- models it trained, and sees and completes with those shared with it; the
+-- policies on mtdpp.items follow those on mtdpp.models.  Policies of the
+-- DBA's own are left as they are, and so is row-level security on a table
+-- that still has some.
+CREATE FUNCTION mtdpp.apply_isolation() RETURNS trigger
+LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    p record;
+BEGIN
+    FOR p IN SELECT polname, polrelid::pg_catalog.regclass AS rel FROM pg_catalog.pg_policy
+             WHERE polrelid OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp.models'::pg_catalog.regclass,
+                                                              'mtdpp.items'::pg_catalog.regclass])
+               AND polname OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp_own', 'mtdpp_shared']::name[])
+    LOOP
+        EXECUTE pg_catalog.format('DROP POLICY %I ON %s', p.polname, p.rel);
+    END LOOP;
+    IF EXISTS (SELECT FROM mtdpp.isolation) THEN
+        ALTER TABLE mtdpp.models ENABLE ROW LEVEL SECURITY;
+        ALTER TABLE mtdpp.items ENABLE ROW LEVEL SECURITY;
+        CREATE POLICY mtdpp_own ON mtdpp.models
+            USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
+        CREATE POLICY mtdpp_shared ON mtdpp.models FOR SELECT
+            USING (EXISTS (SELECT FROM mtdpp.model_readers r
+                           WHERE r.name OPERATOR(pg_catalog.=) models.name
+                             AND r.trained_by OPERATOR(pg_catalog.=) models.trained_by
+                             AND (r.reader IS NULL OR r.reader OPERATOR(pg_catalog.=) CURRENT_USER)));
+        CREATE POLICY mtdpp_own ON mtdpp.items
+            USING (EXISTS (SELECT FROM mtdpp.models m
+                           WHERE m.model_id OPERATOR(pg_catalog.=) items.model_id
+                             AND m.trained_by OPERATOR(pg_catalog.=) CURRENT_USER));
+        CREATE POLICY mtdpp_shared ON mtdpp.items FOR SELECT
+            USING (EXISTS (SELECT FROM mtdpp.models m WHERE m.model_id OPERATOR(pg_catalog.=) items.model_id));
+    ELSE
+        IF NOT EXISTS (SELECT FROM pg_catalog.pg_policy
+                       WHERE polrelid OPERATOR(pg_catalog.=) 'mtdpp.models'::pg_catalog.regclass) THEN
+            ALTER TABLE mtdpp.models DISABLE ROW LEVEL SECURITY;
+        END IF;
+        IF NOT EXISTS (SELECT FROM pg_catalog.pg_policy
+                       WHERE polrelid OPERATOR(pg_catalog.=) 'mtdpp.items'::pg_catalog.regclass) THEN
+            ALTER TABLE mtdpp.items DISABLE ROW LEVEL SECURITY;
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER isolation_applied AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON mtdpp.isolation
+    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.apply_isolation();
+-- also when rows arrive with session_replication_role = replica
+-- (pg_restore --disable-triggers); logical replication's apply worker fires
+-- row triggers only, those enabled for replicas
+ALTER TABLE mtdpp.isolation ENABLE ALWAYS TRIGGER isolation_applied;
+CREATE TRIGGER isolation_replicated AFTER INSERT OR UPDATE OR DELETE ON mtdpp.isolation
+    FOR EACH ROW EXECUTE FUNCTION mtdpp.apply_isolation();
+ALTER TABLE mtdpp.isolation ENABLE REPLICA TRIGGER isolation_replicated;
+
+CREATE FUNCTION mtdpp_isolate("by" text DEFAULT 'role') RETURNS text
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    tables_owner name := (SELECT pg_catalog.pg_get_userbyid(c.relowner) FROM pg_catalog.pg_class c
+                          WHERE c.oid OPERATOR(pg_catalog.=) 'mtdpp.models'::pg_catalog.regclass);
+BEGIN
+    IF "by" IS NULL OR "by" NOT IN ('role', 'none') THEN
+        RAISE EXCEPTION 'cannot isolate the models by %', pg_catalog.quote_nullable("by")
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'by => ''role'' keeps each role to the models it trained and those shared with it; by => ''none'' lifts that.';
+    END IF;
+    IF NOT pg_catalog.pg_has_role(tables_owner, 'USAGE') THEN
+        RAISE EXCEPTION 'role "%" cannot change the isolation of the models', CURRENT_USER
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = pg_catalog.format('Only the owner of mtdpp.models, role %s, or a member of it can.',
+                                           pg_catalog.quote_ident(tables_owner));
+    END IF;
+    DELETE FROM mtdpp.isolation;
+    IF "by" OPERATOR(pg_catalog.=) 'role' THEN
+        INSERT INTO mtdpp.isolation (isolated_by) VALUES ('role');
+    END IF;
+    RETURN "by";
+END
+$$;
+COMMENT ON FUNCTION mtdpp_isolate(text) IS
+    'isolates the models by role (BY => ''role''): each role sees, completes with and changes only the models it trained, and sees and completes with those shared with it (mtdpp_share); BY => ''none'' lifts it; pg_dump and pg_upgrade keep the state';
+
+CREATE FUNCTION mtdpp_share(model text, reader text) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    role_name name := CASE WHEN pg_catalog.lower(reader) OPERATOR(pg_catalog.=) 'public' THEN NULL ELSE reader END;
+    added integer;
+BEGIN
+    IF model IS NULL OR reader IS NULL THEN
+        RAISE EXCEPTION 'mtdpp_share: model and reader must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'reader => ''public'' shares with every role.';
+    END IF;
+    IF NOT EXISTS (SELECT FROM mtdpp.models m WHERE m.name OPERATOR(pg_catalog.=) model
+                   AND m.trained_by OPERATOR(pg_catalog.=) CURRENT_USER) THEN
+        RAISE EXCEPTION 'role "%" has no model "%" to share', CURRENT_USER, model
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'A role shares the models it trained: SELECT name FROM mtdpp_models lists the models it sees.';
+    END IF;
+    IF role_name IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+                                             WHERE r.rolname OPERATOR(pg_catalog.=) role_name) THEN
+        RAISE EXCEPTION 'role "%" does not exist', reader
+            USING ERRCODE = 'undefined_object', HINT = 'reader => ''public'' shares with every role.';
+    END IF;
+    INSERT INTO mtdpp.model_readers (name, trained_by, reader) VALUES (model, CURRENT_USER, role_name)
+        ON CONFLICT DO NOTHING;
+    GET DIAGNOSTICS added = ROW_COUNT;
+    RETURN added OPERATOR(pg_catalog.>) 0;
+END
+$$;
+COMMENT ON FUNCTION mtdpp_share(text, text) IS
+    'lets READER (a role, or ''public'': every role) see and complete with the caller''s models MODEL while the models are isolated by role, present versions and later ones; returns false if it already could';
+
+CREATE FUNCTION mtdpp_unshare(model text, reader text) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    removed integer;
+BEGIN
+    IF model IS NULL OR reader IS NULL THEN
+        RAISE EXCEPTION 'mtdpp_unshare: model and reader must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'reader => ''public'' takes back a share with every role.';
+    END IF;
+    DELETE FROM mtdpp.model_readers r
+        WHERE r.name OPERATOR(pg_catalog.=) mtdpp_unshare.model
+          AND r.trained_by OPERATOR(pg_catalog.=) CURRENT_USER
+          AND r.reader IS NOT DISTINCT FROM
+              CASE WHEN pg_catalog.lower(mtdpp_unshare.reader) OPERATOR(pg_catalog.=) 'public' THEN NULL
+                   ELSE mtdpp_unshare.reader END::name;
+    GET DIAGNOSTICS removed = ROW_COUNT;
+    RETURN removed OPERATOR(pg_catalog.>) 0;
+END
+$$;
+COMMENT ON FUNCTION mtdpp_unshare(text, text) IS
+    'takes back a share of mtdpp_share: READER no longer sees the caller''s models MODEL; returns false if there was none';
+
+-- Isolation made by hand with 0.4.0's recipe (policies on the model
+-- tables) works as before, but pg_dump leaves it out: say so (a WARNING, as
+-- an extension script's NOTICEs are not shown).
+DO $$
+BEGIN
+    IF EXISTS (SELECT FROM pg_catalog.pg_class c
+               WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp.models'::pg_catalog.regclass,
+                                                            'mtdpp.items'::pg_catalog.regclass])
+                 AND c.relrowsecurity) THEN
+        RAISE WARNING 'row-level security on mtdpp.models or mtdpp.items was enabled by hand: pg_dump does not keep it, nor its policies'
+            USING HINT = 'SELECT mtdpp_isolate(''role'') isolates the models by role in a way pg_dump keeps; then drop the hand-made policies (doc/models.md, "Isolation").';
+    END IF;
+END
+$$;

@@ -1,0 +1,316 @@
+-- mtdpp: multi-task determinantal point processes for basket completion.
+-- Every function and operator below is named by schema where it is not
+-- bound by its argument types alone, so that no object in a schema of the
+-- installing role's search_path can stand in for it.
+\echo Use "CREATE EXTENSION mtdpp" to load this file. \quit
+
+-- Models live in ordinary tables of schema mtdpp, so analysts can read and
+-- join them and pg_dump keeps them (pg_extension_config_dump below).
+CREATE SCHEMA mtdpp;
+
+CREATE TABLE mtdpp.models (
+    model_id        serial PRIMARY KEY,
+    name            text NOT NULL,
+    version         integer NOT NULL,
+    kind            text NOT NULL,
+    active          boolean NOT NULL DEFAULT false,
+    rank            integer NOT NULL,
+    n_items         integer NOT NULL,
+    n_baskets       integer NOT NULL,
+    n_examples      bigint NOT NULL,
+    log_w           float8 NOT NULL,
+    hyperparams     jsonb NOT NULL,
+    loss_history    float8[] NOT NULL DEFAULT '{}',
+    val_mpr_history float8[] NOT NULL DEFAULT '{}',
+    final_loss      float8,
+    best_epoch      integer,
+    train_seconds   float8,
+    source          text,
+    metrics         jsonb NOT NULL DEFAULT '{}',
+    trained_at      timestamptz NOT NULL DEFAULT pg_catalog.now(),
+    trained_by      name NOT NULL DEFAULT current_user,
+    activated_at    timestamptz,
+    weights         real[],
+    UNIQUE (name, version),
+    CONSTRAINT models_kind_check
+        CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['multitask', 'multitask_nobias', 'logistic', 'lowrank',
+                                                    'itemknn', 'popularity', 'ease', 'hybrid', 'rules', 'poisson', 'fm',
+                                                    'bayesian_lowrank', 'gru']))
+);
+CREATE UNIQUE INDEX models_one_active_per_name ON mtdpp.models (name) WHERE active;
+COMMENT ON TABLE mtdpp.models IS 'one row per trained mtdpp model: hyperparameters, training history, timings and metrics';
+COMMENT ON COLUMN mtdpp.models.weights IS 'the weights every item of the model shares, NULL for kinds without (gru: its recurrent weights W_x, W_h and b, 6 d^2 + 3 d of them at hidden size d = rank)';
+
+CREATE TABLE mtdpp.items (
+    model_id     integer NOT NULL REFERENCES mtdpp.models ON DELETE CASCADE,
+    item_id      integer NOT NULL,
+    popularity   integer NOT NULL,
+    bias         real NOT NULL,
+    factors      real[] NOT NULL,
+    task_factors real[] NOT NULL,
+    neighbors    integer[],
+    neighbor_weights real[],
+    PRIMARY KEY (model_id, item_id)
+);
+COMMENT ON TABLE mtdpp.items IS 'one row per item of a model: popularity (training baskets holding it), bias D_i (gru: output bias), factors V_i (poisson: the expected item factors E[beta_i]; bayesian_lowrank: its samples of V_i side by side, samples x rank values; gru: input embedding), task factors R_i (multi-task kinds; gru: output embedding), co-occurring items and their weights (itemknn: cosine; ease: the closed-form item-item weights; hybrid: co-occurrence evidence beside the DPP factors; rules: the rules whose antecedent starts with the item, each its other antecedent items of weight minus the baskets holding the antecedent, then its consequent of weight its confidence; fm: the bias is the item''s weight w_i and the factors its embedding v_i)';
+
+-- The arrays are stored as they are and left out of ANALYZE: their numbers
+-- do not compress (pglz tried in vain on every value over 2 kB, a third of
+-- the time item-kNN took to store 100 million lines' lists), and no query
+-- filters on them.
+ALTER TABLE mtdpp.items
+    ALTER COLUMN factors SET STORAGE EXTERNAL, ALTER COLUMN factors SET STATISTICS 0,
+    ALTER COLUMN task_factors SET STORAGE EXTERNAL, ALTER COLUMN task_factors SET STATISTICS 0,
+    ALTER COLUMN neighbors SET STORAGE EXTERNAL, ALTER COLUMN neighbors SET STATISTICS 0,
+    ALTER COLUMN neighbor_weights SET STORAGE EXTERNAL, ALTER COLUMN neighbor_weights SET STATISTICS 0;
+ALTER TABLE mtdpp.models
+    ALTER COLUMN weights SET STORAGE EXTERNAL, ALTER COLUMN weights SET STATISTICS 0;
+
+SELECT pg_catalog.pg_extension_config_dump('mtdpp.models', '');
+SELECT pg_catalog.pg_extension_config_dump('mtdpp.models_model_id_seq', '');
+SELECT pg_catalog.pg_extension_config_dump('mtdpp.items', '');
+
+-- Any change to the model tables, by mtdpp's functions or by hand, tells
+-- every backend to drop its cached models at its next statement.
+CREATE FUNCTION mtdpp.models_changed() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'mtdpp_models_changed' LANGUAGE C;
+CREATE TRIGGER models_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON mtdpp.models
+    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
+CREATE TRIGGER items_changed AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON mtdpp.items
+    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
+-- Logical replication's apply worker fires row triggers, not statement
+-- triggers, and only those enabled for replicas: these tell a subscriber's
+-- sessions of every change it applies.
+CREATE TRIGGER models_applied AFTER INSERT OR UPDATE OR DELETE ON mtdpp.models
+    FOR EACH ROW EXECUTE FUNCTION mtdpp.models_changed();
+CREATE TRIGGER items_applied AFTER INSERT OR UPDATE OR DELETE ON mtdpp.items
+    FOR EACH ROW EXECUTE FUNCTION mtdpp.models_changed();
+CREATE TRIGGER models_truncate_applied AFTER TRUNCATE ON mtdpp.models
+    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
+CREATE TRIGGER items_truncate_applied AFTER TRUNCATE ON mtdpp.items
+    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.models_changed();
+ALTER TABLE mtdpp.models ENABLE REPLICA TRIGGER models_applied;
+ALTER TABLE mtdpp.items ENABLE REPLICA TRIGGER items_applied;
+ALTER TABLE mtdpp.models ENABLE REPLICA TRIGGER models_truncate_applied;
+ALTER TABLE mtdpp.items ENABLE REPLICA TRIGGER items_truncate_applied;
+
+-- The training aggregate: order lines in, a trained model (bytea) out.
+-- Partial aggregation only gathers order lines (8 or 16 bytes each), so parallel
+-- workers and distributed engines can read the orders; the final function
+-- sorts them into baskets and fits the model.
+CREATE FUNCTION mtdpp_fit_transfn(internal, bigint, integer, integer, jsonb) RETURNS internal
+    AS 'MODULE_PATHNAME', 'mtdpp_fit_transfn' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION mtdpp_fit_transfn(internal, bigint, integer, integer) RETURNS internal
+    AS 'MODULE_PATHNAME', 'mtdpp_fit_transfn' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION mtdpp_fit_transfn(internal, bigint, integer) RETURNS internal
+    AS 'MODULE_PATHNAME', 'mtdpp_fit_transfn' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION mtdpp_fit_combinefn(internal, internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'mtdpp_fit_combinefn' LANGUAGE C CALLED ON NULL INPUT PARALLEL SAFE;
+CREATE FUNCTION mtdpp_fit_serialfn(internal) RETURNS bytea
+    AS 'MODULE_PATHNAME', 'mtdpp_fit_serialfn' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION mtdpp_fit_deserialfn(bytea, internal) RETURNS internal
+    AS 'MODULE_PATHNAME', 'mtdpp_fit_deserialfn' LANGUAGE C STRICT PARALLEL SAFE;
+CREATE FUNCTION mtdpp_fit_finalfn(internal, bigint, integer, integer, jsonb) RETURNS bytea
+    AS 'MODULE_PATHNAME', 'mtdpp_fit_finalfn' LANGUAGE C PARALLEL SAFE;
+CREATE FUNCTION mtdpp_fit_finalfn(internal, bigint, integer, integer) RETURNS bytea
+    AS 'MODULE_PATHNAME', 'mtdpp_fit_finalfn' LANGUAGE C PARALLEL SAFE;
+CREATE FUNCTION mtdpp_fit_finalfn(internal, bigint, integer) RETURNS bytea
+    AS 'MODULE_PATHNAME', 'mtdpp_fit_finalfn' LANGUAGE C PARALLEL SAFE;
+
+CREATE AGGREGATE mtdpp_fit(order_id bigint, item_id integer, item_position integer, params jsonb) (
+    SFUNC = mtdpp_fit_transfn, STYPE = internal,
+    FINALFUNC = mtdpp_fit_finalfn, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = mtdpp_fit_combinefn,
+    SERIALFUNC = mtdpp_fit_serialfn, DESERIALFUNC = mtdpp_fit_deserialfn,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE mtdpp_fit(order_id bigint, item_id integer, item_position integer) (
+    SFUNC = mtdpp_fit_transfn, STYPE = internal,
+    FINALFUNC = mtdpp_fit_finalfn, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = mtdpp_fit_combinefn,
+    SERIALFUNC = mtdpp_fit_serialfn, DESERIALFUNC = mtdpp_fit_deserialfn,
+    PARALLEL = SAFE
+);
+CREATE AGGREGATE mtdpp_fit(order_id bigint, item_id integer) (
+    SFUNC = mtdpp_fit_transfn, STYPE = internal,
+    FINALFUNC = mtdpp_fit_finalfn, FINALFUNC_EXTRA, FINALFUNC_MODIFY = READ_WRITE,
+    COMBINEFUNC = mtdpp_fit_combinefn,
+    SERIALFUNC = mtdpp_fit_serialfn, DESERIALFUNC = mtdpp_fit_deserialfn,
+    PARALLEL = SAFE
+);
+COMMENT ON AGGREGATE mtdpp_fit(bigint, integer, integer, jsonb) IS
+    'fits an mtdpp model to order lines (order id, item id, position, hyperparameters); returns the model as bytea for mtdpp_save';
+COMMENT ON AGGREGATE mtdpp_fit(bigint, integer, integer) IS
+    'fits an mtdpp model with default hyperparameters to order lines (order id, item id, position)';
+COMMENT ON AGGREGATE mtdpp_fit(bigint, integer) IS
+    'fits an mtdpp model with default hyperparameters to order lines (order id, item id)';
+
+-- Stores a model produced by mtdpp_fit as a new version of NAME.
+CREATE FUNCTION mtdpp_save(name text, model bytea, activate boolean DEFAULT true, source text DEFAULT NULL)
+    RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_save' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_save(text, bytea, boolean, text) IS
+    'stores a model produced by the mtdpp_fit aggregate as the next version of NAME; returns its model_id';
+
+CREATE FUNCTION mtdpp_train(
+    name text,
+    source regclass,
+    order_col text DEFAULT 'order_id',
+    item_col text DEFAULT 'item_id',
+    position_col text DEFAULT NULL,
+    rank integer DEFAULT NULL,
+    epochs integer DEFAULT NULL,
+    kind text DEFAULT 'hybrid',
+    target text DEFAULT 'random',
+    seed bigint DEFAULT 0,
+    verbose boolean DEFAULT false,
+    activate boolean DEFAULT true,
+    params jsonb DEFAULT '{}',
+    warm_start boolean DEFAULT false)
+RETURNS TABLE (model_id integer, name text, version integer, kind text, items integer,
+               baskets integer, examples bigint, final_loss float8, best_epoch integer, seconds float8)
+AS 'MODULE_PATHNAME', 'mtdpp_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean) IS
+    'trains a model of NAME from the order lines of SOURCE and stores it as its next version; WARM_START starts from its active version';
+
+-- The hyperparameter keys of mtdpp_train's params and of mtdpp_fit.
+CREATE FUNCTION mtdpp_hyperparameters(kind text DEFAULT 'hybrid')
+RETURNS TABLE (key text, type text, default_value text, valid text, description text)
+AS 'MODULE_PATHNAME', 'mtdpp_hyperparameters' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
+    'every hyperparameter key, with its type, its default for KIND (as JSON), its valid values and what it does';
+
+-- Query time.  STABLE: answers depend on the model tables.
+CREATE FUNCTION mtdpp_complete(basket integer[], k integer, model text DEFAULT NULL,
+                               allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
+RETURNS TABLE (item_id integer, score float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]) IS
+    'the K items that best complete BASKET, best first, never one of its items, only ALLOWED ones (NULL: any) and never EXCLUDED ones; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score))';
+
+-- A diverse set of completions, by greedy MAP in a DPP over the best ones.
+CREATE FUNCTION mtdpp_complete_set(basket integer[], k integer, model text DEFAULT NULL,
+                                   diversity float8 DEFAULT 0.5,
+                                   allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
+RETURNS TABLE (item_id integer, score float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete_set(integer[], integer, text, float8, integer[], integer[]) IS
+    'K items that complete BASKET together, in the order chosen: greedy MAP in a DPP whose qualities are the model''s scores and whose similarities the cosines of its item factors; DIVERSITY 0 is mtdpp_complete''s ranking, 1 as diverse as its best max(10K, 100) candidates allow; ALLOWED and EXCLUDED as for mtdpp_complete';
+
+CREATE FUNCTION mtdpp_score(basket integer[], items integer[], model text DEFAULT NULL)
+RETURNS TABLE (item_id integer, score float8)
+AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_score(integer[], integer[], text) IS
+    'score of each of ITEMS as the completion of BASKET, in the order given; NULL for items the model does not know and for items of BASKET';
+
+-- Which basket items drive a completion, and by how much.
+CREATE FUNCTION mtdpp_explain(basket integer[], items integer[], model text DEFAULT NULL)
+RETURNS TABLE (item_id integer, basket_item integer, contribution float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_explain(integer[], integer[], text) IS
+    'for each of ITEMS as a completion of BASKET, each basket item with how much the item''s score falls when that basket item is left out, largest first';
+
+-- The association rules of a model of kind rules.
+CREATE FUNCTION mtdpp_rules(model text DEFAULT NULL)
+RETURNS TABLE (antecedent integer[], consequent integer, support float8, confidence float8, lift float8)
+AS 'MODULE_PATHNAME', 'mtdpp_rules' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_rules(text) IS
+    'the association rules of MODEL (kind rules; default: the default model): ANTECEDENT (item ids) -> CONSEQUENT, SUPPORT (share of training baskets holding both), CONFIDENCE (share of the baskets holding the antecedent that hold the consequent) and LIFT (confidence over the consequent''s share of baskets); only the rules more confident than every rule from part of their antecedent are kept';
+
+CREATE FUNCTION mtdpp_evaluate(
+    model text,
+    source regclass,
+    basket_col text DEFAULT 'basket',
+    held_out_col text DEFAULT 'held_out',
+    catalog_size integer DEFAULT NULL)
+RETURNS TABLE (baskets integer, mpr float8, precision_at_5 float8, precision_at_10 float8,
+               precision_at_20 float8, seconds float8)
+AS 'MODULE_PATHNAME', 'mtdpp_evaluate' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_evaluate(text, regclass, text, text, integer) IS
+    'mean percentile rank and precision@5/10/20 of MODEL on the test baskets of SOURCE (basket int[], held-out item); stores them in the model''s metrics';
+
+-- Model management.
+CREATE FUNCTION mtdpp_activate(name text, version integer DEFAULT NULL) RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_activate' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_activate(text, integer) IS
+    'makes VERSION (default: the newest) the active model of NAME and the default model; returns its model_id';
+
+CREATE FUNCTION mtdpp_drop(name text, version integer DEFAULT NULL) RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_drop' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_drop(text, integer) IS
+    'drops VERSION of NAME, or every version when VERSION is NULL; returns the number of versions dropped';
+
+CREATE FUNCTION mtdpp_rename(name text, new_name text) RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_rename' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_rename(text, text) IS
+    'renames every version of model NAME to NEW_NAME; returns the number of versions renamed';
+
+CREATE FUNCTION mtdpp_prune(name text, keep integer DEFAULT 3) RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_prune' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_prune(text, integer) IS
+    'drops the versions of model NAME but its KEEP newest and its active one; returns the number of versions dropped';
+
+-- security_invoker: the caller's privileges and row-level security apply
+-- to the tables below, as if the caller queried them
+CREATE VIEW mtdpp_models WITH (security_invoker = true) AS
+SELECT m.name, m.version, m.kind, m.active,
+       m.activated_at IS NOT NULL AND m.active
+           AND m.activated_at OPERATOR(pg_catalog.=)
+               (SELECT pg_catalog.max(a.activated_at) FROM mtdpp.models a WHERE a.active) AS is_default,
+       m.rank, m.n_items AS items, m.n_baskets AS baskets, m.n_examples AS examples,
+       m.final_loss, m.best_epoch, m.train_seconds,
+       (m.metrics OPERATOR(pg_catalog.->>) 'mpr'::pg_catalog.text)::pg_catalog.float8 AS mpr,
+       (m.metrics OPERATOR(pg_catalog.->>) 'precision_at_20'::pg_catalog.text)::pg_catalog.float8 AS precision_at_20,
+       m.trained_at, m.model_id
+FROM mtdpp.models m
+ORDER BY m.name, m.version;
+COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one (used when no model is named) marked';
+
+-- The models every backend of the server shares (mtdpp in
+-- shared_preload_libraries): one row per copy in shared memory.  Like the
+-- statistics views, for monitoring roles: it shows every database's.
+CREATE FUNCTION mtdpp_shared_models()
+RETURNS TABLE (database name, model_id integer, items integer, rank integer,
+               bytes bigint, backends integer, state text)
+AS 'MODULE_PATHNAME', 'mtdpp_shared_models' LANGUAGE C VOLATILE PARALLEL SAFE;
+COMMENT ON FUNCTION mtdpp_shared_models() IS
+    'the models held once in the server''s shared memory for every backend: database, model_id, items, rank, bytes, backends that map the copy, and whether it is ready or still being read; no rows unless mtdpp is in shared_preload_libraries';
+REVOKE ALL ON FUNCTION mtdpp_shared_models() FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mtdpp_shared_models() TO pg_monitor;
+
+-- Trainings in progress on the server, one row each, readable from any
+-- session as pg_stat_progress_create_index is (mtdpp in
+-- shared_preload_libraries; otherwise no rows, and a NOTICE says why).
+-- Every role sees the pid and database of a training, its details only if
+-- it may see the session's in pg_stat_activity.
+CREATE FUNCTION mtdpp_progress_info(OUT pid integer, OUT datid oid, OUT model text, OUT kind text,
+                                    OUT phase text, OUT rank integer, OUT epoch integer,
+                                    OUT max_epochs integer, OUT validation_mpr float8,
+                                    OUT lines bigint, OUT baskets integer, OUT items integer,
+                                    OUT seconds float8, OUT seconds_left float8,
+                                    OUT started timestamptz)
+RETURNS SETOF record
+AS 'MODULE_PATHNAME', 'mtdpp_progress_info' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION mtdpp_progress_info() IS
+    'the rows of the view mtdpp_progress: one per training in progress on the server';
+CREATE FUNCTION mtdpp_progress_available()
+RETURNS boolean
+AS 'MODULE_PATHNAME', 'mtdpp_progress_available' LANGUAGE C VOLATILE PARALLEL RESTRICTED;
+COMMENT ON FUNCTION mtdpp_progress_available() IS
+    'whether this server reports its trainings in mtdpp_progress: true when mtdpp is in shared_preload_libraries';
+CREATE VIEW mtdpp_progress AS
+SELECT p.pid, p.datid, d.datname, p.model, p.kind, p.phase, p.rank, p.epoch, p.max_epochs,
+       p.validation_mpr, p.lines, p.baskets, p.items, p.seconds, p.seconds_left, p.started
+FROM mtdpp_progress_info() p
+LEFT JOIN pg_catalog.pg_database d ON d.oid OPERATOR(pg_catalog.=) p.datid;
+COMMENT ON VIEW mtdpp_progress IS
+    'one row per training in progress on the server: pid, database, model, kind, phase, rank, epoch of max_epochs, last validation MPR, lines, baskets, items, seconds so far and left (the current fit''s remaining epochs at their pace so far); needs mtdpp in shared_preload_libraries';
+GRANT SELECT ON mtdpp_progress TO PUBLIC;
+
+-- A check of the trainer's analytic gradients against finite differences.
+CREATE FUNCTION mtdpp.gradient_check(rank integer, context_size integer, seed bigint DEFAULT 0,
+                                     softmax boolean DEFAULT true)
+RETURNS float8
+AS 'MODULE_PATHNAME', 'mtdpp_gradient_check' LANGUAGE C STRICT VOLATILE;
+COMMENT ON FUNCTION mtdpp.gradient_check(integer, integer, bigint, boolean) IS
+    'largest relative difference between the analytic gradients of the multi-task loss (softmax, or the paper''s logistic) and finite differences, on a random model';

@@ -1,0 +1,173 @@
+# Isolation by role survives the ways a database moves: models isolated
+# with mtdpp_isolate('role') and shared with mtdpp_share, dumped with
+# pg_dump -Fc and restored into a new database, into a new cluster, and
+# carried by pg_upgrade, keep every role to its own models and those
+# shared with it: bob sees none of alice's rows in either table, her
+# models do not exist for him, he changes none of them, and app completes
+# with the one model shared with it.  Lifting the isolation after the
+# restore shows everything again.  Last, a database isolated by hand under
+# 0.4.0 is told on its update that pg_dump does not keep that.
+use strict;
+use warnings;
+use FindBin;
+use lib "$FindBin::Bin/../perl";
+use MtdppTest;
+use PostgreSQL::Test::Cluster;
+use PostgreSQL::Test::Utils;
+use Test::More;
+
+my $roles = q{
+CREATE ROLE alice LOGIN;
+CREATE ROLE bob LOGIN;
+CREATE ROLE app LOGIN;
+};
+my $grants = q{
+GRANT SELECT ON train_lines TO alice, bob;
+GRANT USAGE ON SCHEMA mtdpp TO alice, bob, app;
+GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.models, mtdpp.items TO alice, bob;
+GRANT USAGE ON SEQUENCE mtdpp.models_model_id_seq TO alice, bob;
+GRANT SELECT ON mtdpp.models, mtdpp.items TO app;
+GRANT SELECT ON mtdpp_models TO alice, bob;
+};
+
+# The recipes of doc/models.md, as printed.
+my $doc = slurp_file("$FindBin::Bin/../../doc/models.md");
+my ($isolate) = grep { /mtdpp_isolate\('role'\)/ } ($doc =~ /```sql\n(.*?)```/sg);
+ok(defined $isolate, 'doc/models.md has the isolation recipe');
+
+my $old = PostgreSQL::Test::Cluster->new('isolated');
+$old->init;
+$old->start;
+$old->safe_psql('postgres', $roles);
+$old->safe_psql('postgres', 'CREATE DATABASE shop');
+$old->safe_psql('shop', 'CREATE EXTENSION mtdpp');
+load_planted($old, dbname => 'shop', baskets => 600);
+$old->safe_psql('shop', $grants);
+$old->safe_psql('shop', $isolate);
+
+sub as_role
+{
+	my ($node, $db, $role, $sql) = @_;
+	my ($ret, $out, $err) = $node->psql($db, $sql,
+		extra_params => [ '-U', $role, '-v', 'VERBOSITY=verbose' ]);
+	return $ret == 0 ? $out : "ERROR $err";
+}
+
+like(as_role($old, 'shop', 'alice', q{SELECT version FROM mtdpp_train('a_knn', 'train_lines', kind => 'itemknn')}),
+	qr/^1$/, 'alice trains item-kNN');
+like(as_role($old, 'shop', 'alice', q{SELECT version FROM mtdpp_train('a_pop', 'train_lines', kind => 'popularity')}),
+	qr/^1$/, 'alice trains popularity');
+like(as_role($old, 'shop', 'bob', q{SELECT version FROM mtdpp_train('b_knn', 'train_lines', kind => 'itemknn')}),
+	qr/^1$/, 'bob trains item-kNN');
+is(as_role($old, 'shop', 'alice', q{SELECT mtdpp_share('a_knn', 'app')}), 't', 'alice shares a_knn with app');
+like(as_role($old, 'shop', 'bob', q{SELECT mtdpp_share('a_knn', 'bob')}),
+	qr/ERROR.*42704.*role "bob" has no model "a_knn" to share/s, 'bob cannot share her model');
+
+my $complete = sub {
+	my ($model) = @_;
+	return "SELECT string_agg(item_id::text, ',' ORDER BY rank) FROM mtdpp_complete('{1,2,3}', 5, '$model')";
+};
+my %answer = map { $_ => $old->safe_psql('shop', $complete->($_)) } qw(a_knn a_pop b_knn);
+like($answer{a_knn}, qr/^\d+(,\d+){4}$/, 'the owner completes with a_knn');
+
+# What each role may see and do; LABEL names the copy under test.
+sub check_isolated
+{
+	my ($node, $db, $label) = @_;
+	my $as = sub { return as_role($node, $db, @_) };
+	my $alice_ids = $node->safe_psql($db,
+		q{SELECT string_agg(model_id::text, ',') FROM mtdpp.models WHERE trained_by = 'alice'});
+	like($alice_ids, qr/^\d+,\d+$/, "$label: alice's two models are there");
+	is($as->('bob', "SELECT count(*) FROM mtdpp.models WHERE model_id IN ($alice_ids)"), '0',
+		"$label: bob sees 0 of alice's model rows");
+	is($as->('bob', "SELECT count(*) FROM mtdpp.items WHERE model_id IN ($alice_ids)"), '0',
+		"$label: bob sees 0 of alice's item rows");
+	like($as->('bob', $complete->('a_knn')), qr/ERROR.*42704.*model "a_knn" does not exist/s,
+		"$label: alice's model does not exist for bob");
+	my $rows = "SELECT md5(string_agg(i::text, ',' ORDER BY model_id, item_id)) FROM mtdpp.items i "
+	  . "WHERE model_id IN ($alice_ids)";
+	my $before = $node->safe_psql($db, $rows);
+	like($as->('bob', "UPDATE mtdpp.items SET bias = bias + 1 WHERE model_id IN ($alice_ids)"), qr/^$/,
+		"$label: bob's UPDATE of alice's items runs");
+	is($node->safe_psql($db, $rows), $before, "$label: ... and changes none of them");
+	like($as->('bob', q{SELECT version FROM mtdpp_train('a_knn', 'train_lines', kind => 'popularity')}),
+		qr/ERROR.*42501.*model name "a_knn" is not available/s, "$label: bob cannot train into her name");
+	is($as->('bob', $complete->('b_knn')), $answer{b_knn}, "$label: bob completes with his model as before");
+	is($as->('bob', 'SELECT string_agg(name, \',\' ORDER BY name) FROM mtdpp_models'), 'b_knn',
+		"$label: mtdpp_models lists bob's model only");
+	is($as->('alice', 'SELECT string_agg(name, \',\' ORDER BY name) FROM mtdpp_models'), 'a_knn,a_pop',
+		"$label: mtdpp_models lists alice's models");
+	is($as->('alice', $complete->('a_pop')), $answer{a_pop}, "$label: alice completes with her model as before");
+	is($as->('app', $complete->('a_knn')), $answer{a_knn}, "$label: app completes with the model shared with it");
+	like($as->('app', $complete->('a_pop')), qr/ERROR.*42704.*model "a_pop" does not exist/s,
+		"$label: app does not complete with alice's other model");
+	like($as->('app', $complete->('b_knn')), qr/ERROR.*42704.*model "b_knn" does not exist/s,
+		"$label: nor with bob's");
+	like($as->('bob', q{DELETE FROM mtdpp.model_readers}), qr/^$/, "$label: bob cannot take back alice's share");
+	is($node->safe_psql($db, 'SELECT count(*) FROM mtdpp.model_readers'), '1', "$label: ... it is still there");
+	return;
+}
+check_isolated($old, 'shop', 'before the dump');
+
+my $dir = PostgreSQL::Test::Utils::tempdir;
+$old->command_ok([ 'pg_dump', '-Fc', '-f', "$dir/shop.dump", '-d', $old->connstr('shop') ], 'pg_dump -Fc');
+
+# a new database of the same cluster
+$old->safe_psql('postgres', 'CREATE DATABASE restored');
+$old->command_ok([ 'pg_restore', '--exit-on-error', '-d', $old->connstr('restored'), "$dir/shop.dump" ],
+	'pg_restore into a new database');
+check_isolated($old, 'restored', 'restored into a new database');
+
+# a new cluster, with the same roles
+my $other = PostgreSQL::Test::Cluster->new('other');
+$other->init;
+$other->start;
+$other->safe_psql('postgres', $roles);
+$other->safe_psql('postgres', 'CREATE DATABASE shop');
+$other->command_ok([ 'pg_restore', '--exit-on-error', '-d', $other->connstr('shop'), "$dir/shop.dump" ],
+	'pg_restore into a new cluster');
+check_isolated($other, 'shop', 'restored into a new cluster');
+is($other->safe_psql('shop', q{SELECT mtdpp_isolate('none')}), 'none', 'the owner lifts the isolation');
+is(as_role($other, 'shop', 'bob', q{SELECT count(*) FROM mtdpp.models WHERE trained_by = 'alice'}), '2',
+	'lifted: bob sees alice\'s models again');
+is(as_role($other, 'shop', 'bob', $complete->('a_pop')), $answer{a_pop}, 'lifted: and completes with them');
+$other->stop;
+
+# pg_upgrade into a new cluster of the same installation
+$old->stop;
+my $new = PostgreSQL::Test::Cluster->new('upgraded');
+$new->init;
+my $bindir = $old->config_data('--bindir');
+my $workdir = PostgreSQL::Test::Utils::tempdir;
+chdir $workdir;
+command_ok(
+	[
+		"$bindir/pg_upgrade", '--no-sync',
+		'-d', $old->data_dir, '-D', $new->data_dir,
+		'-b', $bindir, '-B', $bindir,
+		'-s', $new->host, '-p', $old->port, '-P', $new->port
+	],
+	'pg_upgrade');
+$new->start;
+check_isolated($new, 'shop', 'after pg_upgrade');
+check_isolated($new, 'restored', 'the restored copy after pg_upgrade');
+$new->stop;
+
+# A database isolated by hand under 0.4.0 hears on its update that pg_dump
+# does not keep hand-made policies.
+my $hand = mtdpp_node('by_hand');
+$hand->safe_psql('postgres', q{
+CREATE DATABASE v040;
+});
+$hand->safe_psql('v040', q{
+CREATE EXTENSION mtdpp VERSION '0.4.0';
+ALTER TABLE mtdpp.models ENABLE ROW LEVEL SECURITY;
+CREATE POLICY own_models ON mtdpp.models USING (trained_by = current_user);
+});
+my ($ret, $out, $err) = $hand->psql('v040', 'ALTER EXTENSION mtdpp UPDATE TO \'0.5.0\'');
+is($ret, 0, 'the update of a database isolated by hand succeeds');
+like($err, qr/WARNING:  row-level security on mtdpp.models or mtdpp.items was enabled by hand: pg_dump does not keep it.*HINT:  SELECT mtdpp_isolate\('role'\)/s,
+	'... and says that pg_dump does not keep hand-made isolation, and what does');
+$hand->stop;
+
+done_testing();
