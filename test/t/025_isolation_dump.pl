@@ -138,8 +138,6 @@ $old->stop;
 my $new = PostgreSQL::Test::Cluster->new('upgraded');
 $new->init;
 my $bindir = $old->config_data('--bindir');
-my $workdir = PostgreSQL::Test::Utils::tempdir;
-chdir $workdir;
 command_ok(
 	[
 		"$bindir/pg_upgrade", '--no-sync',
