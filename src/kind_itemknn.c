@@ -16,9 +16,11 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
 #include <math.h>
 
 #include "miscadmin.h"
+#include "utils/memutils.h"
 
 #include "cooccurrence.h"
 #include "kinds.h"
@@ -27,21 +29,24 @@
 
 /*
  * Grow M's neighbour arrays to hold at least NEED entries, SCRATCH bytes
- * being in use beside them: doubling while maintenance_work_mem allows.
+ * being in use beside them: doubling while maintenance_work_mem allows,
+ * the lists taking at most half of it (mtdpp_model_budget).
  */
 static void
 grow_lists(MtdppModel *m, int64 *capacity, int64 need, int64 total, Size scratch)
 {
 	Size		limit = (Size) maintenance_work_mem * 1024;
-	int64		room = limit > scratch ? (int64) ((limit - scratch) / (sizeof(int32) + sizeof(float4))) : 0;
+	Size		lists = limit > scratch ? Min(limit - scratch, mtdpp_model_budget()) : 0;
+	int64		room = (int64) (lists / (sizeof(int32) + sizeof(float4)));
 	int64		cap = Max(Min(Min(Max(*capacity * 2, need), total), Max(room, need)), 1);
 
 	if (need > room)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("item-kNN over " INT64_FORMAT " co-occurrences keeps more than " INT64_FORMAT " distinct pairs, more than maintenance_work_mem (%d kB) holds",
+				 errmsg("item-kNN over " INT64_FORMAT " co-occurrences keeps more than " INT64_FORMAT " distinct pairs, more than half of maintenance_work_mem (%d kB) holds",
 						total, room, maintenance_work_mem),
-				 errhint("Raise maintenance_work_mem for this session: the lists take 8 bytes per distinct pair of items bought together.")));
+				 errdetail("The lists take 8 bytes per distinct pair of items bought together, and a trained model is held twice while it is stored."),
+				 errhint("Leave max_neighbors out to keep the strongest pairs that fit, or raise maintenance_work_mem for this session.")));
 	m->nbr_index = repalloc_huge(m->nbr_index, sizeof(int32) * cap);
 	m->nbr_weight = repalloc_huge(m->nbr_weight, sizeof(float4) * cap);
 	*capacity = cap;
@@ -238,7 +243,17 @@ void
 mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
 						  int64 distinct, int64 kept)
 {
-	if (given->max_neighbors < 0 && kept < distinct)
+	if (given->max_neighbors < 0 && kept < distinct && mtdpp_model_budget() < MaxAllocSize)
+		ereport(NOTICE,
+				(errmsg("kept the %d strongest neighbours of each item: " INT64_FORMAT " of " INT64_FORMAT " distinct pairs of items bought together",
+						p->max_neighbors, kept, distinct),
+				 errdetail("All the pairs would not fit in half of maintenance_work_mem (%d kB): a trained model is held twice while it is stored.",
+						   maintenance_work_mem),
+				 errhint("SET maintenance_work_mem = '%dMB' keeps every pair; max_neighbors chooses the cut.",
+						 /* twice the pairs left out, 8 bytes each, beyond the present setting */
+						 (int) Min(((double) maintenance_work_mem * 1024 + 16.0 * (distinct - kept)) / (1024 * 1024) + 1,
+								   (double) INT_MAX / 1024))));
+	else if (given->max_neighbors < 0 && kept < distinct)
 		ereport(NOTICE,
 				(errmsg("kept the %d strongest neighbours of each item: " INT64_FORMAT " of " INT64_FORMAT " distinct pairs of items bought together",
 						p->max_neighbors, kept, distinct),

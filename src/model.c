@@ -15,6 +15,7 @@
 
 #include <math.h>
 
+#include "miscadmin.h"
 #include "utils/memutils.h"
 
 #include "kinds.h"
@@ -216,18 +217,31 @@ check_value_size(Size size, Size fixed, MtdppKind kind, int n_items, int rank)
 }
 
 /*
+ * The bytes a model's value may take: a bytea's limit, and half of
+ * maintenance_work_mem, since a trained model is held twice while it is
+ * handed to storage (the model, and its value).
+ */
+Size
+mtdpp_model_budget(void)
+{
+	return Min((Size) MaxAllocSize, (Size) maintenance_work_mem * 1024 / 2);
+}
+
+/*
  * The pairs of neighbour lists a model value of KIND, N_ITEMS and RANK,
  * trained for at most EPOCHS, has room for beside the rest (its
- * hyperparameters given 64 kB, far more than they take).
+ * hyperparameters given 64 kB, far more than they take) within
+ * mtdpp_model_budget().
  */
 int64
 mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs)
 {
 	Size		fixed = serialized_size(kind, n_items, rank, epochs, 65536, 0);
+	Size		budget = mtdpp_model_budget();
 
-	if (fixed >= MaxAllocSize)
+	if (fixed >= budget)
 		return 0;
-	return (int64) ((MaxAllocSize - fixed) / (sizeof(int32) + sizeof(float4)));
+	return (int64) ((budget - fixed) / (sizeof(int32) + sizeof(float4)));
 }
 
 /*

@@ -180,6 +180,7 @@ extern void mtdpp_model_prepare(MtdppModel *m);
 extern int	mtdpp_model_index(const MtdppModel *m, int32 item_id);
 extern int	mtdpp_cmp_int32(const void *a, const void *b);
 extern void mtdpp_check_model_size(const struct MtdppParams *p, int n_items);
+extern Size mtdpp_model_budget(void);
 extern int64 mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
