@@ -181,24 +181,55 @@ check_chain(const MtdppModel *m, const MtdppParams *p, int epoch, double loss)
 }
 
 /*
- * The working set of the fit: the chain's trainer, the mode and the
- * preconditioner, the samples of the chain and of two models (V and R).
+ * The working set of the fit at SAMPLES: the chain's trainer, the mode and
+ * the preconditioner, the samples of the chain and of two models (V and R),
+ * and the value the model becomes, held twice on its way to storage (16
+ * bytes per item and rank unit of every sample).
  */
-static void
-check_memory(const MtdppBaskets *d, const MtdppParams *q, int samples)
+static Size
+sgld_memory(const MtdppBaskets *d, const MtdppParams *q, int samples)
 {
 	Size		cells = mul_size(d->n_items, q->rank);
-	Size		need = add_size(training_memory(d, q),
-								mul_size(cells, sizeof(double) * (5 * samples + 3)));
-	Size		limit = (Size) maintenance_work_mem * 1024;
 
-	if (need > limit)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("sampling %d rank %d factorisations of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
-						samples, q->rank, d->n_items, (need + 1023) / 1024, maintenance_work_mem),
-				 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train with fewer samples or a lower rank.",
-						 (need >> 20) + 1)));
+	return add_size(add_size(training_memory(d, q),
+							 mul_size(cells, sizeof(double) * (5 * samples + 3))),
+					mul_size(cells, 2 * 2 * sizeof(double) * samples));
+}
+
+/*
+ * The samples the fit keeps: P's, or, where they would not fit in
+ * maintenance_work_mem and samples was not given, the most that fit, said
+ * in a NOTICE; samples that do not fit are refused with the figure.  Q is
+ * P for one sample (the mode's fit).
+ */
+static int
+fitting_samples(const MtdppBaskets *d, const MtdppParams *p, const MtdppParams *q)
+{
+	Size		limit = (Size) maintenance_work_mem * 1024;
+	Size		need = sgld_memory(d, q, p->samples);
+	int			fewer = p->samples;
+
+	if (need <= limit)
+		return p->samples;
+	while (fewer > 1 && sgld_memory(d, q, fewer) > limit)
+		fewer--;
+	if (!mtdpp_param_given(p, "samples") && sgld_memory(d, q, fewer) <= limit)
+	{
+		ereport(NOTICE,
+				(errmsg("%d samples are kept, not %d: %d rank %d factorisations of %d items need %zu kB, more than maintenance_work_mem (%d kB)",
+						fewer, p->samples, p->samples, q->rank, d->n_items, (need + 1023) / 1024,
+						maintenance_work_mem),
+				 errhint("SET maintenance_work_mem = '%zuMB' lets the fit keep %d.", (need >> 20) + 1,
+						 p->samples)));
+		return fewer;
+	}
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("sampling %d rank %d factorisations of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
+					p->samples, q->rank, d->n_items, (need + 1023) / 1024, maintenance_work_mem),
+			 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train with fewer samples or a lower rank.",
+					 (need >> 20) + 1)));
+	return 0;					/* not reached */
 }
 
 /* The number of training baskets: two items or more, not in the slice. */
@@ -360,11 +391,13 @@ append_number(StringInfo s, double x)
  * the samples side by side in one model (kind_bayesian_lowrank.c).
  */
 MtdppModel *
-mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
+mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *given)
 {
 	MemoryContext caller = CurrentMemoryContext;
 	MemoryContext work;
-	MtdppParams q = *p;
+	MtdppParams chosen = *given;
+	const MtdppParams *p = &chosen;
+	MtdppParams q = *given;
 	MtdppValidation slice;
 	MtdppModel *mode;
 	MtdppModel *m = NULL;
@@ -389,7 +422,7 @@ mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
 				 errdetail("Every Langevin step draws noise for every item's factors: above this an epoch takes minutes."),
 				 errhint("Train with a lower rank, or train kind lowrank (its mode) instead.")));
 	q.samples = 1;
-	check_memory(data, &q, p->samples);
+	chosen.samples = fitting_samples(data, given, &q);
 	work = AllocSetContextCreate(CurrentMemoryContext, "mtdpp Bayesian low-rank fit",
 								 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(work);
