@@ -190,3 +190,46 @@ BEGIN
     END IF;
 END
 $$;
+
+-- A call that names no model answers with the model mtdpp.model names, or
+-- the only model with an active version; no longer the most recently
+-- activated of several.  A database with several keeps its answers: its
+-- default is set to the model that was the default, where the updating role
+-- may set it.
+COMMENT ON FUNCTION mtdpp_activate(text, integer) IS
+    'makes VERSION (default: the newest) the active model of NAME; returns its model_id';
+CREATE OR REPLACE VIEW mtdpp_models WITH (security_invoker = true) AS
+SELECT m.name, m.version, m.kind, m.active,
+       m.active AND m.name OPERATOR(pg_catalog.=)
+           CASE WHEN pg_catalog.current_setting('mtdpp.model', true) OPERATOR(pg_catalog.<>) ''
+                THEN pg_catalog.current_setting('mtdpp.model', true)
+                ELSE (SELECT pg_catalog.min(a.name) FROM mtdpp.models a WHERE a.active
+                      HAVING pg_catalog.count(*) OPERATOR(pg_catalog.=) 1) END AS is_default,
+       m.rank, m.n_items AS items, m.n_baskets AS baskets, m.n_examples AS examples,
+       m.final_loss, m.best_epoch, m.train_seconds,
+       (m.metrics OPERATOR(pg_catalog.->>) 'mpr'::pg_catalog.text)::pg_catalog.float8 AS mpr,
+       (m.metrics OPERATOR(pg_catalog.->>) 'precision_at_20'::pg_catalog.text)::pg_catalog.float8 AS precision_at_20,
+       m.trained_at, m.model_id
+FROM mtdpp.models m
+ORDER BY m.name, m.version;
+COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one marked: the active version of the model mtdpp.model names, or of the only model with an active version when it names none (it answers calls that name no model)';
+DO $$
+DECLARE
+    default_name text;
+BEGIN
+    IF (SELECT pg_catalog.count(*) FROM mtdpp.models WHERE active) OPERATOR(pg_catalog.>) 1 THEN
+        SELECT name INTO default_name FROM mtdpp.models WHERE active
+        ORDER BY activated_at DESC NULLS LAST, model_id DESC LIMIT 1;
+        IF pg_catalog.pg_has_role((SELECT datdba FROM pg_catalog.pg_database
+                                   WHERE datname OPERATOR(pg_catalog.=) pg_catalog.current_database()), 'USAGE') THEN
+            EXECUTE pg_catalog.format('ALTER DATABASE %I SET mtdpp.model = %L',
+                                      pg_catalog.current_database(), default_name);
+            RAISE WARNING 'mtdpp.model is set to % for database %: calls that name no model answer with it, as they did', pg_catalog.quote_literal(default_name), pg_catalog.quote_ident(pg_catalog.current_database())
+                USING HINT = 'New sessions read it. A call that names no model answers with the model mtdpp.model names, or with the only model with an active version; ALTER DATABASE ... RESET mtdpp.model undoes this.';
+        ELSE
+            RAISE WARNING 'calls that name no model will fail while several models are active and mtdpp.model is not set'
+                USING HINT = pg_catalog.format('ALTER DATABASE %I SET mtdpp.model = %L keeps the default as it was (for the database''s owner or a superuser).', pg_catalog.current_database(), default_name);
+        END IF;
+    END IF;
+END
+$$;

@@ -233,7 +233,7 @@ COMMENT ON FUNCTION mtdpp_evaluate(text, regclass, text, text, integer) IS
 CREATE FUNCTION mtdpp_activate(name text, version integer DEFAULT NULL) RETURNS integer
     AS 'MODULE_PATHNAME', 'mtdpp_activate' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION mtdpp_activate(text, integer) IS
-    'makes VERSION (default: the newest) the active model of NAME and the default model; returns its model_id';
+    'makes VERSION (default: the newest) the active model of NAME; returns its model_id';
 
 CREATE FUNCTION mtdpp_drop(name text, version integer DEFAULT NULL) RETURNS integer
     AS 'MODULE_PATHNAME', 'mtdpp_drop' LANGUAGE C VOLATILE PARALLEL UNSAFE;
@@ -254,9 +254,11 @@ COMMENT ON FUNCTION mtdpp_prune(text, integer) IS
 -- to the tables below, as if the caller queried them
 CREATE VIEW mtdpp_models WITH (security_invoker = true) AS
 SELECT m.name, m.version, m.kind, m.active,
-       m.activated_at IS NOT NULL AND m.active
-           AND m.activated_at OPERATOR(pg_catalog.=)
-               (SELECT pg_catalog.max(a.activated_at) FROM mtdpp.models a WHERE a.active) AS is_default,
+       m.active AND m.name OPERATOR(pg_catalog.=)
+           CASE WHEN pg_catalog.current_setting('mtdpp.model', true) OPERATOR(pg_catalog.<>) ''
+                THEN pg_catalog.current_setting('mtdpp.model', true)
+                ELSE (SELECT pg_catalog.min(a.name) FROM mtdpp.models a WHERE a.active
+                      HAVING pg_catalog.count(*) OPERATOR(pg_catalog.=) 1) END AS is_default,
        m.rank, m.n_items AS items, m.n_baskets AS baskets, m.n_examples AS examples,
        m.final_loss, m.best_epoch, m.train_seconds,
        (m.metrics OPERATOR(pg_catalog.->>) 'mpr'::pg_catalog.text)::pg_catalog.float8 AS mpr,
@@ -264,7 +266,7 @@ SELECT m.name, m.version, m.kind, m.active,
        m.trained_at, m.model_id
 FROM mtdpp.models m
 ORDER BY m.name, m.version;
-COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one (used when no model is named) marked';
+COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one marked: the active version of the model mtdpp.model names, or of the only model with an active version when it names none (it answers calls that name no model)';
 
 -- Isolation between roles is a state of the extension, kept in tables that
 -- pg_dump keeps, not in policies a DBA writes (pg_dump leaves out the

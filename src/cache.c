@@ -71,6 +71,7 @@ typedef struct CachedModel
 	struct CachedModel *next;
 	MemoryContext context;		/* holds the entry and its model */
 	char	   *name;			/* NULL: the default model */
+	char	   *model_name;		/* the name of the model that answers */
 	int			model_id;
 	MtdppModel *model;
 	uint64		generation;		/* models_generation before it was read */
@@ -97,10 +98,17 @@ relcache_callback(Datum arg, Oid relid)
 		models_generation++;
 }
 
+/* mtdpp.model: the model a call that names none answers with ('': see below) */
+static char *model_setting = NULL;
+
 void
 mtdpp_cache_init(void)
 {
 	CacheRegisterRelcacheCallback(relcache_callback, (Datum) 0);
+	DefineCustomStringVariable("mtdpp.model",
+							   "The model that answers a call naming none.",
+							   "Empty: the one model name with an active version, if there is only one.",
+							   &model_setting, "", PGC_USERSET, 0, NULL, NULL, NULL);
 }
 
 /* The OIDs of schema mtdpp and of its two model tables. */
@@ -148,6 +156,37 @@ mtdpp_models_changed(PG_FUNCTION_ARGS)
 }
 
 /*
+ * The error of a call that names no model while mtdpp.model is empty and
+ * not exactly one model name has an active version (SPI connected).
+ */
+static void
+no_default_model(void)
+{
+	uint64		n;
+	char	   *names;
+	bool		isnull;
+
+	if (SPI_execute("SELECT pg_catalog.count(*), pg_catalog.string_agg(pg_catalog.quote_literal(name), ', ' "
+					"ORDER BY name) FILTER (WHERE n OPERATOR(pg_catalog.<=) 10) "
+					"FROM (SELECT name, pg_catalog.row_number() OVER (ORDER BY name) AS n "
+					"      FROM mtdpp.models WHERE active) a",
+					true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read mtdpp.models");
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (n == 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("there is no active mtdpp model"),
+				 errhint("Train one with mtdpp_train, or activate one with mtdpp_activate.")));
+	names = TextDatumGetCString(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	ereport(ERROR,
+			(errcode(ERRCODE_UNDEFINED_OBJECT),
+			 errmsg("no model is named, and mtdpp.model is not set: " UINT64_FORMAT " models could answer", n),
+			 errhint("Name the model in the call, or set mtdpp.model to one of %s%s: SET for this session, ALTER ROLE ... SET or ALTER DATABASE ... SET for every session.",
+					 names, n > 10 ? ", ..." : "")));
+}
+
+/*
  * Runs the query for the row of mtdpp.models that answers for NAME (NULL:
  * the default model); true if there is one, as SPI's first result row.
  */
@@ -156,9 +195,19 @@ find_active_model(const char *name)
 {
 	int			ret;
 
-	if (name == NULL)
+	/*
+	 * No model named and mtdpp.model empty: the only active one, if it is;
+	 * in a database whose extension is not yet updated to 0.5.0, the most
+	 * recently activated, as before, until the update sets mtdpp.model.
+	 */
+	if (name == NULL && !mtdpp_has_relation("isolation"))
 		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin, name FROM mtdpp.models "
 						  "WHERE active ORDER BY activated_at DESC NULLS LAST, model_id DESC LIMIT 1",
+						  true, 1);
+	else if (name == NULL)
+		ret = SPI_execute("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin, name FROM mtdpp.models "
+						  "WHERE active AND (SELECT pg_catalog.count(*) FROM mtdpp.models a WHERE a.active) "
+						  "OPERATOR(pg_catalog.=) 1",
 						  true, 1);
 	else
 		ret = SPI_execute_with_args("SELECT model_id, kind, rank, n_items, n_baskets, log_w, xmin, name "
@@ -228,7 +277,7 @@ model_key(MtdppSharedKey *key, int model_id, TransactionId xmin, int rank, int n
  * server's shared copy of the same rows (shared_models.c).
  */
 static CachedModel *
-read_entry(const char *name, Oid row_security_user, bool shareable)
+read_entry(const char *name, bool from_setting, Oid row_security_user, bool shareable)
 {
 	MemoryContext context = AllocSetContextCreate(CurrentMemoryContext, "mtdpp cached model",
 												  ALLOCSET_DEFAULT_SIZES);
@@ -259,10 +308,7 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 	if (!find_active_model(name))
 	{
 		if (name == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("there is no active mtdpp model"),
-					 errhint("Train one with mtdpp_train, or activate one with mtdpp_activate.")));
+			no_default_model();
 		if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1", 1,
 								  (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
 								  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
@@ -270,6 +316,12 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
 					 errmsg("model \"%s\" has no active version", name),
 					 errhint("Activate one with mtdpp_activate('%s').", name)));
+		if (from_setting)
+			ereport(ERROR,
+					(errcode(ERRCODE_UNDEFINED_OBJECT),
+					 errmsg("model \"%s\" does not exist", mtdpp_shown(name)),
+					 errdetail("mtdpp.model names it, for a call that names no model."),
+					 errhint("SHOW mtdpp.model says where it is set; SELECT name FROM mtdpp_models lists the models.")));
 		mtdpp_unknown_model(name);
 	}
 	tup = SPI_tuptable->vals[0];
@@ -277,6 +329,7 @@ read_entry(const char *name, Oid row_security_user, bool shareable)
 	c->model_id = first_int(1);
 	kind = TextDatumGetCString(SPI_getbinval(tup, td, 2, &isnull));
 	model_name = TextDatumGetCString(SPI_getbinval(tup, td, 8, &isnull));
+	c->model_name = MemoryContextStrdup(context, model_name);
 	rank = first_int(3);
 	n_items = first_int(4);
 	n_baskets = first_int(5);
@@ -363,7 +416,7 @@ entry_unpin(void *arg)
 
 /* Pins C until the caller's memory context is reset or deleted. */
 static MtdppModel *
-entry_pin(CachedModel *c, int *model_id)
+entry_pin(CachedModel *c, int *model_id, const char **model_name)
 {
 	MemoryContextCallback *cb = palloc(sizeof(MemoryContextCallback));
 
@@ -373,6 +426,8 @@ entry_pin(CachedModel *c, int *model_id)
 	c->pins++;
 	if (model_id)
 		*model_id = c->model_id;
+	if (model_name)
+		*model_name = c->model_name;
 	return c->model;
 }
 
@@ -426,16 +481,18 @@ seen_in_statement(const CachedModel *c)
 		c->seen_serial == statement_serial && c->seen_lxid == MTDPP_MY_LXID;
 }
 
-/* C's rows were visible to the current role in this statement. */
-static void
-mark_seen(CachedModel *c)
+/*
+ * The current statement's context, with a mark on it that ends the
+ * statement's serial number when it goes; NULL outside a statement.
+ */
+static MemoryContext
+marked_statement(void)
 {
 	MemoryContext context = statement_context();
 	StatementMark *mark;
 
-	c->seen_context = NULL;
 	if (context == NULL)
-		return;
+		return NULL;
 	for (mark = statement_marks; mark != NULL; mark = mark->next)
 		if (mark->context == context)
 			break;
@@ -449,9 +506,35 @@ mark_seen(CachedModel *c)
 		mark->next = statement_marks;
 		statement_marks = mark;
 	}
-	c->seen_context = context;
+	return context;
+}
+
+/* C's rows were visible to the current role in this statement. */
+static void
+mark_seen(CachedModel *c)
+{
+	c->seen_context = marked_statement();
 	c->seen_serial = statement_serial;
 	c->seen_lxid = MTDPP_MY_LXID;
+}
+
+/*
+ * True the first time ONCE is asked in a statement (each statement of a
+ * query string counts), false after: for what a statement is to hear once,
+ * not once per row.
+ */
+bool
+mtdpp_first_in_statement(MtdppStatementOnce *once)
+{
+	MemoryContext context = marked_statement();
+
+	if (context != NULL && once->context == context && once->serial == statement_serial &&
+		once->lxid == MTDPP_MY_LXID)
+		return false;
+	once->context = context;
+	once->serial = statement_serial;
+	once->lxid = MTDPP_MY_LXID;
+	return true;
 }
 
 /*
@@ -536,7 +619,7 @@ check_model_privileges(Oid nsp, Oid models, Oid items)
  * all of the entry's rows (checked once per statement).
  */
 MtdppModel *
-mtdpp_lookup_model(const char *name, int *model_id)
+mtdpp_lookup_model(const char *name, int *model_id, const char **model_name)
 {
 	Oid			nsp,
 				items;
@@ -547,6 +630,10 @@ mtdpp_lookup_model(const char *name, int *model_id)
 	CachedModel *c,
 			  **link;
 
+	bool		from_setting = name == NULL && model_setting != NULL && model_setting[0] != '\0';
+
+	if (from_setting)
+		name = model_setting;
 	AcceptInvalidationMessages();
 	model_tables(&nsp, &models_relid, &items);
 	check_model_privileges(nsp, models_relid, items);
@@ -583,11 +670,11 @@ mtdpp_lookup_model(const char *name, int *model_id)
 			c->row_security_user == row_security_user)
 		{
 			if (!OidIsValid(row_security_user) || seen_in_statement(c))
-				return entry_pin(c, model_id);
+				return entry_pin(c, model_id, model_name);
 			if (rls_still_visible(c, models_rls, items_rls))
 			{
 				mark_seen(c);
-				return entry_pin(c, model_id);
+				return entry_pin(c, model_id, model_name);
 			}
 			/* the policies show other rows now: read what they show */
 			*link = c->next;
@@ -599,14 +686,14 @@ mtdpp_lookup_model(const char *name, int *model_id)
 		link = &c->next;
 	}
 
-	c = read_entry(name, row_security_user, shareable);
+	c = read_entry(name, from_setting, row_security_user, shareable);
 	MemoryContextSetParent(c->context, cache_context);
 	c->listed = true;
 	c->next = cache_head;
 	cache_head = c;
 	if (OidIsValid(row_security_user))
 		mark_seen(c);
-	return entry_pin(c, model_id);
+	return entry_pin(c, model_id, model_name);
 }
 
 /*
@@ -656,7 +743,7 @@ warm_schedule(const char *name, double *rate, int *epochs, double *l2)
 const MtdppModel *
 mtdpp_warm_start(MtdppParams *p)
 {
-	const MtdppModel *warm = mtdpp_lookup_model(p->warm_start, NULL);
+	const MtdppModel *warm = mtdpp_lookup_model(p->warm_start, NULL, NULL);
 	double		rate,
 				l2;
 	int			epochs;

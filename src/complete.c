@@ -157,16 +157,26 @@ k_arg(FunctionCallInfo fcinfo, int arg)
  * not yet updated calls with fewer arguments.
  */
 static bool *
-completion_candidates(FunctionCallInfo fcinfo, const MtdppModel *m,
+completion_candidates(FunctionCallInfo fcinfo, const MtdppModel *m, const char *model_name,
 					  int allowed_arg, int excluded_arg, int32 **ctx, int *b,
 					  int32 **allowed, int *n_allowed)
 {
+	static MtdppStatementOnce unknown_basket;
 	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
 	bool	   *in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
+	int			n_distinct;
 
 	*ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
 								ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
-								NULL, in_ctx, b, NULL);
+								NULL, in_ctx, b, &n_distinct);
+	/* an answer from nothing the basket holds: said once per statement */
+	if (*b == 0 && n_distinct > 0 && mtdpp_first_in_statement(&unknown_basket))
+		ereport(NOTICE,
+				(errmsg("no item of the basket is known to model \"%s\": the answer is the most popular items",
+						mtdpp_shown(model_name)),
+				 errdetail("The model was trained on %d items; said once per statement, for the first such basket.",
+						   m->n_items),
+				 errhint("Train the model on orders holding these items, or check that the basket holds item ids of the model's catalog.")));
 	*allowed = NULL;
 	*n_allowed = 0;
 	if (PG_NARGS() > excluded_arg && !PG_ARGISNULL(excluded_arg))
@@ -227,6 +237,7 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 {
 	int			k;
 	MtdppModel *m;
+	const char *model_name;
 	int32	   *ctx;
 	int			b;
 	bool	   *in_ctx;
@@ -237,9 +248,9 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 
 	(void) checked_int_array(fcinfo, 0, "basket");
 	k = k_arg(fcinfo, 1);
-	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
+	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL, &model_name);
 	/* the candidate filters are arguments since 0.2.0 */
-	in_ctx = completion_candidates(fcinfo, m, 3, 4, &ctx, &b, &allowed, &n_allowed);
+	in_ctx = completion_candidates(fcinfo, m, model_name, 3, 4, &ctx, &b, &allowed, &n_allowed);
 
 	k = Min(k, m->n_items);
 	best = palloc(sizeof(MtdppRanked) * Max(k, 1));
@@ -263,6 +274,7 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 	int			k;
 	double		diversity;
 	MtdppModel *m;
+	const char *model_name;
 	int32	   *ctx;
 	int			b;
 	bool	   *in_ctx;
@@ -284,7 +296,7 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("diversity must be between 0 and 1, not %g", diversity),
 				 errhint("Pass a value from 0 (the ranking of mtdpp_complete) to 1 (as diverse as the candidates allow), such as 0.5.")));
-	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
+	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL, &model_name);
 	if (diversity > 0.0 && (!mtdpp_kind(m->kind)->factors || m->rank == 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -300,7 +312,7 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 				 errdetail("Choosing k items among the best max(10k, 100) takes time growing with the cube of k."),
 				 errhint("Ask for at most %d items, or for diversity => 0 (the ranking of mtdpp_complete), which takes any k.",
 						 MTDPP_SET_MAX_K)));
-	in_ctx = completion_candidates(fcinfo, m, 4, 5, &ctx, &b, &allowed, &n_allowed);
+	in_ctx = completion_candidates(fcinfo, m, model_name, 4, 5, &ctx, &b, &allowed, &n_allowed);
 
 	k = Min(k, m->n_items);
 	InitMaterializedSRF(fcinfo, 0);
@@ -352,7 +364,7 @@ mtdpp_score(PG_FUNCTION_ARGS)
 {
 	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
 	ArrayType  *items = checked_int_array(fcinfo, 1, "items");
-	MtdppModel *m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
+	MtdppModel *m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL, NULL);
 	int			n = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
 	int32	   *ids = (int32 *) ARR_DATA_PTR(items);
 	int32	   *cands = palloc(sizeof(int32) * Max(n, 1));
@@ -447,7 +459,7 @@ mtdpp_explain(PG_FUNCTION_ARGS)
 {
 	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
 	ArrayType  *items = checked_int_array(fcinfo, 1, "items");
-	MtdppModel *m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL);
+	MtdppModel *m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL, NULL);
 	int			n = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
 	int32	   *ids = (int32 *) ARR_DATA_PTR(items);
 	bool	   *in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));

@@ -239,7 +239,7 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 
 	INSTR_TIME_SET_CURRENT(start);
 	query = test_query(fcinfo, &relid);
-	m = mtdpp_lookup_model(name, &model_id);
+	m = mtdpp_lookup_model(name, &model_id, NULL);
 	if (catalog_size != -1 && catalog_size < m->n_items)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),

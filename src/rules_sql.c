@@ -57,7 +57,7 @@ Datum
 mtdpp_rules(PG_FUNCTION_ARGS)
 {
 	const char *name = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
-	MtdppModel *m = mtdpp_lookup_model(name, NULL);
+	MtdppModel *m = mtdpp_lookup_model(name, NULL, NULL);
 
 	if (m->kind != MTDPP_RULES)
 		ereport(ERROR,

@@ -97,7 +97,7 @@ mtdpp_unknown_model(const char *name)
 }
 
 /* Whether the database's mtdpp has relation NAME of schema mtdpp (0.5.0 added some). */
-static bool
+bool
 mtdpp_has_relation(const char *relname)
 {
 	Oid			nsp = get_namespace_oid("mtdpp", true);

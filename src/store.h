@@ -29,7 +29,17 @@ extern MtdppModel *mtdpp_read_model_rows(MemoryContext context, int model_id, co
 
 /* cache.c */
 extern void mtdpp_cache_init(void);
-extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id);
+extern bool mtdpp_has_relation(const char *relname);
+extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id, const char **model_name);
+
+/* what a statement is to hear once (cache.c) */
+typedef struct MtdppStatementOnce
+{
+	MemoryContext context;
+	uint64		serial;
+	uint32		lxid;
+} MtdppStatementOnce;
+extern bool mtdpp_first_in_statement(MtdppStatementOnce *once);
 extern const MtdppModel *mtdpp_warm_start(MtdppParams *p);
 
 /* shared_models.c: one copy of a model per server */

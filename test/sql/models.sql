@@ -7,11 +7,15 @@ SELECT mtdpp_activate('planted', 2) > 0 AS activated;
 SELECT name, version, active FROM mtdpp_models WHERE name = 'planted' ORDER BY version;
 SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 3, 'planted');
 SELECT mtdpp_activate('planted', 1) > 0 AS activated;
--- the default model is the most recently activated one
+-- the default model is the one mtdpp.model names (the database's setting
+-- here, 'planted'), whatever was activated last; a session names its own
 SELECT mtdpp_activate('pop') > 0 AS activated;
+SELECT name FROM mtdpp_models WHERE is_default;
+SET mtdpp.model = 'pop';
 SELECT name FROM mtdpp_models WHERE is_default;
 SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[1, 2], 5)) =
        (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[1, 2], 5, 'pop')) AS default_is_pop;
+RESET mtdpp.model;
 SELECT mtdpp_activate('planted') > 0 AS activated;
 SELECT name, version FROM mtdpp_models WHERE is_default;
 -- rename and drop
@@ -24,6 +28,8 @@ SELECT name, version FROM mtdpp_models WHERE name = 'groups';
 SELECT mtdpp_drop('groups');
 SELECT count(*) AS items_left FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'groups';
 SELECT * FROM mtdpp_complete(ARRAY[1, 2], 3, 'groups');
+-- the database's setting named the dropped model: the later tests' sessions name pop
+DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET mtdpp.model = %L', current_database(), 'pop'); END $$;
 -- tables are registered for pg_dump
 SELECT count(*) AS dumped FROM pg_extension e, unnest(e.extconfig) c WHERE e.extname = 'mtdpp';
 -- retention: mtdpp_prune keeps the newest versions and the active one

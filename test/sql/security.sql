@@ -58,6 +58,7 @@ SELECT version FROM mtdpp_train('sec_knn', 'sec_text', kind => 'itemknn', activa
 SELECT mtdpp_save('sec_fit', mtdpp_fit(order_id, item_id, pos, '{"kind": "popularity"}')) IS NOT NULL AS saved FROM train_lines;
 -- completion, scoring, evaluation
 SELECT pg_catalog.count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
+SET mtdpp.model = 'sec';
 SELECT pg_catalog.count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5);
 SELECT pg_catalog.count(*) AS n FROM mtdpp_complete_set(ARRAY[1, 2], 5, 'sec', 0.5);
 SELECT pg_catalog.count(score) AS n FROM mtdpp_score(ARRAY[1, 2], ARRAY[3, 4, 5], 'sec');
@@ -128,7 +129,10 @@ SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
 SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
 SET regress.model = 'sec_fit';
 SELECT * FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
+-- with mtdpp.model empty, the only model the role sees answers
+SET mtdpp.model = '';
 SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5);
+RESET mtdpp.model;
 SET regress.model = 'sec';
 SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
 -- a policy on mtdpp.items hiding some items of a model the role sees

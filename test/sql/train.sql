@@ -41,10 +41,19 @@ SELECT mtdpp_drop('text_ids');
 SELECT kind, items FROM mtdpp_train('nobias', 'train_lines', kind => 'multitask_nobias', rank => 8, epochs => 5, activate => false);
 SELECT bool_and(bias = 0) AS no_bias FROM mtdpp.items JOIN mtdpp.models USING (model_id) WHERE name = 'nobias';
 SELECT kind, items, examples FROM mtdpp_train('pop', 'train_lines', kind => 'popularity');
--- the most recently activated model answers by default
+-- a call that names no model: with two models active, none answers until
+-- mtdpp.model names one (per session, role or database)
 SELECT name FROM mtdpp_models WHERE is_default;
+SELECT count(*) FROM mtdpp_complete(ARRAY[1, 2], 3);
 SELECT mtdpp_activate('planted') AS planted_model_id;
+SET mtdpp.model = 'planted';
 SELECT name FROM mtdpp_models WHERE is_default;
+SELECT count(*) FROM mtdpp_complete(ARRAY[1, 2], 3);
+SET mtdpp.model = 'no_such_model';
+SELECT count(*) FROM mtdpp_complete(ARRAY[1, 2], 3);
+-- the later tests' sessions: the database's setting
+DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET mtdpp.model = %L', current_database(), 'planted'); END $$;
+RESET mtdpp.model;
 -- the gradients of the loss against finite differences
 SELECT r, b, softmax, mtdpp.gradient_check(r, b, 7, softmax) < 1e-5 AS gradient_ok
 FROM (VALUES (1, 1), (4, 3), (8, 6), (16, 9)) v(r, b), (VALUES (true), (false)) l(softmax)

@@ -37,7 +37,9 @@ my %probe = (
 	                  popularity, bias, factors, task_factors, neighbors, neighbor_weights),
 	                  E'\n' ORDER BY model_id, item_id))
 	           FROM mtdpp.items},
+	# the default model: the one the session's mtdpp.model names
 	complete => q{
+SET mtdpp.model = 'a';
 SELECT string_agg(format('%s %s %s %s', coalesce(m.name, '(default)'), c.rank, c.item_id, c.score),
                   E'\n' ORDER BY b.order_id, m.name NULLS FIRST, c.rank)
 FROM (SELECT order_id, array_remove(basket, held_out) AS basket FROM test_baskets ORDER BY order_id LIMIT 20) b

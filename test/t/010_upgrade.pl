@@ -71,6 +71,7 @@ my $fresh = $node->safe_psql('fresh', $definition);
 my $answers = q{
 SELECT string_agg(m || ':' || item_id || ':' || score, ',' ORDER BY m, rank)
 FROM unnest(ARRAY['dpp', 'knn', 'pop']) m, mtdpp_complete('{1,2,3}', 10, m)};
+my $default_answers = q{SELECT string_agg(item_id || ':' || score, ',' ORDER BY rank) FROM mtdpp_complete('{1,2,3}', 10)};
 # the rows of mtdpp.models but for the columns an update adds (0.4.0: weights, NULL but for gru)
 my $models = q{SELECT md5(string_agg((to_jsonb(m) - 'weights')::text, ',' ORDER BY model_id)) FROM mtdpp.models m};
 my $items = q{SELECT md5(string_agg(i::text, ',' ORDER BY model_id, item_id)) FROM mtdpp.items i};
@@ -91,6 +92,9 @@ SELECT * FROM mtdpp_evaluate('dpp', 'test_baskets');
 sub check_upgrade
 {
 	my ($n, $db, $old, $what, @before) = @_;
+	# the default model before 0.5.0: the most recently activated
+	my $default = $n->safe_psql($db, q{SELECT name FROM mtdpp_models WHERE is_default});
+	my $default_answer = $n->safe_psql($db, $default_answers);
 	$n->safe_psql($db, 'ALTER EXTENSION mtdpp UPDATE');
 	is($n->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'mtdpp'}),
 		$new, "$what: $old is updated to $new");
@@ -100,6 +104,11 @@ sub check_upgrade
 	is($after[2], $before[2], "$what: mtdpp.items unchanged");
 	is($n->safe_psql($db, $definition), $fresh,
 		"$what: the extension's objects are defined as by a fresh install");
+	# several models were active: the database's mtdpp.model keeps the default
+	is($n->safe_psql($db, q{SHOW mtdpp.model}), $default,
+		"$what: mtdpp.model names the model that was the default ($default)");
+	is($n->safe_psql($db, $default_answers), $default_answer,
+		"$what: a call that names no model answers as before");
 	is($n->safe_psql($db, q{SELECT count(*) FROM mtdpp_models WHERE mpr IS NOT NULL}), '1',
 		"$what: the view reads the stored metrics");
 	is($n->safe_psql($db, q{SELECT array_length(extconfig, 1) FROM pg_extension WHERE extname = 'mtdpp'}),
