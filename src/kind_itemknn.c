@@ -12,7 +12,8 @@
  * hyperparameters and has no factors (rank 0); a basket of which it knows
  * no item is completed by popularity.  An item keeps every item it met,
  * unless max_neighbors says otherwise or the lists would not fit in a model
- * value (1 GB: about 130 million pairs), and then its heaviest pairs.
+ * value (1 GB: about 130 million pairs) or in half of maintenance_work_mem
+ * (mtdpp_model_budget), and then its heaviest pairs.
  */
 #include "postgres.h"
 
