@@ -59,13 +59,24 @@ my $edited = $A->query_safe($q);
 is($edited, fresh($q), "hand-edited factors show in A's next statement");
 isnt($edited, $v1, 'the edit changed the answer');
 
-# The default model (no name given) follows the latest activation.
+# The default model (no name given): the only model; once B trains a
+# second, the one A's mtdpp.model names, whatever B trains or activates.
 my $d1 = $A->query_safe($q_default);
-is($d1, fresh($q_default), 'A and a fresh session agree on the default model');
+is($d1, fresh($q_default), 'A and a fresh session agree on the default model, the only one');
 B("SELECT * FROM mtdpp_train('b', 'train_lines', epochs => 5, seed => 7, kind => 'multitask')");
+my ($none, $none_failed) = $A->query($q_default);
+ok($none_failed, "with a second model and mtdpp.model empty, A's next call without a model fails");
+like($A->{stderr}, qr/ERROR:\s+42704: no model is named, and mtdpp.model is not set/, '... naming the setting');
+$A->{stderr} = '';
+$A->query_safe(q{SET mtdpp.model = 'b'});
 my $d2 = $A->query_safe($q_default);
-is($d2, fresh($q_default), "A's default model follows a new model's activation");
+is($d2, fresh("SET mtdpp.model = 'b'; $q_default"), "A's default model is the one its setting names");
 isnt($d2, $d1, 'the default model changed');
+$A->query_safe(q{SET mtdpp.model = 'a'});
+is($A->query_safe($q_default), $d1, 'set back to a, A answers with a');
+B("SELECT * FROM mtdpp_train('b', 'train_lines', kind => 'popularity')");
+is($A->query_safe($q_default), $d1, "a new version of b changes nothing for A's default");
+$A->query_safe(q{RESET mtdpp.model});
 
 # B renames a: A's next statement no longer finds it under the old name.
 B("SELECT mtdpp_rename('a', 'a2')");

@@ -39,7 +39,8 @@ SELECT string_agg(format('%s %s %s %s', b.order_id, c.rank, c.item_id, c.score),
 FROM (SELECT order_id, array_remove(basket, held_out) AS basket FROM test_baskets
       ORDER BY order_id LIMIT 20) b
 CROSS JOIN LATERAL mtdpp_complete(b.basket, 5, 'm') AS c},
-	default => q{SELECT string_agg(item_id || ':' || score, ',' ORDER BY rank) FROM mtdpp_complete('{11,12}', 5)},
+	# no model named: the one the session's mtdpp.model names
+	default => q{SET mtdpp.model = 'm'; SELECT string_agg(item_id || ':' || score, ',' ORDER BY rank) FROM mtdpp_complete('{11,12}', 5)},
 	score => q{SELECT string_agg(item_id || ':' || coalesce(score::text, 'null'), ',')
 	           FROM mtdpp_score('{1,2,3}', '{4,5,14,25,999}', 'm')},
 	models => q{SELECT string_agg(format('%s %s v%s %s active=%s', model_id, name, version, kind, active),
@@ -122,12 +123,15 @@ $primary->wait_for_catchup($standby);
 is($S->query_safe($probe{named}), $v1, 'a hand-made activation on the primary shows too');
 is($S->query_safe($probe{default}), $d1, 'and the default model is version 1 again');
 
-# A new model on the primary becomes the default on the standby.
+# A new model on the primary changes nothing for a standby session whose
+# mtdpp.model names m; one that names the new model answers with it.
 $primary->safe_psql('postgres', "SELECT * FROM mtdpp_train('b', 'train_lines', epochs => 5, seed => 7, kind => 'multitask')");
 $primary->wait_for_catchup($standby);
-my $d2 = $S->query_safe($probe{default});
-isnt($d2, $d1, "the standby session's default model follows the primary's new model");
-is($d2, fresh($probe{default}), 'as a fresh standby session sees it');
+is($S->query_safe($probe{default}), $d1, "the standby session's default model is still m, its setting's");
+my $default_b = $probe{default} =~ s/'m'/'b'/r;
+my $d2 = $S->query_safe($default_b);
+isnt($d2, $d1, "named by the session's setting, the primary's new model answers");
+is($d2, fresh($default_b), 'as a fresh standby session sees it');
 same_as_primary('after four trainings and two activations');
 
 # Dropped on the primary: the standby session no longer finds it.
