@@ -621,6 +621,12 @@ mtdpp_gru_fit(MtdppBaskets *data, const MtdppParams *given)
 				 errmsg("kind gru needs the order in which each basket's items were added"),
 				 errdetail("No order line of the %d baskets has a position other than 0.", data->n_baskets),
 				 errhint("Name the column that orders the items of a basket with position_col => '...' (or pass it as mtdpp_fit's third argument).")));
+	if (!data->ordered)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kind gru needs the order in which each basket's items were added, and the position column is constant within every basket"),
+				 errdetail("Every line of each of the %d baskets has the same position: no basket has an order to learn.", data->n_baskets),
+				 errhint("Give a position column that orders the lines of a basket (an add-to-cart rank or time), or train another kind, which needs no order.")));
 	check_work(data, &p, rank_chosen, step_chosen);
 	pg_prng_seed(&rng, (uint64) p.seed);
 	mtdpp_validation_carve(&v, data, &p, &rng);

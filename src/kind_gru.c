@@ -98,6 +98,7 @@ const MtdppKindRoutine mtdpp_kind_gru = {
 	.bias = true,
 	.signed_task_factors = true,
 	.weights = true,
+	.add_order = true,
 	.fit = mtdpp_gru_fit,
 	.score_all = gru_score_all,
 };

@@ -65,6 +65,12 @@ mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *given)
 				 errdetail("%d baskets were read, over %d distinct items.",
 						   data->n_baskets, data->n_items),
 				 errhint("A basket-completion model learns from baskets of at least two items: check order_col and item_col, or train kind => 'popularity', which counts items alone.")));
+	/* positions that order no basket: gru refuses them (gru_fit.c), the others hear it */
+	if (data->positions && !data->ordered && pairs && !mtdpp_kind(p.kind)->add_order)
+		ereport(NOTICE,
+				(errmsg("the position column is constant within every basket: the baskets have no add-to-cart order"),
+				 errdetail("Every line of a basket has the same position, so the items of each basket are read in item order."),
+				 errhint("Give a position column that orders the lines of a basket (an add-to-cart rank or time), or leave position_col out.")));
 	mtdpp_params_for_data(&p, data->n_items);
 	was = mtdpp_linalg_set_reproducible(true);
 	PG_TRY();

@@ -30,6 +30,7 @@ typedef struct MtdppKindRoutine
 	bool		signed_task_factors;	/* R of any sign, cached as it is (Rf), not as R^2 */
 	bool		weights;		/* weights shared by every item (gru's recurrent ones) */
 	bool		single_items;	/* learns from baskets of one item too (counts items alone) */
+	bool		add_order;		/* learns from the order items were added (needs positions) */
 
 	/*
 	 * Training by the stochastic gradient of fit.c (fit = mtdpp_train_dpp):

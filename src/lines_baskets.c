@@ -108,16 +108,20 @@ check_baskets(int64 nb)
 				 errmsg("too many orders: " INT64_FORMAT ", at most %d", nb, PG_INT32_MAX)));
 }
 
-/* one basket's lines, by position (they come by item: often nothing to do) */
-void
+/*
+ * One basket's lines, by position (they come by item: often nothing to
+ * do); whether they had two positions, an order.
+ */
+bool
 order_basket(OrderLine *l, int64 n)
 {
 	for (int64 k = 1; k < n; k++)
 		if (l[k].position != l[0].position)
 		{
 			sort_basket(l, n);
-			return;
+			return true;
 		}
+	return false;
 }
 
 /*
@@ -247,7 +251,7 @@ lines_to_baskets(LineArray *la)
 			for (int64 k = 0; k < e - s; k++)
 				if (m == 0 || l[k].item_id != l[m - 1].item_id)
 					l[m++] = l[k];
-			order_basket(l, m);
+			d->ordered |= order_basket(l, m);
 			for (int64 k = 0; k < m; k++)
 				items[n++] = itemset_index(&set, l[k].item_id);
 		}

@@ -154,7 +154,7 @@ extern void lines_survey(const LineArray *la, int32 *lo, int32 *hi, bool *positi
 /* lines_baskets.c */
 extern void itemset_init(ItemSet *set, int32 lo, int32 hi, int64 lines);
 extern void check_baskets(int64 nb);
-extern void order_basket(OrderLine *l, int64 n);
+extern bool order_basket(OrderLine *l, int64 n);
 extern void baskets_index_items(MtdppBaskets *d, ItemSet *set, MtdppHelper *h, int64 n0, int64 gap_from);
 
 #pragma GCC visibility pop

@@ -685,7 +685,7 @@ runs_to_baskets(const Run *runs, int nr, int *threads)
 			for (int64 k = 0; k < lines; k++)
 				if (m == 0 || bl[k].item_id != bl[m - 1].item_id)
 					bl[m++] = bl[k];
-			order_basket(bl, m);
+			d->ordered |= order_basket(bl, m);
 			start[nb++] = n;
 			for (int64 k = 0; k < m; k++)
 			{

@@ -80,6 +80,7 @@ typedef struct MtdppBaskets
 	int64	   *start;			/* basket b is items[start[b] .. start[b+1]) */
 	int32	   *items;			/* dense indices, in position order */
 	bool		positions;		/* some line had a position: baskets in add-to-cart order */
+	bool		ordered;		/* some basket's lines had two positions: an order to learn */
 } MtdppBaskets;
 
 /* A trained model, in memory. */

@@ -255,6 +255,7 @@ mtdpp_baskets_without(const MtdppBaskets *d, const bool *drop)
 		}
 	r->n_items = d->n_items;
 	r->positions = d->positions;
+	r->ordered = d->ordered;
 	r->n_baskets = kept;
 	r->n_lines = lines;
 	r->item_ids = palloc(sizeof(int32) * Max(d->n_items, 1));

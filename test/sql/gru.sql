@@ -4,6 +4,13 @@
 -- Without positions: refused, with a hint
 SELECT * FROM mtdpp_train('gru_bad', 'train_lines', kind => 'gru');
 SELECT mtdpp_fit(order_id, item_id, 0, '{"kind": "gru"}') FROM train_lines;
+-- A position constant within every basket (here the order id) orders no
+-- basket: refused for gru, said in a NOTICE for another kind; a position
+-- that orders some basket is neither
+SELECT mtdpp_fit(order_id, item_id, order_id::int, '{"kind": "gru"}') FROM train_lines;
+SELECT length(mtdpp_fit(order_id, item_id, order_id::int, '{"kind": "popularity"}')) > 0 AS trained FROM train_lines;
+SELECT length(mtdpp_fit(order_id, item_id, (order_id + (item_id = 1)::int)::int, '{"kind": "popularity"}')) > 0 AS trained
+FROM train_lines;
 -- The directed task (target => 'last'), hidden size and step given
 SELECT items, baskets FROM mtdpp_train('gru_last', 'train_lines', position_col => 'pos', kind => 'gru',
     target => 'last', rank => 8, params => '{"learning_rate": 0.1}');
