@@ -65,7 +65,18 @@ mtdpp_fit_model(MtdppBaskets *data, const MtdppParams *given)
 				 errdetail("%d baskets were read, over %d distinct items.",
 						   data->n_baskets, data->n_items),
 				 errhint("A basket-completion model learns from baskets of at least two items: check order_col and item_col, or train kind => 'popularity', which counts items alone.")));
-	/* positions that order no basket: gru refuses them (gru_fit.c), the others hear it */
+	/*
+	 * Positions that order no basket: gru refuses them (gru_fit.c), and so
+	 * does target 'last', whose last item added would be the highest id;
+	 * the other kinds hear it.
+	 */
+	if (data->positions && !data->ordered && pairs && p.target == MTDPP_TARGET_LAST &&
+		!mtdpp_kind(p.kind)->add_order)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("target => 'last' needs the order in which each basket's items were added, and the position column is constant within every basket"),
+				 errdetail("Every line of each of the %d baskets has the same position: no item is the last added.", data->n_baskets),
+				 errhint("Give a position column that orders the lines of a basket (an add-to-cart rank or time), or use target => 'random'.")));
 	if (data->positions && !data->ordered && pairs && !mtdpp_kind(p.kind)->add_order)
 		ereport(NOTICE,
 				(errmsg("the position column is constant within every basket: the baskets have no add-to-cart order"),

@@ -5,10 +5,11 @@
 SELECT * FROM mtdpp_train('gru_bad', 'train_lines', kind => 'gru');
 SELECT mtdpp_fit(order_id, item_id, 0, '{"kind": "gru"}') FROM train_lines;
 -- A position constant within every basket (here the order id) orders no
--- basket: refused for gru, said in a NOTICE for another kind; a position
--- that orders some basket is neither
+-- basket: refused for gru and for target 'last', said in a NOTICE for
+-- another kind; a position that orders some basket is neither
 SELECT mtdpp_fit(order_id, item_id, order_id::int, '{"kind": "gru"}') FROM train_lines;
 SELECT length(mtdpp_fit(order_id, item_id, order_id::int, '{"kind": "popularity"}')) > 0 AS trained FROM train_lines;
+SELECT mtdpp_fit(order_id, item_id, order_id::int, '{"kind": "multitask", "target": "last", "epochs": 1}') FROM train_lines;
 SELECT length(mtdpp_fit(order_id, item_id, (order_id + (item_id = 1)::int)::int, '{"kind": "popularity"}')) > 0 AS trained
 FROM train_lines;
 -- The directed task (target => 'last'), hidden size and step given
