@@ -200,11 +200,11 @@ COMMENT ON FUNCTION mtdpp_activate(text, integer) IS
     'makes VERSION (default: the newest) the active model of NAME; returns its model_id';
 CREATE OR REPLACE VIEW mtdpp_models WITH (security_invoker = true) AS
 SELECT m.name, m.version, m.kind, m.active,
-       m.active AND m.name OPERATOR(pg_catalog.=)
+       (m.active AND m.name OPERATOR(pg_catalog.=)
            CASE WHEN pg_catalog.current_setting('mtdpp.model', true) OPERATOR(pg_catalog.<>) ''
                 THEN pg_catalog.current_setting('mtdpp.model', true)
                 ELSE (SELECT pg_catalog.min(a.name) FROM mtdpp.models a WHERE a.active
-                      HAVING pg_catalog.count(*) OPERATOR(pg_catalog.=) 1) END AS is_default,
+                      HAVING pg_catalog.count(*) OPERATOR(pg_catalog.=) 1) END) IS TRUE AS is_default,
        m.rank, m.n_items AS items, m.n_baskets AS baskets, m.n_examples AS examples,
        m.final_loss, m.best_epoch, m.train_seconds,
        (m.metrics OPERATOR(pg_catalog.->>) 'mpr'::pg_catalog.text)::pg_catalog.float8 AS mpr,

@@ -44,6 +44,7 @@ SELECT kind, items, examples FROM mtdpp_train('pop', 'train_lines', kind => 'pop
 -- a call that names no model: with two models active, none answers until
 -- mtdpp.model names one (per session, role or database)
 SELECT name FROM mtdpp_models WHERE is_default;
+SELECT count(*) AS not_default FROM mtdpp_models WHERE is_default IS FALSE;
 SELECT count(*) FROM mtdpp_complete(ARRAY[1, 2], 3);
 SELECT mtdpp_activate('planted') AS planted_model_id;
 SET mtdpp.model = 'planted';
