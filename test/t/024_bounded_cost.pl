@@ -161,7 +161,10 @@ for my $run (@runs)
 		pass("$label on the hostile corpus: trained or refused within ${cancel_after} s, before the cancel");
 		next;
 	}
-	like($messages, qr/canceling statement due to user request/, "$label: the cancel ends it");
+	# (a training that ends as the cancel is sent, a kind that fits in
+	# about 2 s, ends without the cancel's error: its latency still counts)
+	like($messages, qr/canceling statement due to user request|^(?![\s\S]*ERROR)/,
+		"$label: the cancel ends it, or it had ended");
 	cmp_ok($latency, '<', 1.0, "$label on the hostile corpus: a cancel after ${cancel_after} s ends it within 1 s");
 	if ($kind eq 'rules')
 	{
