@@ -629,7 +629,6 @@ mtdpp_lookup_model(const char *name, int *model_id, const char **model_name)
 	bool		shareable;
 	CachedModel *c,
 			  **link;
-
 	bool		from_setting = name == NULL && model_setting != NULL && model_setting[0] != '\0';
 
 	if (from_setting)

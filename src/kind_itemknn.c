@@ -237,28 +237,29 @@ mtdpp_cosine_lists_finish(MtdppCosineLists *lb)
 
 /*
  * Says what the cut of the lists kept: a NOTICE when the cap was automatic
- * (the lists would not have fitted in a model value), with verbose
+ * (the lists would not have fitted in a model value, or in half of
+ * maintenance_work_mem), with verbose
  * otherwise.  P: the parameters with the cap, GIVEN: as given.
  */
 void
 mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
 						  int64 distinct, int64 kept)
 {
-	if (given->max_neighbors < 0 && kept < distinct && mtdpp_model_budget() < MaxAllocSize)
+	bool		by_memory = mtdpp_model_budget() < MaxAllocSize;
+
+	if (given->max_neighbors < 0 && kept < distinct)
 		ereport(NOTICE,
 				(errmsg("kept the %d strongest neighbours of each item: " INT64_FORMAT " of " INT64_FORMAT " distinct pairs of items bought together",
 						p->max_neighbors, kept, distinct),
+				 by_memory ?
 				 errdetail("All the pairs would not fit in half of maintenance_work_mem (%d kB): a trained model is held twice while it is stored.",
-						   maintenance_work_mem),
+						   maintenance_work_mem) :
+				 errdetail("All the pairs would not fit in the 1 GB value a model is stored and served as."),
+				 by_memory ?
 				 errhint("SET maintenance_work_mem = '%dMB' keeps every pair; max_neighbors chooses the cut.",
 						 /* twice the pairs left out, 8 bytes each, beyond the present setting */
 						 (int) Min(((double) maintenance_work_mem * 1024 + 16.0 * (distinct - kept)) / (1024 * 1024) + 1,
-								   (double) INT_MAX / 1024))));
-	else if (given->max_neighbors < 0 && kept < distinct)
-		ereport(NOTICE,
-				(errmsg("kept the %d strongest neighbours of each item: " INT64_FORMAT " of " INT64_FORMAT " distinct pairs of items bought together",
-						p->max_neighbors, kept, distinct),
-				 errdetail("All the pairs would not fit in the 1 GB value a model is stored and served as."),
+								   (double) INT_MAX / 1024)) :
 				 errhint("Give max_neighbors to choose the cut, or train on a more recent window of orders.")));
 	else if (given->verbose)
 		ereport(NOTICE,

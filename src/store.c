@@ -105,6 +105,16 @@ mtdpp_has_relation(const char *relname)
 	return OidIsValid(nsp) && OidIsValid(get_relname_relid(relname, nsp));
 }
 
+/* NAME is held by models of another role: said without a word about them */
+static void
+name_not_available(const char *name)
+{
+	ereport(ERROR,
+			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+			 errmsg("model name \"%s\" is not available", mtdpp_shown(name)),
+			 errhint("Another role may use this name; choose another one.")));
+}
+
 /*
  * While the models are isolated by role (mtdpp_isolate), every version of a
  * name comes from one role: a role that sees another's models of NAME
@@ -124,10 +134,7 @@ check_name_held_by_another(const char *name)
 							  NULL, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not read mtdpp.models");
 	if (SPI_processed > 0)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("model name \"%s\" is not available", mtdpp_shown(name)),
-				 errhint("Another role may use this name; choose another one.")));
+		name_not_available(name);
 }
 
 /*
@@ -170,10 +177,7 @@ write_name(const char *name, const char *query, int nargs, Oid *types, Datum *va
 		if (edata->sqlerrcode == ERRCODE_UNIQUE_VIOLATION && edata->constraint_name != NULL &&
 			(strcmp(edata->constraint_name, "models_name_version_key") == 0 ||
 			 strcmp(edata->constraint_name, "models_one_active_per_name") == 0))
-			ereport(ERROR,
-					(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-					 errmsg("model name \"%s\" is not available", name),
-					 errhint("Another role may use this name; choose another one.")));
+			name_not_available(name);
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
