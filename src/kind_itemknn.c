@@ -238,8 +238,8 @@ mtdpp_cosine_lists_finish(MtdppCosineLists *lb)
 /*
  * Says what the cut of the lists kept: a NOTICE when the cap was automatic
  * (the lists would not have fitted in a model value, or in half of
- * maintenance_work_mem), with verbose
- * otherwise.  P: the parameters with the cap, GIVEN: as given.
+ * maintenance_work_mem), with verbose otherwise.  P: the parameters with
+ * the cap, GIVEN: as given.
  */
 void
 mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
