@@ -59,6 +59,7 @@ OBJS = \
 	src/progress.o \
 	src/shared_models.o \
 	src/shown.o \
+	src/similar.o \
 	src/store.o \
 	src/topk.o \
 	src/train_sql.o \
@@ -68,7 +69,7 @@ OBJS = \
 # the scripts of earlier releases and every upgrade script are found by name
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = mtdpp_setup train complete diverse evaluate kinds ensemble hybrid rules poisson fm bayesian_lowrank gru bad_input models security validate limits negligible
+REGRESS = mtdpp_setup train complete diverse evaluate kinds ensemble hybrid rules poisson fm bayesian_lowrank gru bad_input models security validate limits negligible similar evaluate_at
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -217,6 +217,14 @@ AS 'MODULE_PATHNAME', 'mtdpp_rules' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NU
 COMMENT ON FUNCTION mtdpp_rules(text) IS
     'the association rules of MODEL (kind rules; default: the default model): ANTECEDENT (item ids) -> CONSEQUENT, SUPPORT (share of training baskets holding both), CONFIDENCE (share of the baskets holding the antecedent that hold the consequent) and LIFT (confidence over the consequent''s share of baskets); only the rules more confident than every rule from part of their antecedent are kept';
 
+-- The items most like an item, by the model's own measure.
+CREATE FUNCTION mtdpp_similar(item integer, k integer, model text DEFAULT NULL,
+                              allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
+RETURNS TABLE (item_id integer, similarity float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_similar' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_similar(integer, integer, text, integer[], integer[]) IS
+    'the K items most like ITEM by the model''s own measure, best first, never ITEM itself, only ALLOWED ones (NULL: any) and never EXCLUDED ones: the weight of a neighbour list (itemknn, ease), the confidence of the rule {ITEM} -> item (rules), the cosine of the item factors (kinds with factors), the evidence of the lists and then that cosine (hybrid)';
+
 CREATE FUNCTION mtdpp_evaluate(
     model text,
     source regclass,
@@ -228,6 +236,19 @@ RETURNS TABLE (baskets integer, mpr float8, precision_at_5 float8, precision_at_
 AS 'MODULE_PATHNAME', 'mtdpp_evaluate' LANGUAGE C VOLATILE PARALLEL UNSAFE;
 COMMENT ON FUNCTION mtdpp_evaluate(text, regclass, text, text, integer) IS
     'mean percentile rank and precision@5/10/20 of MODEL on the test baskets of SOURCE (basket int[], held-out item); stores them in the model''s metrics';
+
+CREATE FUNCTION mtdpp_evaluate_at(
+    model text,
+    source regclass,
+    k integer[] DEFAULT '{5,10,20}',
+    basket_col text DEFAULT 'basket',
+    held_out_col text DEFAULT 'held_out',
+    catalog_size integer DEFAULT NULL)
+RETURNS TABLE (k integer, baskets bigint, hit_rate float8, "precision" float8, recall float8,
+               ndcg float8)
+AS 'MODULE_PATHNAME', 'mtdpp_evaluate_at' LANGUAGE C STABLE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_evaluate_at(text, regclass, integer[], text, text, integer) IS
+    'for each K of the array K, in increasing order: the test baskets of SOURCE (basket int[], held-out item int or items int[]) and, as percentages of them, the hit rate (baskets with a held-out item in the top K), precision@K, recall@K and NDCG@K of MODEL; stores nothing';
 
 -- Model management.
 CREATE FUNCTION mtdpp_activate(name text, version integer DEFAULT NULL) RETURNS integer

@@ -37,8 +37,8 @@ PG_FUNCTION_INFO_V1(mtdpp_score);
 PG_FUNCTION_INFO_V1(mtdpp_explain);
 
 /* A one-dimensional int[] without NULLs, or an error saying what is wrong. */
-static ArrayType *
-checked_int_array(FunctionCallInfo fcinfo, int arg, const char *what)
+ArrayType *
+mtdpp_int_array_arg(FunctionCallInfo fcinfo, int arg, const char *what)
 {
 	ArrayType  *a;
 
@@ -61,8 +61,9 @@ checked_int_array(FunctionCallInfo fcinfo, int arg, const char *what)
 	return a;
 }
 
-static const char *
-model_arg(FunctionCallInfo fcinfo, int arg)
+/* the name of a model, NULL for the default model */
+const char *
+mtdpp_model_arg(FunctionCallInfo fcinfo, int arg)
 {
 	return PG_ARGISNULL(arg) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(arg));
 }
@@ -129,8 +130,8 @@ mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n, const int32 *
 }
 
 /* k, the number of completions wanted: at least 1 */
-static int
-k_arg(FunctionCallInfo fcinfo, int arg)
+int
+mtdpp_k_arg(FunctionCallInfo fcinfo, int arg)
 {
 	int			k;
 
@@ -149,12 +150,63 @@ k_arg(FunctionCallInfo fcinfo, int arg)
 }
 
 /*
+ * The candidate filters of arguments EXCLUDED_ARG and ALLOWED_ARG applied
+ * to model M's candidates: every excluded item flagged in NO (n_items
+ * entries), and, if the allowed argument is not NULL, every item but the
+ * allowed ones, which are listed (those NO did not flag, once each) in
+ * *ALLOWED, *N_ALLOWED (else NULL, 0).  A filter argument beyond PG_NARGS()
+ * is absent: a database not yet updated calls with fewer arguments.
+ */
+void
+mtdpp_candidate_filters(FunctionCallInfo fcinfo, const MtdppModel *m, int allowed_arg,
+						int excluded_arg, bool *no, int32 **allowed, int *n_allowed)
+{
+	*allowed = NULL;
+	*n_allowed = 0;
+	if (PG_NARGS() > excluded_arg && !PG_ARGISNULL(excluded_arg))
+	{
+		ArrayType  *excluded = mtdpp_int_array_arg(fcinfo, excluded_arg, "excluded");
+		int32	   *ids = (int32 *) ARR_DATA_PTR(excluded);
+
+		for (int i = ArrayGetNItems(ARR_NDIM(excluded), ARR_DIMS(excluded)) - 1; i >= 0; i--)
+		{
+			int			idx = mtdpp_model_index(m, ids[i]);
+
+			if (idx >= 0)
+				no[idx] = true;
+		}
+	}
+	if (PG_NARGS() > allowed_arg && !PG_ARGISNULL(allowed_arg))
+	{
+		ArrayType  *allowed_ids = mtdpp_int_array_arg(fcinfo, allowed_arg, "allowed");
+		int			n = ArrayGetNItems(ARR_NDIM(allowed_ids), ARR_DIMS(allowed_ids));
+		int32	   *ids = (int32 *) ARR_DATA_PTR(allowed_ids);
+		bool	   *listed = palloc0(sizeof(bool) * Max(m->n_items, 1));
+
+		*allowed = palloc(sizeof(int32) * Max(n, 1));
+		for (int i = 0; i < n; i++)
+		{
+			int			idx = mtdpp_model_index(m, ids[i]);
+
+			if (idx >= 0 && !no[idx] && !listed[idx])
+			{
+				listed[idx] = true;
+				(*allowed)[(*n_allowed)++] = idx;
+			}
+		}
+		/* every other item is no candidate */
+		for (int i = 0; i < m->n_items; i++)
+			no[i] |= !listed[i];
+		pfree(listed);
+	}
+}
+
+/*
  * The candidates of a completion of the basket in argument 0 by model M: the
  * context (*CTX, *B), every item that is no candidate flagged in the
- * returned array (the basket's, the EXCLUDED_ARG ones, and all but the
- * ALLOWED_ARG ones if that argument is not NULL, listed then in *ALLOWED,
- * *N_ALLOWED).  A filter argument beyond PG_NARGS() is absent: a database
- * not yet updated calls with fewer arguments.
+ * returned array (the basket's, and those the filters of arguments
+ * ALLOWED_ARG and EXCLUDED_ARG leave out: mtdpp_candidate_filters, which
+ * lists the allowed ones in *ALLOWED, *N_ALLOWED).
  */
 static bool *
 completion_candidates(FunctionCallInfo fcinfo, const MtdppModel *m, const char *model_name,
@@ -162,7 +214,7 @@ completion_candidates(FunctionCallInfo fcinfo, const MtdppModel *m, const char *
 					  int32 **allowed, int *n_allowed)
 {
 	static MtdppStatementOnce unknown_basket;
-	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
+	ArrayType  *basket = mtdpp_int_array_arg(fcinfo, 0, "basket");
 	bool	   *in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
 	int			n_distinct;
 
@@ -177,44 +229,7 @@ completion_candidates(FunctionCallInfo fcinfo, const MtdppModel *m, const char *
 				 errdetail("The model was trained on %d items; said once per statement, for the first such basket.",
 						   m->n_items),
 				 errhint("Train the model on orders holding these items, or check that the basket holds item ids of the model's catalog.")));
-	*allowed = NULL;
-	*n_allowed = 0;
-	if (PG_NARGS() > excluded_arg && !PG_ARGISNULL(excluded_arg))
-	{
-		ArrayType  *excluded = checked_int_array(fcinfo, excluded_arg, "excluded");
-		int32	   *ids = (int32 *) ARR_DATA_PTR(excluded);
-
-		for (int i = ArrayGetNItems(ARR_NDIM(excluded), ARR_DIMS(excluded)) - 1; i >= 0; i--)
-		{
-			int			idx = mtdpp_model_index(m, ids[i]);
-
-			if (idx >= 0)
-				in_ctx[idx] = true;
-		}
-	}
-	if (PG_NARGS() > allowed_arg && !PG_ARGISNULL(allowed_arg))
-	{
-		ArrayType  *allowed_ids = checked_int_array(fcinfo, allowed_arg, "allowed");
-		int			n = ArrayGetNItems(ARR_NDIM(allowed_ids), ARR_DIMS(allowed_ids));
-		int32	   *ids = (int32 *) ARR_DATA_PTR(allowed_ids);
-		bool	   *listed = palloc0(sizeof(bool) * Max(m->n_items, 1));
-
-		*allowed = palloc(sizeof(int32) * Max(n, 1));
-		for (int i = 0; i < n; i++)
-		{
-			int			idx = mtdpp_model_index(m, ids[i]);
-
-			if (idx >= 0 && !in_ctx[idx] && !listed[idx])
-			{
-				listed[idx] = true;
-				(*allowed)[(*n_allowed)++] = idx;
-			}
-		}
-		/* every other item is no candidate */
-		for (int i = 0; i < m->n_items; i++)
-			in_ctx[i] |= !listed[i];
-		pfree(listed);
-	}
+	mtdpp_candidate_filters(fcinfo, m, allowed_arg, excluded_arg, in_ctx, allowed, n_allowed);
 	return in_ctx;
 }
 
@@ -246,9 +261,9 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 	MtdppRanked *best;
 	int			nb;
 
-	(void) checked_int_array(fcinfo, 0, "basket");
-	k = k_arg(fcinfo, 1);
-	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL, &model_name);
+	(void) mtdpp_int_array_arg(fcinfo, 0, "basket");
+	k = mtdpp_k_arg(fcinfo, 1);
+	m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, &model_name);
 	/* the candidate filters are arguments since 0.2.0 */
 	in_ctx = completion_candidates(fcinfo, m, model_name, 3, 4, &ctx, &b, &allowed, &n_allowed);
 
@@ -283,8 +298,8 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 	MtdppRanked *best;
 	int			nb;
 
-	(void) checked_int_array(fcinfo, 0, "basket");
-	k = k_arg(fcinfo, 1);
+	(void) mtdpp_int_array_arg(fcinfo, 0, "basket");
+	k = mtdpp_k_arg(fcinfo, 1);
 	if (PG_ARGISNULL(3))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
@@ -296,7 +311,7 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("diversity must be between 0 and 1, not %g", diversity),
 				 errhint("Pass a value from 0 (the ranking of mtdpp_complete) to 1 (as diverse as the candidates allow), such as 0.5.")));
-	m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL, &model_name);
+	m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, &model_name);
 	if (diversity > 0.0 && (!mtdpp_kind(m->kind)->factors || m->rank == 0))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -362,9 +377,9 @@ known_outside_basket(const MtdppModel *m, const int32 *ids, int n, const bool *i
 Datum
 mtdpp_score(PG_FUNCTION_ARGS)
 {
-	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
-	ArrayType  *items = checked_int_array(fcinfo, 1, "items");
-	MtdppModel *m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL, NULL);
+	ArrayType  *basket = mtdpp_int_array_arg(fcinfo, 0, "basket");
+	ArrayType  *items = mtdpp_int_array_arg(fcinfo, 1, "items");
+	MtdppModel *m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, NULL);
 	int			n = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
 	int32	   *ids = (int32 *) ARR_DATA_PTR(items);
 	int32	   *cands = palloc(sizeof(int32) * Max(n, 1));
@@ -457,9 +472,9 @@ explain_evidence(FunctionCallInfo fcinfo, const MtdppModel *m, const int32 *ctx,
 Datum
 mtdpp_explain(PG_FUNCTION_ARGS)
 {
-	ArrayType  *basket = checked_int_array(fcinfo, 0, "basket");
-	ArrayType  *items = checked_int_array(fcinfo, 1, "items");
-	MtdppModel *m = mtdpp_lookup_model(model_arg(fcinfo, 2), NULL, NULL);
+	ArrayType  *basket = mtdpp_int_array_arg(fcinfo, 0, "basket");
+	ArrayType  *items = mtdpp_int_array_arg(fcinfo, 1, "items");
+	MtdppModel *m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, NULL);
 	int			n = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
 	int32	   *ids = (int32 *) ARR_DATA_PTR(items);
 	bool	   *in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));

@@ -164,4 +164,5 @@ const MtdppKindRoutine mtdpp_kind_bayesian_lowrank = {
 	.fit = mtdpp_train_bayes,
 	.score_all = bayes_score_all,
 	.context_limit = bayes_context_limit,
+	.similar = mtdpp_similar_cosine,
 };

@@ -613,4 +613,5 @@ const MtdppKindRoutine mtdpp_kind_ease = {
 	.signed_weights = true,
 	.fit = ease_fit,
 	.score_all = ease_score_all,
+	.similar = mtdpp_similar_lists,
 };

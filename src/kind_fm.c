@@ -167,4 +167,5 @@ const MtdppKindRoutine mtdpp_kind_fm = {
 	.score_all = fm_score_all,
 	.score_some = fm_score_some,
 	.contributions = fm_contributions,
+	.similar = mtdpp_similar_cosine,
 };

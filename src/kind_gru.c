@@ -101,4 +101,5 @@ const MtdppKindRoutine mtdpp_kind_gru = {
 	.add_order = true,
 	.fit = mtdpp_gru_fit,
 	.score_all = gru_score_all,
+	.similar = mtdpp_similar_cosine,
 };

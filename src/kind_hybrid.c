@@ -331,6 +331,30 @@ hybrid_score_some(const MtdppModel *m, const int32 *ctx, int b,
 	pfree(ev);
 }
 
+/*
+ * mtdpp_similar: the items with evidence from ITEM first (its neighbour
+ * list: beta * g(ITEM, j), what ITEM alone adds to j's score), by that
+ * evidence; then every other item, by the cosine of the DPP's item factors
+ * (mtdpp_similar_cosine).
+ */
+static void
+hybrid_similar(const MtdppModel *m, int item, double *sim, int8 *tier)
+{
+	double	   *ev = palloc(sizeof(double) * Max(m->n_items, 1));
+	int8	   *listed = palloc(sizeof(int8) * Max(m->n_items, 1));
+
+	mtdpp_similar_cosine(m, item, sim, tier);
+	mtdpp_similar_lists(m, item, ev, listed);
+	for (int i = 0; i < m->n_items; i++)
+		if (listed[i] != MTDPP_SIMILAR_NONE)
+		{
+			sim[i] = ev[i];
+			tier[i] = 1;
+		}
+	pfree(ev);
+	pfree(listed);
+}
+
 static const MtdppKindDefault hybrid_defaults[] = {
 	/* the DPP's rank and L2 chosen on validation baskets (fit.c) */
 	{"rank", MTDPP_RANK_CHOSEN},
@@ -354,4 +378,5 @@ const MtdppKindRoutine mtdpp_kind_hybrid = {
 	.fit = hybrid_fit,
 	.score_all = hybrid_score_all,
 	.score_some = hybrid_score_some,
+	.similar = hybrid_similar,
 };

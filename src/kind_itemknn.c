@@ -317,4 +317,5 @@ const MtdppKindRoutine mtdpp_kind_itemknn = {
 	.neighbors = true,
 	.fit = itemknn_fit,
 	.score_all = itemknn_score_all,
+	.similar = mtdpp_similar_lists,
 };

@@ -91,6 +91,7 @@ const MtdppKindRoutine mtdpp_kind_multitask = {
 	.ensemble = true,
 	.fit = mtdpp_train_multitask,
 	.score_all = multitask_score_all,
+	.similar = mtdpp_similar_cosine,
 	.score_some = multitask_score_some,
 };
 
@@ -104,5 +105,6 @@ const MtdppKindRoutine mtdpp_kind_multitask_nobias = {
 	.ensemble = true,
 	.fit = mtdpp_train_multitask,
 	.score_all = multitask_score_all,
+	.similar = mtdpp_similar_cosine,
 	.score_some = multitask_score_some,
 };

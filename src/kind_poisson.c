@@ -341,4 +341,5 @@ const MtdppKindRoutine mtdpp_kind_poisson = {
 	.factors = true,
 	.fit = poisson_fit,
 	.score_all = poisson_score_all,
+	.similar = mtdpp_similar_cosine,
 };

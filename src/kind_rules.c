@@ -240,6 +240,43 @@ rules_explain(const MtdppModel *m, const int32 *ctx, int b, int c, int32 *items,
 	return n;
 }
 
+/*
+ * mtdpp_similar: the confidence of the rule {ITEM} -> c, for each c it
+ * reaches (the rules of ITEM's list with no other antecedent item); the
+ * items no such rule reaches have no measure.
+ */
+static void
+rules_similar(const MtdppModel *m, int item, double *sim, int8 *tier)
+{
+	int64		k,
+				end;
+
+	for (int i = 0; i < m->n_items; i++)
+	{
+		sim[i] = 0.0;
+		tier[i] = MTDPP_SIMILAR_NONE;
+	}
+	if (m->nbr_start == NULL)
+		return;
+	k = m->nbr_start[item];
+	end = m->nbr_start[item + 1];
+	while (k < end)
+	{
+		int64		first = k;
+
+		for (; k < end && m->nbr_weight[k] < 0.0f; k++)
+			;
+		if (k == end)
+			break;
+		if (k == first)
+		{
+			sim[m->nbr_index[k]] = m->nbr_weight[k];
+			tier[m->nbr_index[k]] = 1;
+		}
+		k++;
+	}
+}
+
 /* The search: the rules of the baskets outside the slice, and the settings to try. */
 typedef struct RulesSearch
 {
@@ -486,4 +523,5 @@ const MtdppKindRoutine mtdpp_kind_rules = {
 	.fit = rules_fit,
 	.score_all = rules_score_all,
 	.explain = rules_explain,
+	.similar = rules_similar,
 };

@@ -74,6 +74,7 @@ const MtdppKindRoutine mtdpp_kind_logistic = {
 	.bias = true,
 	.fit = mtdpp_train_dpp,
 	.score_all = logistic_score_all,
+	.similar = mtdpp_similar_cosine,
 };
 
 const MtdppKindRoutine mtdpp_kind_lowrank = {
@@ -84,5 +85,6 @@ const MtdppKindRoutine mtdpp_kind_lowrank = {
 	.likelihood = true,
 	.fit = mtdpp_train_dpp,
 	.score_all = lowrank_score_all,
+	.similar = mtdpp_similar_cosine,
 	.context_limit = lowrank_context_limit,
 };

@@ -57,26 +57,57 @@ mtdpp_kind_name(MtdppKind kind)
 	return mtdpp_kind(kind)->name;
 }
 
-/*
- * The names of the kinds, "a, b and c", from the table of kinds: all of
- * them, or (FACTORS_ONLY) those whose models have item factors.  For hints.
- */
-char *
-mtdpp_kind_names(bool factors_only)
+/* which kinds a list of names holds */
+typedef enum KindsNamed
+{
+	ALL_KINDS,
+	FACTOR_KINDS,				/* whose models have item factors */
+	SIMILAR_KINDS				/* that measure the similarity of two items */
+} KindsNamed;
+
+static bool
+named(const MtdppKindRoutine *kind, KindsNamed which)
+{
+	if (kind == NULL)
+		return false;
+	return which == ALL_KINDS || (which == FACTOR_KINDS && kind->factors) ||
+		(which == SIMILAR_KINDS && kind->similar != NULL);
+}
+
+/* The names of the kinds WHICH names, "a, b and c", from the table of kinds. */
+static char *
+kind_names(KindsNamed which)
 {
 	StringInfoData names;
 	int			n = 0,
 				last = -1;
 
 	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		if (kinds[k] != NULL && (!factors_only || kinds[k]->factors))
+		if (named(kinds[k], which))
 			last = k;
 	initStringInfo(&names);
 	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		if (kinds[k] != NULL && (!factors_only || kinds[k]->factors))
+		if (named(kinds[k], which))
 			appendStringInfo(&names, "%s%s", n++ == 0 ? "" : k == last ? " and " : ", ",
 							 kinds[k]->name);
 	return names.data;
+}
+
+/*
+ * The names of the kinds: all of them, or (FACTORS_ONLY) those whose models
+ * have item factors.  For hints.
+ */
+char *
+mtdpp_kind_names(bool factors_only)
+{
+	return kind_names(factors_only ? FACTOR_KINDS : ALL_KINDS);
+}
+
+/* The names of the kinds that measure how alike two items are (mtdpp_similar). */
+char *
+mtdpp_similar_kind_names(void)
+{
+	return kind_names(SIMILAR_KINDS);
 }
 
 MtdppKind

@@ -95,12 +95,25 @@ typedef struct MtdppKindRoutine
 	 */
 	void		(*contributions) (const MtdppModel *m, const int32 *ctx, int b,
 								  const int32 *cands, int n, double *out);
+
+	/*
+	 * mtdpp_similar: how like ITEM (a dense index) every item is by the
+	 * kind's own measure, into SIM (n_items entries), and the tier each
+	 * ranks in into TIER: a higher tier ranks first whatever the measure,
+	 * MTDPP_SIMILAR_NONE marks an item the measure says nothing of (never
+	 * proposed).  NULL: the kind has no measure of similarity.
+	 */
+	void		(*similar) (const MtdppModel *m, int item, double *sim, int8 *tier);
 } MtdppKindRoutine;
+
+/* the tier of an item the kind's measure of similarity says nothing of */
+#define MTDPP_SIMILAR_NONE	(-1)
 
 /* kinds.c: the table of model kinds, and the calls through it */
 extern const MtdppKindRoutine *mtdpp_kind(MtdppKind kind);
 extern MtdppKind mtdpp_kind_from_name(const char *name);
 extern char *mtdpp_kind_names(bool factors_only);
+extern char *mtdpp_similar_kind_names(void);
 extern bool mtdpp_kind_exists(int kind);
 extern const char *mtdpp_kind_name(MtdppKind kind);
 extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
@@ -109,6 +122,10 @@ extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
 							 const int32 *cands, int n, double *scores);
 extern int	mtdpp_context_limit(const MtdppModel *m);
 extern void mtdpp_kind_register(const MtdppKindRoutine *kind);
+
+/* similar.c: the measures of similarity several kinds share */
+extern void mtdpp_similar_cosine(const MtdppModel *m, int item, double *sim, int8 *tier);
+extern void mtdpp_similar_lists(const MtdppModel *m, int item, double *sim, int8 *tier);
 
 /* kind_list.c: every kind, registered when the library loads; a fit of any kind */
 extern void mtdpp_kinds_init(void);

@@ -6,6 +6,9 @@
 #ifndef MTDPP_SCORE_H
 #define MTDPP_SCORE_H
 
+#include "fmgr.h"
+#include "utils/array.h"
+
 #include "model.h"
 
 /* kernel.c: the numeric core, ln det of a context under a batch of targets */
@@ -38,6 +41,10 @@ extern int	mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b,
 extern void mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b,
 						  const bool *exclude, int held, double held_score_if_unknown,
 						  int *above, int *ties, int *candidates);
+extern void mtdpp_ranks_of(const MtdppModel *m, const int32 *ctx, int b,
+						   const bool *exclude, const int32 *held, int nh,
+						   double held_score_if_unknown, int *above, int *ties,
+						   int *candidates);
 extern int	mtdpp_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
 								  const bool *exclude, double floor, const bool *also,
 								  int32 *cands, double *scores);
@@ -48,9 +55,14 @@ extern int	mtdpp_diverse_pool(int k);
 extern int	mtdpp_diverse_select(const MtdppModel *m, const MtdppRanked *cands, int n,
 								 int k, double diversity, int *chosen);
 
-/* complete.c */
+/* complete.c: a basket as a context; the arguments the query functions share */
 extern int32 *mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n,
 								   const int32 *skip, bool *exclude, int *b_out,
 								   int *n_distinct);
+extern ArrayType *mtdpp_int_array_arg(FunctionCallInfo fcinfo, int arg, const char *what);
+extern const char *mtdpp_model_arg(FunctionCallInfo fcinfo, int arg);
+extern int	mtdpp_k_arg(FunctionCallInfo fcinfo, int arg);
+extern void mtdpp_candidate_filters(FunctionCallInfo fcinfo, const MtdppModel *m, int allowed_arg,
+									int excluded_arg, bool *no, int32 **allowed, int *n_allowed);
 
 #endif							/* MTDPP_SCORE_H */

@@ -538,31 +538,66 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 /*
  * How many candidates (not excluded, other than HELD) score above HELD and
  * how many tie with it: the rank of a held-out item, as mtdpp_evaluate and
- * the trainer's validation need it.  Multi-task kinds score exactly only the
- * candidates whose Hadamard bound reaches the held-out item's score.
+ * the trainer's validation need it (mtdpp_ranks_of of one item).
  */
 void
 mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 			  int held, double held_score_if_unknown, int *above, int *ties,
 			  int *candidates)
 {
-	double	   *scores = palloc(sizeof(double) * Max(m->n_items, 1));
-	double		sh;
+	int32		h = held;
 
-	*above = *ties = *candidates = 0;
-	if (!mtdpp_kind(m->kind)->bounded || b == 0)
+	mtdpp_ranks_of(m, ctx, b, exclude, &h, 1, held_score_if_unknown, above, ties,
+				   candidates);
+}
+
+/*
+ * For each of the NH held-out items HELD (distinct dense indices, none
+ * flagged in EXCLUDE; below 0: an item the model does not know, scoring
+ * HELD_SCORE_IF_UNKNOWN), how many candidates other than itself score above
+ * it (ABOVE[h]) and how many tie with it (TIES[h]); the other held-out
+ * items are candidates too.  *CANDIDATES: the items EXCLUDE does not flag.
+ * Multi-task kinds score exactly only the candidates whose Hadamard bound
+ * reaches the lowest score of a held-out item.
+ */
+void
+mtdpp_ranks_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+			   const int32 *held, int nh, double held_score_if_unknown, int *above,
+			   int *ties, int *candidates)
+{
+	double	   *scores = palloc(sizeof(double) * Max(m->n_items, 1));
+	double	   *sh = palloc(sizeof(double) * Max(nh, 1));
+	bool	   *is_held = palloc0(sizeof(bool) * Max(m->n_items, 1));
+
+	*candidates = 0;
+	for (int h = 0; h < nh; h++)
+	{
+		above[h] = ties[h] = 0;
+		if (held[h] >= 0)
+			is_held[held[h]] = true;
+	}
+	if (nh == 0)
+	{
+		for (int i = 0; i < m->n_items; i++)
+			*candidates += !exclude[i];
+	}
+	else if (!mtdpp_kind(m->kind)->bounded || b == 0)
 	{
 		mtdpp_score_all(m, ctx, b, scores);
-		sh = held >= 0 ? scores[held] : held_score_if_unknown;
+		for (int h = 0; h < nh; h++)
+			sh[h] = held[h] >= 0 ? scores[held[h]] : held_score_if_unknown;
 		for (int i = 0; i < m->n_items; i++)
 		{
 			if (exclude[i])
 				continue;
 			(*candidates)++;
-			if (i == held)
-				continue;
-			*above += scores[i] > sh;
-			*ties += scores[i] == sh;
+			for (int h = 0; h < nh; h++)
+			{
+				if (i == held[h])
+					continue;
+				above[h] += scores[i] > sh[h];
+				ties[h] += scores[i] == sh[h];
+			}
 		}
 	}
 	else
@@ -574,29 +609,34 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		int			n = 0,
 					nc = 0;
 		double	   *ev;
-		double		offset,
+		double		lowest = INFINITY,
+					offset,
 					least;
 
-		/* the candidates, then their bounds only */
+		/* the candidates but the held-out items, then their bounds only */
 		for (int i = 0; i < m->n_items; i++)
 		{
 			if (exclude[i])
 				continue;
 			(*candidates)++;
-			if (i != held)
+			if (!is_held[i])
 				cands[nc++] = i;
 		}
 		mtdpp_basket_pairs(m, ctx, b, P);
 		offset = determinant_bounds(m, ctx, b, cands, nc, bound);
 		ev = bounded_evidence(m, ctx, b, cands, nc, bound);
-		if (held >= 0)
+		for (int h = 0; h < nh; h++)
 		{
-			exact_logdets(m, ctx, b, P, &held, 1, &sh);
-			sh += m->log_w + (ev ? ev[held] : 0.0);
+			if (held[h] >= 0)
+			{
+				exact_logdets(m, ctx, b, P, &held[h], 1, &sh[h]);
+				sh[h] += m->log_w + (ev ? ev[held[h]] : 0.0);
+			}
+			else
+				sh[h] = held_score_if_unknown;
+			lowest = Min(lowest, sh[h]);
 		}
-		else
-			sh = held_score_if_unknown;
-		least = bound_threshold(m, sh - m->log_w, offset);
+		least = bound_threshold(m, lowest - m->log_w, offset);
 		for (int j = 0; j < nc; j++)
 			if (bound[j] >= least)
 				cands[n++] = cands[j];
@@ -605,14 +645,27 @@ mtdpp_rank_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		{
 			double		s = scores[j] + m->log_w + (ev ? ev[cands[j]] : 0.0);
 
-			*above += s > sh;
-			*ties += s == sh;
+			for (int h = 0; h < nh; h++)
+			{
+				above[h] += s > sh[h];
+				ties[h] += s == sh[h];
+			}
 		}
+		/* the held-out items against one another */
+		for (int h = 0; h < nh; h++)
+			for (int g = 0; g < nh; g++)
+				if (g != h)
+				{
+					above[h] += sh[g] > sh[h];
+					ties[h] += sh[g] == sh[h];
+				}
 		pfree(P);
 		pfree(bound);
 		pfree(cands);
 	}
 	pfree(scores);
+	pfree(sh);
+	pfree(is_held);
 }
 
 /*

@@ -374,6 +374,33 @@ sub call_evaluate
 	return ('evaluate', 'SELECT baskets FROM mtdpp_evaluate(' . join(', ', @args) . ')', {});
 }
 
+sub call_similar
+{
+	my @args = draw_args(2,
+		[ 'item', [ \&rand_id, 1, 30, 60, "'7'" ], [ 'NULL', '5.5', q{'x'}, '3000000000' ] ],
+		[ 'k', \@good_k, \@bad_k ],
+		[ 'model', \@good_models, \@bad_models ],
+		[ 'allowed', [ 'NULL', @good_arrays ], \@bad_arrays ],
+		[ 'excluded', [ 'NULL', @good_arrays ], \@bad_arrays ]);
+	return ('similar', 'SELECT count(*), count(DISTINCT item_id), coalesce(max(rank), 0) FROM mtdpp_similar('
+		  . join(', ', @args) . ')', {});
+}
+
+sub call_evaluate_at
+{
+	my $source = pick(q{'test_baskets'}, q{'odd_tests'});
+	my @args = draw_args(0,
+		[ 'model', [ @good_models, q{'mt2'} ], \@bad_models, 1 ],
+		[ 'source', [$source], [ q{'empty_tests'}, q{'train_lines'}, q{'nonexistent'}, 'NULL', '0::oid::regclass' ], 1 ],
+		[ 'k', [ q{ARRAY[5, 10, 20]}, q{ARRAY[1]}, q{ARRAY[100000, 3, 3]}, q{'[2:3]={7,8}'::int[]} ],
+			[ 'NULL', q{'{}'::int[]}, q{ARRAY[0]}, q{ARRAY[5, NULL]}, q{'{{1},{2}}'::int[]}, q{ARRAY[100001]},
+				q{ARRAY[-2147483648]}, q{array_fill(5, ARRAY[1001])} ] ],
+		[ 'basket_col', [ q{'basket'} ], [ 'NULL', q{'held_out'}, q{'nope'}, q{''} ] ],
+		[ 'held_out_col', [ q{'held_out'}, q{'basket'} ], [ 'NULL', q{'order_id'}, q{'nope'} ] ],
+		[ 'catalog_size', [ 'NULL', 60, 1000 ], [ 0, 59, -2147483648 ] ]);
+	return ('evaluate_at', 'SELECT count(*) FROM mtdpp_evaluate_at(' . join(', ', @args) . ')', {});
+}
+
 sub blob_of { return "(SELECT b FROM blobs WHERE kind = '$_[0]')"; }
 
 sub bad_blob
@@ -435,8 +462,9 @@ sub call_gradient_check
 }
 
 my @generators = (
-	[ 0.22, \&call_complete ], [ 0.10, \&call_score ], [ 0.20, \&call_train ], [ 0.12, \&call_fit ],
-	[ 0.14, \&call_evaluate ], [ 0.12, \&call_save ], [ 0.07, \&call_manage ], [ 0.03, \&call_gradient_check ]);
+	[ 0.18, \&call_complete ], [ 0.10, \&call_score ], [ 0.04, \&call_similar ], [ 0.20, \&call_train ],
+	[ 0.12, \&call_fit ], [ 0.10, \&call_evaluate ], [ 0.04, \&call_evaluate_at ], [ 0.12, \&call_save ],
+	[ 0.07, \&call_manage ], [ 0.03, \&call_gradient_check ]);
 
 sub rand_call
 {

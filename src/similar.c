@@ -1,0 +1,211 @@
+/*
+ * similar.c
+ *		mtdpp_similar: the items most like an item, by the model's own measure.
+ *
+ * Each kind says how alike two of its items are (the routine similar of
+ * its struct, kinds.h): the weights of its neighbour lists (itemknn, ease),
+ * the confidence of a rule of one antecedent item (rules), the cosine of its
+ * item factors (the kinds with factors), the evidence of its lists and then
+ * that cosine (hybrid).  A measure may rank items in tiers (the hybrid's
+ * items with evidence before those without) and may say nothing of an item
+ * (a list's measure, of the items off the list): such an item is never
+ * proposed, so fewer than k rows can come back.  Here: the measures
+ * several kinds share (of factors, of lists), the arguments, the filters of
+ * mtdpp_complete, and the k best, ties broken by item id.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "fmgr.h"
+#include "funcapi.h"
+#include "utils/array.h"
+#include "utils/tuplestore.h"
+
+#include "kinds.h"
+#include "model.h"
+#include "score.h"
+#include "store.h"
+
+PG_FUNCTION_INFO_V1(mtdpp_similar);
+
+/* item factors gathered at a time by mtdpp_similar_cosine */
+#define SIMILAR_BLOCK	1024
+
+/*
+ * mtdpp_similar of the kinds with item factors: the cosine of the rows V_i
+ * and V_j, the entry (i, j) of the kernel L = V V^T normalised by its
+ * diagonal, L_ij / sqrt(L_ii L_jj); 0 for an item with zero factors, which
+ * is like no other.  Of an ensemble or of posterior samples (their columns
+ * side by side) it is the normalised entry of the sum of their kernels.
+ * Every item ranks in the one tier.
+ */
+void
+mtdpp_similar_cosine(const MtdppModel *m, int item, double *sim, int8 *tier)
+{
+	int			r = m->rank;
+	double	   *vi = palloc(sizeof(double) * Max(r, 1));
+	double	   *rows = palloc(sizeof(double) * (size_t) SIMILAR_BLOCK * Max(r, 1));
+	int32	   *idx = palloc(sizeof(int32) * SIMILAR_BLOCK);
+	double		norm_i = 0.0;
+	int32		self = item;
+
+	if (r > 0)
+		mtdpp_gather_V(m, &self, 1, vi);
+	for (int j = 0; j < r; j++)
+		norm_i += vi[j] * vi[j];
+	norm_i = sqrt(norm_i);
+	for (int start = 0; start < m->n_items; start += SIMILAR_BLOCK)
+	{
+		int			n = Min(SIMILAR_BLOCK, m->n_items - start);
+
+		for (int t = 0; t < n; t++)
+			idx[t] = start + t;
+		if (r > 0)
+			mtdpp_gather_V(m, idx, n, rows);
+		for (int t = 0; t < n; t++)
+		{
+			const double *vj = rows + (size_t) t * r;
+			double		dot = 0.0,
+						norm_j = 0.0;
+
+			for (int j = 0; j < r; j++)
+			{
+				dot += vi[j] * vj[j];
+				norm_j += vj[j] * vj[j];
+			}
+			sim[start + t] = (norm_i > 0.0 && norm_j > 0.0) ? dot / (norm_i * sqrt(norm_j)) : 0.0;
+			tier[start + t] = 0;
+		}
+	}
+	pfree(vi);
+	pfree(rows);
+	pfree(idx);
+}
+
+/*
+ * mtdpp_similar of the kinds that keep neighbour lists of weights (itemknn:
+ * cosines of co-occurrence; ease: the item-item weights B_ij): the weight of
+ * j in ITEM's list, the evidence ITEM alone gives j as a completion (the
+ * weights of an item listed twice add up).  The items of the list rank in
+ * one tier; the others have no measure.
+ */
+void
+mtdpp_similar_lists(const MtdppModel *m, int item, double *sim, int8 *tier)
+{
+	int32		self = item;
+
+	mtdpp_evidence(m, &self, 1, sim);
+	for (int i = 0; i < m->n_items; i++)
+		tier[i] = MTDPP_SIMILAR_NONE;
+	if (m->nbr_start == NULL)
+		return;
+	for (int64 q = m->nbr_start[item]; q < m->nbr_start[item + 1]; q++)
+		tier[m->nbr_index[q]] = 1;
+}
+
+/* an item proposed: its tier and measure, its dense index */
+typedef struct SimilarItem
+{
+	int8		tier;
+	double		sim;
+	int32		index;
+} SimilarItem;
+
+/* the higher tier first, then the greater similarity, then the lower item id */
+static int
+cmp_similar(const void *a, const void *b)
+{
+	const SimilarItem *x = a,
+			   *y = b;
+
+	if (x->tier != y->tier)
+		return x->tier > y->tier ? -1 : 1;
+	if (x->sim != y->sim)
+		return x->sim > y->sim ? -1 : 1;
+	return (x->index > y->index) - (x->index < y->index);
+}
+
+/* The dense index of ITEM in model M, or an error naming it and the model. */
+static int
+known_item(const MtdppModel *m, int32 item, const char *model_name)
+{
+	int			idx = mtdpp_model_index(m, item);
+
+	if (idx < 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("item %d is not an item of model \"%s\"", item, mtdpp_shown(model_name)),
+				 errdetail("The model was trained on %d items; it measures the similarity of those alone.",
+						   m->n_items),
+				 errhint("Ask for an item of the model's catalog: its items are the rows of mtdpp.items with its model_id.")));
+	return idx;
+}
+
+/*
+ * mtdpp_similar(item, k, model, allowed, excluded): the k items most like
+ * ITEM by the model's measure, best first, never ITEM itself, only ALLOWED
+ * ones (when given) and never EXCLUDED ones, as (item_id, similarity, rank).
+ */
+Datum
+mtdpp_similar(PG_FUNCTION_ARGS)
+{
+	int			k;
+	MtdppModel *m;
+	const char *model_name;
+	const MtdppKindRoutine *kind;
+	int			item;
+	bool	   *no;
+	int32	   *allowed;
+	int			n_allowed,
+				n = 0;
+	double	   *sim;
+	int8	   *tier;
+	SimilarItem *cands;
+	ReturnSetInfo *rsinfo;
+
+	if (PG_ARGISNULL(0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("item must not be NULL"),
+				 errhint("Pass the id of an item of the model's catalog.")));
+	k = mtdpp_k_arg(fcinfo, 1);
+	m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, &model_name);
+	kind = mtdpp_kind(m->kind);
+	if (kind->similar == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("a model of kind %s has no measure of how alike two items are",
+						kind->name),
+				 errdetail("Model \"%s\" ranks items by themselves, whatever the basket.",
+						   mtdpp_shown(model_name)),
+				 errhint("Use a model of kind %s.", mtdpp_similar_kind_names())));
+	item = known_item(m, PG_GETARG_INT32(0), model_name);
+
+	no = palloc0(sizeof(bool) * Max(m->n_items, 1));
+	no[item] = true;
+	mtdpp_candidate_filters(fcinfo, m, 3, 4, no, &allowed, &n_allowed);
+
+	sim = palloc(sizeof(double) * Max(m->n_items, 1));
+	tier = palloc(sizeof(int8) * Max(m->n_items, 1));
+	kind->similar(m, item, sim, tier);
+	cands = palloc(sizeof(SimilarItem) * Max(m->n_items, 1));
+	for (int i = 0; i < m->n_items; i++)
+		if (!no[i] && tier[i] != MTDPP_SIMILAR_NONE)
+			cands[n++] = (SimilarItem) {tier[i], sim[i], i};
+	qsort(cands, n, sizeof(SimilarItem), cmp_similar);
+
+	InitMaterializedSRF(fcinfo, 0);
+	rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+	for (int i = 0; i < Min(n, k); i++)
+	{
+		Datum		values[3];
+		bool		nulls[3] = {false, false, false};
+
+		values[0] = Int32GetDatum(m->item_ids[cands[i].index]);
+		values[1] = Float8GetDatum(cands[i].sim);
+		values[2] = Int32GetDatum(i + 1);
+		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
+	}
+	PG_RETURN_NULL();
+}
