@@ -25,6 +25,8 @@ OBJS = \
 	src/gru_fit.o \
 	src/gru_unit.o \
 	src/helper_thread.o \
+	src/item_args.o \
+	src/item_keys.o \
 	src/hybrid_weights.o \
 	src/kernel.o \
 	src/kind_ease.o \

@@ -217,13 +217,82 @@ AS 'MODULE_PATHNAME', 'mtdpp_rules' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NU
 COMMENT ON FUNCTION mtdpp_rules(text) IS
     'the association rules of MODEL (kind rules; default: the default model): ANTECEDENT (item ids) -> CONSEQUENT, SUPPORT (share of training baskets holding both), CONFIDENCE (share of the baskets holding the antecedent that hold the consequent) and LIFT (confidence over the consequent''s share of baskets); only the rules more confident than every rule from part of their antecedent are kept';
 
+-- Items of any type the orders table keys them by: integer, bigint, text or
+-- uuid.  A model trained from keys that are not integers records their type
+-- and each item's key (in text form); the forms below take the basket and
+-- the item lists in the caller's type and answer items in that type.  The
+-- forms taking text read an untyped literal such as '{1,2}' as an array of
+-- the model's items, as the integer[] forms did before keys existed.
+
+CREATE FUNCTION mtdpp_complete(basket anycompatiblearray, k integer, model text DEFAULT NULL,
+                               allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
+RETURNS TABLE (item_id anycompatible, score float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete(anycompatiblearray, integer, text, "any", "any") IS
+    'mtdpp_complete for items of any type (integer, bigint, text, uuid): BASKET, ALLOWED and EXCLUDED hold items of the type the model was trained on, and items come back in the type of BASKET';
+CREATE FUNCTION mtdpp_complete(basket text, k integer, model text DEFAULT NULL,
+                               allowed text DEFAULT NULL, excluded text DEFAULT NULL)
+RETURNS TABLE (item_id integer, score float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete(text, integer, text, text, text) IS
+    'mtdpp_complete for an untyped array literal such as ''{1,2}'', read as the model''s items; answers integer items';
+
+CREATE FUNCTION mtdpp_complete_set(basket anycompatiblearray, k integer, model text DEFAULT NULL,
+                                   diversity float8 DEFAULT 0.5,
+                                   allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
+RETURNS TABLE (item_id anycompatible, score float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete_set(anycompatiblearray, integer, text, float8, "any", "any") IS
+    'mtdpp_complete_set for items of any type, answered in the type of BASKET';
+CREATE FUNCTION mtdpp_complete_set(basket text, k integer, model text DEFAULT NULL,
+                                   diversity float8 DEFAULT 0.5,
+                                   allowed text DEFAULT NULL, excluded text DEFAULT NULL)
+RETURNS TABLE (item_id integer, score float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete_set(text, integer, text, float8, text, text) IS
+    'mtdpp_complete_set for an untyped array literal such as ''{1,2}'', read as the model''s items; answers integer items';
+
+CREATE FUNCTION mtdpp_score(basket anycompatiblearray, items anycompatiblearray, model text DEFAULT NULL)
+RETURNS TABLE (item_id anycompatible, score float8)
+AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_score(anycompatiblearray, anycompatiblearray, text) IS
+    'mtdpp_score for items of any type, answered in the type of ITEMS';
+CREATE FUNCTION mtdpp_score(basket text, items text, model text DEFAULT NULL)
+RETURNS TABLE (item_id integer, score float8)
+AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_score(text, text, text) IS
+    'mtdpp_score for untyped array literals such as ''{1,2}'', read as the model''s items; answers integer items';
+
+CREATE FUNCTION mtdpp_explain(basket anycompatiblearray, items anycompatiblearray, model text DEFAULT NULL)
+RETURNS TABLE (item_id anycompatible, basket_item anycompatible, contribution float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_explain(anycompatiblearray, anycompatiblearray, text) IS
+    'mtdpp_explain for items of any type, answered in the type of BASKET and ITEMS';
+CREATE FUNCTION mtdpp_explain(basket text, items text, model text DEFAULT NULL)
+RETURNS TABLE (item_id integer, basket_item integer, contribution float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_explain(text, text, text) IS
+    'mtdpp_explain for untyped array literals such as ''{1,2}'', read as the model''s items; answers integer items';
+
+CREATE FUNCTION mtdpp_rules(model text, item_type anycompatible)
+RETURNS TABLE (antecedent anycompatiblearray, consequent anycompatible, support float8, confidence float8, lift float8)
+AS 'MODULE_PATHNAME', 'mtdpp_rules' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_rules(text, anycompatible) IS
+    'mtdpp_rules with items in the type of ITEM_TYPE, a NULL of that type: mtdpp_rules(''m'', NULL::text) for a model trained on text keys';
+
 -- The items most like an item, by the model's own measure.
-CREATE FUNCTION mtdpp_similar(item integer, k integer, model text DEFAULT NULL,
-                              allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
-RETURNS TABLE (item_id integer, similarity float8, rank integer)
+CREATE FUNCTION mtdpp_similar(item anycompatible, k integer, model text DEFAULT NULL,
+                              allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
+RETURNS TABLE (item_id anycompatible, similarity float8, rank integer)
 AS 'MODULE_PATHNAME', 'mtdpp_similar' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_similar(integer, integer, text, integer[], integer[]) IS
+COMMENT ON FUNCTION mtdpp_similar(anycompatible, integer, text, "any", "any") IS
     'the K items most like ITEM by the model''s own measure, best first, never ITEM itself, only ALLOWED ones (NULL: any) and never EXCLUDED ones: the weight of a neighbour list (itemknn, ease), the confidence of the rule {ITEM} -> item (rules), the cosine of the item factors (kinds with factors), the evidence of the lists and then that cosine (hybrid)';
+CREATE FUNCTION mtdpp_similar(item text, k integer, model text DEFAULT NULL,
+                              allowed text DEFAULT NULL, excluded text DEFAULT NULL)
+RETURNS TABLE (item_id text, similarity float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_similar' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_similar(text, integer, text, text, text) IS
+    'mtdpp_similar for an untyped literal ITEM such as ''85123A'' (and array literals for ALLOWED and EXCLUDED), read as the model''s items; answers items as text';
 
 CREATE FUNCTION mtdpp_evaluate(
     model text,
@@ -273,6 +342,13 @@ COMMENT ON FUNCTION mtdpp_prune(text, integer) IS
 
 -- security_invoker: the caller's privileges and row-level security apply
 -- to the tables below, as if the caller queried them
+-- Items known by keys of another type than integer (see mtdpp_complete's forms).
+ALTER TABLE mtdpp.models ADD COLUMN item_type text
+    CONSTRAINT models_item_type_check CHECK (item_type OPERATOR(pg_catalog.=) ANY (ARRAY['bigint', 'text', 'uuid']));
+ALTER TABLE mtdpp.items ADD COLUMN item_key text;
+COMMENT ON COLUMN mtdpp.models.item_type IS 'the type of the keys of its items when they are not integers (bigint, text or uuid), else NULL';
+COMMENT ON COLUMN mtdpp.items.item_key IS 'the key of the item in the orders table, in text form, when the model''s items are not integers (item_id then numbers the keys in their order)';
+
 CREATE VIEW mtdpp_models WITH (security_invoker = true) AS
 SELECT m.name, m.version, m.kind, m.active,
        (m.active AND m.name OPERATOR(pg_catalog.=)
@@ -284,7 +360,7 @@ SELECT m.name, m.version, m.kind, m.active,
        m.final_loss, m.best_epoch, m.train_seconds,
        (m.metrics OPERATOR(pg_catalog.->>) 'mpr'::pg_catalog.text)::pg_catalog.float8 AS mpr,
        (m.metrics OPERATOR(pg_catalog.->>) 'precision_at_20'::pg_catalog.text)::pg_catalog.float8 AS precision_at_20,
-       m.trained_at, m.model_id
+       m.trained_at, m.model_id, COALESCE(m.item_type, 'integer') AS item_type
 FROM mtdpp.models m
 ORDER BY m.name, m.version;
 COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one marked: the active version of the model mtdpp.model names, or of the only model with an active version when it names none (it answers calls that name no model)';

@@ -74,6 +74,7 @@ typedef struct CachedModel
 	char	   *model_name;		/* the name of the model that answers */
 	int			model_id;
 	MtdppModel *model;
+	MtdppItemKeys *keys;		/* NULL: its items are integers */
 	uint64		generation;		/* models_generation before it was read */
 	LocalTransactionId lxid;	/* if valid: only for this transaction, */
 	TimestampTz statement;		/* and if not 0, this statement */
@@ -350,6 +351,9 @@ read_entry(const char *name, bool from_setting, Oid row_security_user, bool shar
 							  OidIsValid(row_security_user));
 	}
 	c->xmin = xmin;
+	/* the keys of its items, this backend's even for a shared copy */
+	if (get_attnum(models_relid, "item_type") != InvalidAttrNumber)
+		c->keys = mtdpp_read_item_keys(context, c->model_id);
 
 	/*
 	 * The snapshot it was read with may be older than the latest commits (a
@@ -693,6 +697,19 @@ mtdpp_lookup_model(const char *name, int *model_id, const char **model_name)
 	if (OidIsValid(row_security_user))
 		mark_seen(c);
 	return entry_pin(c, model_id, model_name);
+}
+
+/*
+ * The keys of model M's items, NULL if they are integers.  M is a model the
+ * caller's lookup pinned, so its entry is still in the cache or pinned.
+ */
+const MtdppItemKeys *
+mtdpp_model_keys(const MtdppModel *m)
+{
+	for (CachedModel *c = cache_head; c != NULL; c = c->next)
+		if (c->model == m)
+			return c->keys;
+	return NULL;
 }
 
 /*

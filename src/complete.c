@@ -26,6 +26,7 @@
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
+#include "item_args.h"
 #include "kinds.h"
 #include "model.h"
 #include "score.h"
@@ -35,31 +36,6 @@ PG_FUNCTION_INFO_V1(mtdpp_complete);
 PG_FUNCTION_INFO_V1(mtdpp_complete_set);
 PG_FUNCTION_INFO_V1(mtdpp_score);
 PG_FUNCTION_INFO_V1(mtdpp_explain);
-
-/* A one-dimensional int[] without NULLs, or an error saying what is wrong. */
-ArrayType *
-mtdpp_int_array_arg(FunctionCallInfo fcinfo, int arg, const char *what)
-{
-	ArrayType  *a;
-
-	if (PG_ARGISNULL(arg))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not be NULL", what),
-				 errhint("Pass an array of item ids, such as ARRAY[1, 2, 3]; '{}' for none.")));
-	a = PG_GETARG_ARRAYTYPE_P(arg);
-	if (ARR_NDIM(a) > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("%s must be a one-dimensional array, not %d-dimensional", what, ARR_NDIM(a)),
-				 errhint("Pass a flat array of item ids.")));
-	if (array_contains_nulls(a))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("%s must not contain NULL elements", what),
-				 errhint("Remove NULLs with array_remove(%s, NULL).", what)));
-	return a;
-}
 
 /* the name of a model, NULL for the default model */
 const char *
@@ -158,17 +134,19 @@ mtdpp_k_arg(FunctionCallInfo fcinfo, int arg)
  * is absent: a database not yet updated calls with fewer arguments.
  */
 void
-mtdpp_candidate_filters(FunctionCallInfo fcinfo, const MtdppModel *m, int allowed_arg,
+mtdpp_candidate_filters(FunctionCallInfo fcinfo, const MtdppCallItems *ci, int allowed_arg,
 						int excluded_arg, bool *no, int32 **allowed, int *n_allowed)
 {
+	const MtdppModel *m = ci->m;
+
 	*allowed = NULL;
 	*n_allowed = 0;
 	if (PG_NARGS() > excluded_arg && !PG_ARGISNULL(excluded_arg))
 	{
-		ArrayType  *excluded = mtdpp_int_array_arg(fcinfo, excluded_arg, "excluded");
-		int32	   *ids = (int32 *) ARR_DATA_PTR(excluded);
+		int			n;
+		int32	   *ids = mtdpp_items_arg(ci, fcinfo, excluded_arg, "excluded", &n);
 
-		for (int i = ArrayGetNItems(ARR_NDIM(excluded), ARR_DIMS(excluded)) - 1; i >= 0; i--)
+		for (int i = n - 1; i >= 0; i--)
 		{
 			int			idx = mtdpp_model_index(m, ids[i]);
 
@@ -178,9 +156,8 @@ mtdpp_candidate_filters(FunctionCallInfo fcinfo, const MtdppModel *m, int allowe
 	}
 	if (PG_NARGS() > allowed_arg && !PG_ARGISNULL(allowed_arg))
 	{
-		ArrayType  *allowed_ids = mtdpp_int_array_arg(fcinfo, allowed_arg, "allowed");
-		int			n = ArrayGetNItems(ARR_NDIM(allowed_ids), ARR_DIMS(allowed_ids));
-		int32	   *ids = (int32 *) ARR_DATA_PTR(allowed_ids);
+		int			n;
+		int32	   *ids = mtdpp_items_arg(ci, fcinfo, allowed_arg, "allowed", &n);
 		bool	   *listed = palloc0(sizeof(bool) * Max(m->n_items, 1));
 
 		*allowed = palloc(sizeof(int32) * Max(n, 1));
@@ -209,39 +186,39 @@ mtdpp_candidate_filters(FunctionCallInfo fcinfo, const MtdppModel *m, int allowe
  * lists the allowed ones in *ALLOWED, *N_ALLOWED).
  */
 static bool *
-completion_candidates(FunctionCallInfo fcinfo, const MtdppModel *m, const char *model_name,
+completion_candidates(FunctionCallInfo fcinfo, const MtdppCallItems *ci,
 					  int allowed_arg, int excluded_arg, int32 **ctx, int *b,
 					  int32 **allowed, int *n_allowed)
 {
 	static MtdppStatementOnce unknown_basket;
-	ArrayType  *basket = mtdpp_int_array_arg(fcinfo, 0, "basket");
+	const MtdppModel *m = ci->m;
+	int			n;
+	int32	   *basket = mtdpp_items_arg(ci, fcinfo, 0, "basket", &n);
 	bool	   *in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
 	int			n_distinct;
 
-	*ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
-								ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
-								NULL, in_ctx, b, &n_distinct);
+	*ctx = mtdpp_basket_context(m, basket, n, NULL, in_ctx, b, &n_distinct);
 	/* an answer from nothing the basket holds: said once per statement */
 	if (*b == 0 && n_distinct > 0 && mtdpp_first_in_statement(&unknown_basket))
 		ereport(NOTICE,
 				(errmsg("no item of the basket is known to model \"%s\": the answer is the most popular items",
-						mtdpp_shown(model_name)),
+						mtdpp_shown(ci->model_name)),
 				 errdetail("The model was trained on %d items; said once per statement, for the first such basket.",
 						   m->n_items),
 				 errhint("Train the model on orders holding these items, or check that the basket holds item ids of the model's catalog.")));
-	mtdpp_candidate_filters(fcinfo, m, allowed_arg, excluded_arg, in_ctx, allowed, n_allowed);
+	mtdpp_candidate_filters(fcinfo, ci, allowed_arg, excluded_arg, in_ctx, allowed, n_allowed);
 	return in_ctx;
 }
 
 /* one row (item_id, score, rank) of a completion */
 static void
-put_completion(FunctionCallInfo fcinfo, const MtdppModel *m, const MtdppRanked *r, int rank)
+put_completion(FunctionCallInfo fcinfo, const MtdppCallItems *ci, const MtdppRanked *r, int rank)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		values[3];
 	bool		nulls[3] = {false, false, false};
 
-	values[0] = Int32GetDatum(m->item_ids[r->index]);
+	values[0] = mtdpp_item_datum(ci, ci->m->item_ids[r->index]);
 	values[1] = Float8GetDatum(r->score);
 	values[2] = Int32GetDatum(rank);
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -260,12 +237,14 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 	int			n_allowed;
 	MtdppRanked *best;
 	int			nb;
+	MtdppCallItems ci;
 
-	(void) mtdpp_int_array_arg(fcinfo, 0, "basket");
+	mtdpp_check_items_arg(fcinfo, 0, "basket");
 	k = mtdpp_k_arg(fcinfo, 1);
 	m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, &model_name);
+	mtdpp_call_items(&ci, fcinfo, 0, m, model_name);
 	/* the candidate filters are arguments since 0.2.0 */
-	in_ctx = completion_candidates(fcinfo, m, model_name, 3, 4, &ctx, &b, &allowed, &n_allowed);
+	in_ctx = completion_candidates(fcinfo, &ci, 3, 4, &ctx, &b, &allowed, &n_allowed);
 
 	k = Min(k, m->n_items);
 	best = palloc(sizeof(MtdppRanked) * Max(k, 1));
@@ -273,7 +252,7 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 
 	InitMaterializedSRF(fcinfo, 0);
 	for (int i = 0; i < nb; i++)
-		put_completion(fcinfo, m, &best[i], i + 1);
+		put_completion(fcinfo, &ci, &best[i], i + 1);
 	PG_RETURN_NULL();
 }
 
@@ -297,8 +276,9 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 	int			n_allowed;
 	MtdppRanked *best;
 	int			nb;
+	MtdppCallItems ci;
 
-	(void) mtdpp_int_array_arg(fcinfo, 0, "basket");
+	mtdpp_check_items_arg(fcinfo, 0, "basket");
 	k = mtdpp_k_arg(fcinfo, 1);
 	if (PG_ARGISNULL(3))
 		ereport(ERROR,
@@ -327,7 +307,8 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 				 errdetail("Choosing k items among the best max(10k, 100) takes time growing with the cube of k."),
 				 errhint("Ask for at most %d items, or for diversity => 0 (the ranking of mtdpp_complete), which takes any k.",
 						 MTDPP_SET_MAX_K)));
-	in_ctx = completion_candidates(fcinfo, m, model_name, 4, 5, &ctx, &b, &allowed, &n_allowed);
+	mtdpp_call_items(&ci, fcinfo, 0, m, model_name);
+	in_ctx = completion_candidates(fcinfo, &ci, 4, 5, &ctx, &b, &allowed, &n_allowed);
 
 	k = Min(k, m->n_items);
 	InitMaterializedSRF(fcinfo, 0);
@@ -337,7 +318,7 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 		best = palloc(sizeof(MtdppRanked) * Max(k, 1));
 		nb = mtdpp_top_k(m, ctx, b, in_ctx, allowed, n_allowed, k, best);
 		for (int i = 0; i < nb; i++)
-			put_completion(fcinfo, m, &best[i], i + 1);
+			put_completion(fcinfo, &ci, &best[i], i + 1);
 	}
 	else
 	{
@@ -349,7 +330,7 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 		nb = mtdpp_top_k(m, ctx, b, in_ctx, allowed, n_allowed, pool, best);
 		nc = mtdpp_diverse_select(m, best, nb, k, diversity, chosen);
 		for (int i = 0; i < nc; i++)
-			put_completion(fcinfo, m, &best[chosen[i]], i + 1);
+			put_completion(fcinfo, &ci, &best[chosen[i]], i + 1);
 	}
 	PG_RETURN_NULL();
 }
@@ -377,22 +358,33 @@ known_outside_basket(const MtdppModel *m, const int32 *ids, int n, const bool *i
 Datum
 mtdpp_score(PG_FUNCTION_ARGS)
 {
-	ArrayType  *basket = mtdpp_int_array_arg(fcinfo, 0, "basket");
-	ArrayType  *items = mtdpp_int_array_arg(fcinfo, 1, "items");
-	MtdppModel *m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, NULL);
-	int			n = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
-	int32	   *ids = (int32 *) ARR_DATA_PTR(items);
-	int32	   *cands = palloc(sizeof(int32) * Max(n, 1));
-	double	   *scores = palloc(sizeof(double) * Max(n, 1));
+	MtdppModel *m;
+	const char *model_name;
+	MtdppCallItems ci;
+	int			n,
+				nb;
+	int32	   *basket,
+			   *ids,
+			   *cands;
+	Datum	   *given;
+	double	   *scores;
 	int			nc = 0;
 	int32	   *ctx;
 	int			b;
-	bool	   *in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));
+	bool	   *in_basket;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
-	ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
-							   ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
-							   NULL, in_basket, &b, NULL);
+	mtdpp_check_items_arg(fcinfo, 0, "basket");
+	mtdpp_check_items_arg(fcinfo, 1, "items");
+	m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, &model_name);
+	mtdpp_call_items(&ci, fcinfo, 0, m, model_name);
+	basket = mtdpp_items_arg(&ci, fcinfo, 0, "basket", &nb);
+	ids = mtdpp_items_arg(&ci, fcinfo, 1, "items", &n);
+	given = mtdpp_items_given(&ci, fcinfo, 1, "items", &n);
+	cands = palloc(sizeof(int32) * Max(n, 1));
+	scores = palloc(sizeof(double) * Max(n, 1));
+	in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));
+	ctx = mtdpp_basket_context(m, basket, nb, NULL, in_basket, &b, NULL);
 	/* an item of the basket is no completion of it: its score is NULL */
 	nc = known_outside_basket(m, ids, n, in_basket, cands);
 	mtdpp_score_some(m, ctx, b, cands, nc, scores);
@@ -404,7 +396,7 @@ mtdpp_score(PG_FUNCTION_ARGS)
 		bool		nulls[2] = {false, false};
 		int			idx = mtdpp_model_index(m, ids[i]);
 
-		values[0] = Int32GetDatum(ids[i]);
+		values[0] = given[i];
 		if (idx >= 0 && !in_basket[idx])
 			values[1] = Float8GetDatum(scores[c++]);
 		else
@@ -421,9 +413,10 @@ mtdpp_score(PG_FUNCTION_ARGS)
  * candidate ranks by popularity.
  */
 static void
-explain_evidence(FunctionCallInfo fcinfo, const MtdppModel *m, const int32 *ctx, int b,
+explain_evidence(FunctionCallInfo fcinfo, const MtdppCallItems *ci, const int32 *ctx, int b,
 				 const int32 *cands, int nc)
 {
+	const MtdppModel *m = ci->m;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	int32	   *items = palloc(sizeof(int32) * Max(b, 1));
 
@@ -439,8 +432,8 @@ explain_evidence(FunctionCallInfo fcinfo, const MtdppModel *m, const int32 *ctx,
 			Datum		values[4];
 			bool		nulls[4] = {false, false, false, false};
 
-			values[0] = Int32GetDatum(m->item_ids[cands[c]]);
-			values[1] = Int32GetDatum(m->item_ids[items[k]]);
+			values[0] = mtdpp_item_datum(ci, m->item_ids[cands[c]]);
+			values[1] = mtdpp_item_datum(ci, m->item_ids[items[k]]);
 			values[2] = Float8GetDatum(weight);
 			values[3] = Int32GetDatum(k + 1);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
@@ -472,13 +465,15 @@ explain_evidence(FunctionCallInfo fcinfo, const MtdppModel *m, const int32 *ctx,
 Datum
 mtdpp_explain(PG_FUNCTION_ARGS)
 {
-	ArrayType  *basket = mtdpp_int_array_arg(fcinfo, 0, "basket");
-	ArrayType  *items = mtdpp_int_array_arg(fcinfo, 1, "items");
-	MtdppModel *m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, NULL);
-	int			n = ArrayGetNItems(ARR_NDIM(items), ARR_DIMS(items));
-	int32	   *ids = (int32 *) ARR_DATA_PTR(items);
-	bool	   *in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));
-	int32	   *cands = palloc(sizeof(int32) * Max(n, 1));
+	MtdppModel *m;
+	const char *model_name;
+	MtdppCallItems ci;
+	int			n,
+				nbasket;
+	int32	   *basket,
+			   *ids;
+	bool	   *in_basket;
+	int32	   *cands;
 	int32	   *rest;
 	double	   *full,
 			   *without;
@@ -487,14 +482,20 @@ mtdpp_explain(PG_FUNCTION_ARGS)
 				nc = 0;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
-	ctx = mtdpp_basket_context(m, (int32 *) ARR_DATA_PTR(basket),
-							   ArrayGetNItems(ARR_NDIM(basket), ARR_DIMS(basket)),
-							   NULL, in_basket, &b, NULL);
+	mtdpp_check_items_arg(fcinfo, 0, "basket");
+	mtdpp_check_items_arg(fcinfo, 1, "items");
+	m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, &model_name);
+	mtdpp_call_items(&ci, fcinfo, 0, m, model_name);
+	basket = mtdpp_items_arg(&ci, fcinfo, 0, "basket", &nbasket);
+	ids = mtdpp_items_arg(&ci, fcinfo, 1, "items", &n);
+	in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));
+	cands = palloc(sizeof(int32) * Max(n, 1));
+	ctx = mtdpp_basket_context(m, basket, nbasket, NULL, in_basket, &b, NULL);
 	/* the completions to explain: items the model knows, not of the basket */
 	nc = known_outside_basket(m, ids, n, in_basket, cands);
 	if (mtdpp_kind(m->kind)->explain != NULL)
 	{
-		explain_evidence(fcinfo, m, ctx, b, cands, nc);
+		explain_evidence(fcinfo, &ci, ctx, b, cands, nc);
 		PG_RETURN_NULL();
 	}
 	full = palloc(sizeof(double) * Max(nc, 1));
@@ -553,8 +554,8 @@ mtdpp_explain(PG_FUNCTION_ARGS)
 			Datum		values[4];
 			bool		nulls[4] = {false, false, false, false};
 
-			values[0] = Int32GetDatum(m->item_ids[cands[c]]);
-			values[1] = Int32GetDatum(m->item_ids[ctx[s]]);
+			values[0] = mtdpp_item_datum(&ci, m->item_ids[cands[c]]);
+			values[1] = mtdpp_item_datum(&ci, m->item_ids[ctx[s]]);
 			values[2] = Float8GetDatum(full[c] - without[(size_t) s * nc + c]);
 			values[3] = Int32GetDatum(k + 1);
 			tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

@@ -51,6 +51,7 @@
 #include "utils/regproc.h"
 #include "utils/tuplestore.h"
 
+#include "item_args.h"
 #include "model.h"
 #include "score.h"
 #include "store.h"
@@ -119,7 +120,7 @@ typedef void (*EvalAdd) (void *arg, const double *rank, int nh, int n);
  * NULL (then the column is read as one integer).
  */
 static char *
-test_query(FunctionCallInfo fcinfo, int col_arg, Oid *relid, bool *held_array)
+test_query(FunctionCallInfo fcinfo, int col_arg, const char *type, Oid *relid, bool *held_array)
 {
 	char	   *basket_col,
 			   *held_col;
@@ -153,8 +154,8 @@ test_query(FunctionCallInfo fcinfo, int col_arg, Oid *relid, bool *held_array)
 	}
 
 	initStringInfo(&q);
-	appendStringInfo(&q, "SELECT %s::integer[], %s::integer%s FROM %s",
-					 quote_identifier(basket_col), quote_identifier(held_col),
+	appendStringInfo(&q, "SELECT %s::pg_catalog.%s[], %s::pg_catalog.%s%s FROM %s",
+					 quote_identifier(basket_col), type, quote_identifier(held_col), type,
 					 array ? "[]" : "", mtdpp_qualified_relation(*relid));
 	return q.data;
 }
@@ -313,13 +314,33 @@ held_items(Datum d, bool array, uint64 row, int32 **held)
 	return nd;
 }
 
+/* the SQL name, in pg_catalog, of the keys' type */
+static const char *
+key_type_sql(const MtdppItemKeys *keys)
+{
+	return keys->type == INT8OID ? "int8" : keys->type == UUIDOID ? "uuid" : "text";
+}
+
+/* an array of keys D as an integer[] of item numbers */
+static Datum
+item_numbers(const MtdppItemKeys *keys, Datum d)
+{
+	int			n;
+	int32	   *ids = mtdpp_key_array_items(keys, DatumGetArrayTypeP(d), &n);
+	Datum	   *v = palloc(sizeof(Datum) * Max(n, 1));
+
+	for (int i = 0; i < n; i++)
+		v[i] = Int32GetDatum(ids[i]);
+	return PointerGetDatum(construct_array(v, n, INT4OID, sizeof(int32), true, TYPALIGN_INT));
+}
+
 /*
  * Every test basket QUERY reads (its held-out column an integer[] if
  * ARRAY), ranked with M, added by ADD to ARG.
  */
 static void
-rank_test_baskets(const MtdppModel *m, const char *query, bool array, int catalog_size,
-				  EvalAdd add, void *arg)
+rank_test_baskets(const MtdppModel *m, const MtdppItemKeys *keys, const char *query, bool array,
+				  int catalog_size, EvalAdd add, void *arg)
 {
 	bool	   *in_ctx;
 	MemoryContext per_basket,
@@ -349,6 +370,12 @@ rank_test_baskets(const MtdppModel *m, const char *query, bool array, int catalo
 			continue;
 		CHECK_FOR_INTERRUPTS();
 		old = MemoryContextSwitchTo(per_basket);
+		if (keys != NULL)
+		{
+			/* keys as the model's item numbers */
+			bd = item_numbers(keys, bd);
+			hd = array ? item_numbers(keys, hd) : Int32GetDatum(mtdpp_key_item(keys, hd));
+		}
 		nh = held_items(hd, array, row, &held);
 		rank = palloc(sizeof(double) * Max(nh, 1));
 		n = nh > 0 ? basket_ranks(m, DatumGetArrayTypeP(bd), held, nh, catalog_size, row,
@@ -391,13 +418,17 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 	bool		nulls[6] = {0};
 	double		seconds;
 	int			counted;
+	const MtdppItemKeys *keys;
 
 	INSTR_TIME_SET_CURRENT(start);
-	query = test_query(fcinfo, 2, &relid, NULL);
+	query = test_query(fcinfo, 2, "int4", &relid, NULL);
 	m = mtdpp_lookup_model(name, &model_id, NULL);
+	keys = mtdpp_model_keys(m);
+	if (keys != NULL)
+		query = test_query(fcinfo, 2, key_type_sql(keys), &relid, NULL);
 	catalog_size = catalog_arg(fcinfo, 4, m);
 
-	rank_test_baskets(m, query, false, catalog_size, evaluate_add, &totals);
+	rank_test_baskets(m, keys, query, false, catalog_size, evaluate_add, &totals);
 	counted = totals.counted;
 	if (counted == 0)
 		ereport(ERROR,
@@ -498,16 +529,20 @@ mtdpp_evaluate_at(PG_FUNCTION_ARGS)
 	MtdppModel *m;
 	EvalAtTotals t = {0};
 	ReturnSetInfo *rsinfo;
+	const MtdppItemKeys *keys;
 
-	query = test_query(fcinfo, 3, &relid, &array);
+	query = test_query(fcinfo, 3, "int4", &relid, &array);
 	t.nk = k_values(fcinfo, 2, &t.k);
 	m = mtdpp_lookup_model(name, NULL, NULL);
+	keys = mtdpp_model_keys(m);
+	if (keys != NULL)
+		query = test_query(fcinfo, 3, key_type_sql(keys), &relid, &array);
 	t.in_top = palloc0(sizeof(int64) * t.nk);
 	t.recall = palloc0(sizeof(double) * t.nk);
 	t.ndcg = palloc0(sizeof(double) * t.nk);
 	t.hit = palloc0(sizeof(int64) * t.nk);
 
-	rank_test_baskets(m, query, array, catalog_arg(fcinfo, 5, m), evaluate_at_add, &t);
+	rank_test_baskets(m, keys, query, array, catalog_arg(fcinfo, 5, m), evaluate_at_add, &t);
 	if (t.counted == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),

@@ -21,8 +21,10 @@
 #include "funcapi.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
+#include "item_args.h"
 #include "kinds.h"
 #include "model.h"
 #include "rules.h"
@@ -32,9 +34,13 @@ PG_FUNCTION_INFO_V1(mtdpp_rules);
 
 /* one row: the antecedent ANTE (N dense indices), consequent C, confidence CONF, N_ANTE */
 static void
-put_rule(FunctionCallInfo fcinfo, const MtdppModel *m, const int32 *ante, int n, int32 c,
+put_rule(FunctionCallInfo fcinfo, const MtdppCallItems *ci, const int32 *ante, int n, int32 c,
 		 double conf, double n_ante)
 {
+	const MtdppModel *m = ci->m;
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	Datum		ids[MTDPP_MAX_ANTECEDENT];
 	Datum		values[5];
@@ -43,10 +49,10 @@ put_rule(FunctionCallInfo fcinfo, const MtdppModel *m, const int32 *ante, int n,
 	double		n_rule = rint(conf * n_ante);
 
 	for (int k = 0; k < n; k++)
-		ids[k] = Int32GetDatum(m->item_ids[ante[k]]);
-	values[0] = PointerGetDatum(construct_array(ids, n, INT4OID, sizeof(int32), true,
-												TYPALIGN_INT));
-	values[1] = Int32GetDatum(m->item_ids[c]);
+		ids[k] = mtdpp_item_datum(ci, m->item_ids[ante[k]]);
+	get_typlenbyvalalign(ci->out_type, &typlen, &typbyval, &typalign);
+	values[0] = PointerGetDatum(construct_array(ids, n, ci->out_type, typlen, typbyval, typalign));
+	values[1] = mtdpp_item_datum(ci, m->item_ids[c]);
 	values[2] = Float8GetDatum(n_rule / baskets);
 	values[3] = Float8GetDatum(n_rule / n_ante);
 	values[4] = Float8GetDatum(n_rule / n_ante / (Max(m->popularity[c], 1) / baskets));
@@ -57,7 +63,9 @@ Datum
 mtdpp_rules(PG_FUNCTION_ARGS)
 {
 	const char *name = PG_ARGISNULL(0) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(0));
-	MtdppModel *m = mtdpp_lookup_model(name, NULL, NULL);
+	const char *model_name;
+	MtdppModel *m = mtdpp_lookup_model(name, NULL, &model_name);
+	MtdppCallItems ci;
 
 	if (m->kind != MTDPP_RULES)
 		ereport(ERROR,
@@ -65,6 +73,14 @@ mtdpp_rules(PG_FUNCTION_ARGS)
 				 errmsg("model \"%s\" is of kind %s, not rules",
 						name ? mtdpp_shown(name) : "(the default)", mtdpp_kind_name(m->kind)),
 				 errhint("Name a model trained with kind => 'rules'.")));
+	mtdpp_call_items(&ci, fcinfo, 1, m, model_name);
+	if (ci.keys != NULL && ci.out_type != ci.keys->type && ci.keys->type != INT8OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATATYPE_MISMATCH),
+				 errmsg("the items of model \"%s\" are %s", mtdpp_shown(model_name),
+						format_type_be(ci.keys->type)),
+				 errhint("Ask for them in that type: mtdpp_rules('%s', NULL::%s).", mtdpp_shown(model_name),
+						 format_type_be(ci.keys->type))));
 	InitMaterializedSRF(fcinfo, 0);
 	for (int a = 0; a < m->n_items; a++)
 	{
@@ -82,7 +98,7 @@ mtdpp_rules(PG_FUNCTION_ARGS)
 				ante[n++] = m->nbr_index[k];
 				n_ante = -m->nbr_weight[k];
 			}
-			put_rule(fcinfo, m, ante, n, m->nbr_index[k], m->nbr_weight[k], n_ante);
+			put_rule(fcinfo, &ci, ante, n, m->nbr_index[k], m->nbr_weight[k], n_ante);
 			k++;
 		}
 	}

@@ -59,10 +59,10 @@ extern int	mtdpp_diverse_select(const MtdppModel *m, const MtdppRanked *cands, i
 extern int32 *mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n,
 								   const int32 *skip, bool *exclude, int *b_out,
 								   int *n_distinct);
-extern ArrayType *mtdpp_int_array_arg(FunctionCallInfo fcinfo, int arg, const char *what);
 extern const char *mtdpp_model_arg(FunctionCallInfo fcinfo, int arg);
 extern int	mtdpp_k_arg(FunctionCallInfo fcinfo, int arg);
-extern void mtdpp_candidate_filters(FunctionCallInfo fcinfo, const MtdppModel *m, int allowed_arg,
+struct MtdppCallItems;
+extern void mtdpp_candidate_filters(FunctionCallInfo fcinfo, const struct MtdppCallItems *ci, int allowed_arg,
 									int excluded_arg, bool *no, int32 **allowed, int *n_allowed);
 
 #endif							/* MTDPP_SCORE_H */

@@ -22,6 +22,7 @@
 #include "utils/array.h"
 #include "utils/tuplestore.h"
 
+#include "item_args.h"
 #include "kinds.h"
 #include "model.h"
 #include "score.h"
@@ -128,14 +129,14 @@ cmp_similar(const void *a, const void *b)
 
 /* The dense index of ITEM in model M, or an error naming it and the model. */
 static int
-known_item(const MtdppModel *m, int32 item, const char *model_name)
+known_item(const MtdppModel *m, int32 item, const char *shown, const char *model_name)
 {
 	int			idx = mtdpp_model_index(m, item);
 
 	if (idx < 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("item %d is not an item of model \"%s\"", item, mtdpp_shown(model_name)),
+				 errmsg("item %s is not an item of model \"%s\"", mtdpp_shown(shown), mtdpp_shown(model_name)),
 				 errdetail("The model was trained on %d items; it measures the similarity of those alone.",
 						   m->n_items),
 				 errhint("Ask for an item of the model's catalog: its items are the rows of mtdpp.items with its model_id.")));
@@ -163,6 +164,7 @@ mtdpp_similar(PG_FUNCTION_ARGS)
 	int8	   *tier;
 	SimilarItem *cands;
 	ReturnSetInfo *rsinfo;
+	MtdppCallItems ci;
 
 	if (PG_ARGISNULL(0))
 		ereport(ERROR,
@@ -180,11 +182,12 @@ mtdpp_similar(PG_FUNCTION_ARGS)
 				 errdetail("Model \"%s\" ranks items by themselves, whatever the basket.",
 						   mtdpp_shown(model_name)),
 				 errhint("Use a model of kind %s.", mtdpp_similar_kind_names())));
-	item = known_item(m, PG_GETARG_INT32(0), model_name);
+	mtdpp_call_items(&ci, fcinfo, 0, m, model_name);
+	item = known_item(m, mtdpp_item_arg(&ci, fcinfo, 0), mtdpp_item_arg_text(fcinfo, 0), model_name);
 
 	no = palloc0(sizeof(bool) * Max(m->n_items, 1));
 	no[item] = true;
-	mtdpp_candidate_filters(fcinfo, m, 3, 4, no, &allowed, &n_allowed);
+	mtdpp_candidate_filters(fcinfo, &ci, 3, 4, no, &allowed, &n_allowed);
 
 	sim = palloc(sizeof(double) * Max(m->n_items, 1));
 	tier = palloc(sizeof(int8) * Max(m->n_items, 1));
@@ -202,7 +205,7 @@ mtdpp_similar(PG_FUNCTION_ARGS)
 		Datum		values[3];
 		bool		nulls[3] = {false, false, false};
 
-		values[0] = Int32GetDatum(m->item_ids[cands[i].index]);
+		values[0] = mtdpp_item_datum(&ci, m->item_ids[cands[i].index]);
 		values[1] = Float8GetDatum(cands[i].sim);
 		values[2] = Int32GetDatum(i + 1);
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);

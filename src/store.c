@@ -243,7 +243,8 @@ static const char *const insert_model[2] = {
  * the caller's transaction, so a failure or cancel leaves nothing behind.
  */
 int
-mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *source)
+mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *source,
+				  const MtdppTrainedKeys *keys)
 {
 	Oid			types[16] = {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
 		FLOAT8OID, JSONBOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, INT4OID, FLOAT8OID, TEXTOID,
@@ -254,8 +255,8 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	bool		isnull;
 	SPIPlanPtr	plan;
 	MemoryContext row;
-	Oid			item_types[8] = {INT4OID, INT4OID, INT4OID, FLOAT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID,
-	INT4ARRAYOID, FLOAT4ARRAYOID};
+	Oid			item_types[9] = {INT4OID, INT4OID, INT4OID, FLOAT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID,
+	INT4ARRAYOID, FLOAT4ARRAYOID, TEXTOID};
 	bool		multitask = mtdpp_kind(m->kind)->task_factors;
 	bool		knn = mtdpp_kind(m->kind)->neighbors;
 
@@ -300,18 +301,28 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		SPI_processed != 1)
 		elog(ERROR, "could not insert model \"%s\"", name);
 	model_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (keys != NULL &&
+		SPI_execute_with_args("UPDATE mtdpp.models SET item_type = $2 WHERE model_id OPERATOR(pg_catalog.=) $1",
+							  2, (Oid[]) {INT4OID, TEXTOID},
+							  (Datum[]) {Int32GetDatum(model_id), CStringGetTextDatum(mtdpp_key_type_name(keys->type))},
+							  NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record the item type of model \"%s\"", name);
 
-	plan = SPI_prepare("INSERT INTO mtdpp.items (model_id, item_id, popularity, bias, factors, "
+	plan = SPI_prepare(keys != NULL ?
+					   "INSERT INTO mtdpp.items (model_id, item_id, popularity, bias, factors, "
+					   "task_factors, neighbors, neighbor_weights, item_key) "
+					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)" :
+					   "INSERT INTO mtdpp.items (model_id, item_id, popularity, bias, factors, "
 					   "task_factors, neighbors, neighbor_weights) "
-					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", 8, item_types);
+					   "VALUES ($1, $2, $3, $4, $5, $6, $7, $8)", keys != NULL ? 9 : 8, item_types);
 	if (plan == NULL)
 		elog(ERROR, "SPI_prepare failed: %s", SPI_result_code_string(SPI_result));
 	row = AllocSetContextCreate(CurrentMemoryContext, "mtdpp item row", ALLOCSET_SMALL_SIZES);
 	for (int i = 0; i < m->n_items; i++)
 	{
 		MemoryContext old = MemoryContextSwitchTo(row);
-		Datum		iv[8];
-		char		in[8] = {' ', ' ', ' ', ' ', ' ', ' ', knn ? ' ' : 'n', knn ? ' ' : 'n'};
+		Datum		iv[9];
+		char		in[9] = {' ', ' ', ' ', ' ', ' ', ' ', knn ? ' ' : 'n', knn ? ' ' : 'n', ' '};
 
 		CHECK_FOR_INTERRUPTS();
 		iv[0] = Int32GetDatum(model_id);
@@ -335,6 +346,12 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 			}
 			iv[6] = PointerGetDatum(construct_array(ids, e - s, INT4OID, 4, true, TYPALIGN_INT));
 			iv[7] = PointerGetDatum(construct_array(ws, e - s, FLOAT4OID, 4, true, TYPALIGN_INT));
+		}
+		if (keys != NULL)
+		{
+			if (m->item_ids[i] < 1 || m->item_ids[i] > keys->n)
+				elog(ERROR, "item %d of model \"%s\" has no key", m->item_ids[i], name);
+			iv[8] = keys->texts[m->item_ids[i] - 1];
 		}
 		if (SPI_execute_plan(plan, iv, in, false, 0) != SPI_OK_INSERT)
 			elog(ERROR, "could not insert item %d of model \"%s\"", m->item_ids[i], name);
@@ -377,7 +394,7 @@ mtdpp_save(PG_FUNCTION_ARGS)
 				 errhint("Pass the value returned by the mtdpp_fit aggregate.")));
 	blob = PG_GETARG_BYTEA_PP(1);
 	m = mtdpp_model_deserialize(blob);
-	PG_RETURN_INT32(mtdpp_store_model(text_to_cstring(name), m, activate, source));
+	PG_RETURN_INT32(mtdpp_store_model(text_to_cstring(name), m, activate, source, NULL));
 }
 
 /* ---------------------------------------------------------------------

@@ -16,8 +16,15 @@ extern void mtdpp_check_name(const char *what, text *name);
 extern text *mtdpp_text_arg(FunctionCallInfo fcinfo, int arg, const char *what);
 extern void mtdpp_unknown_model(const char *name);
 extern char *mtdpp_qualified_relation(Oid relid);
+/* the keys a training numbered its items by (train_sql.c): item i is texts[i - 1] */
+typedef struct MtdppTrainedKeys
+{
+	Oid			type;			/* INT8OID, TEXTOID or UUIDOID */
+	int			n;
+	Datum	   *texts;			/* text */
+} MtdppTrainedKeys;
 extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
-							  const char *source);
+							  const char *source, const MtdppTrainedKeys *keys);
 extern void mtdpp_store_metrics(int model_id, const char *json);
 
 /* model_read.c */
@@ -27,10 +34,24 @@ extern MtdppModel *mtdpp_read_model_rows(MemoryContext context, int model_id, co
 										 const char *kind, int rank, int n_items, int n_baskets,
 										 double log_w, bool row_security);
 
+/* item_keys.c: items known by bigint, text or uuid keys */
+typedef struct MtdppItemKeys
+{
+	Oid			type;			/* INT8OID, TEXTOID or UUIDOID */
+	int32		n;				/* item numbers 1..n */
+	Datum	   *keys;			/* item i's key: keys[i - 1], of TYPE */
+	int32	   *slots;			/* hash table: item numbers, 0 for none */
+	uint32		mask;			/* its size, minus 1 */
+} MtdppItemKeys;
+extern const char *mtdpp_key_type_name(Oid type);
+extern int32 mtdpp_key_item(const MtdppItemKeys *keys, Datum key);
+extern MtdppItemKeys *mtdpp_read_item_keys(MemoryContext context, int model_id);
+
 /* cache.c */
 extern void mtdpp_cache_init(void);
 extern bool mtdpp_has_relation(const char *relname);
 extern MtdppModel *mtdpp_lookup_model(const char *name, int *model_id, const char **model_name);
+extern const MtdppItemKeys *mtdpp_model_keys(const MtdppModel *m);
 
 /* what a statement is to hear once (cache.c) */
 typedef struct MtdppStatementOnce

@@ -18,6 +18,7 @@
 #include "lib/stringinfo.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
+#include "utils/array.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
@@ -40,7 +41,7 @@ column_expression(Oid relid, const char *col, const char *what, bool order_id, b
 {
 	AttrNumber	att = get_attnum(relid, col);
 	Oid			type;
-	const char *q = quote_identifier(col);
+	const char *q = psprintf("l.%s", quote_identifier(col));
 
 	*wide = false;
 	if (att == InvalidAttrNumber)
@@ -63,11 +64,64 @@ column_expression(Oid relid, const char *col, const char *what, bool order_id, b
 				return psprintf("pg_catalog.hashtextextended(%s::pg_catalog.text, 0::pg_catalog.int8)", q);
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
-					 errmsg("column \"%s\" (%s) has type %s, expected an integer type",
-							mtdpp_shown(col), what, format_type_be(get_atttype(relid, att))),
-					 errhint("Item ids and positions are integers; map them with a view if needed.")));
+					 errmsg("column \"%s\" (%s) has type %s, expected %s",
+							mtdpp_shown(col), what, format_type_be(get_atttype(relid, att)),
+							strcmp(what, "item_col") == 0 ? "integer, bigint, text or uuid" : "an integer type"),
+					 strcmp(what, "item_col") == 0 ?
+					 errhint("Cast the items to one of these types with a view.") :
+					 errhint("Positions are integers; number the items of each basket with a view if needed.")));
 	}
 	pg_unreachable();
+}
+
+/*
+ * The type of keys item column COL of RELID holds: bigint, text or uuid
+ * (domains read as their base); InvalidOid for an integer column.
+ */
+static Oid
+item_key_type(Oid relid, const char *col)
+{
+	AttrNumber	att = get_attnum(relid, col);
+	Oid			type;
+
+	if (att == InvalidAttrNumber)
+		return InvalidOid;		/* column_expression says so */
+	type = getBaseType(get_atttype(relid, att));
+	if (type == INT8OID || type == TEXTOID || type == UUIDOID)
+		return type;
+	if (type == VARCHAROID)
+		return TEXTOID;
+	return InvalidOid;
+}
+
+/*
+ * The distinct keys of item column COL of RELID, in their order (text in
+ * the "C" collation, the same on every server), as text, into *KEYS in the
+ * caller's memory; item i is the i-th.  Inside the caller's SPI connection.
+ */
+static void
+number_keys(Oid relid, const char *col, MtdppTrainedKeys *keys, MemoryContext caller)
+{
+	const char *q = quote_identifier(col);
+	char	   *sql;
+	bool		isnull;
+	Datum		d;
+	MemoryContext spi;
+
+	sql = psprintf("SELECT pg_catalog.array_agg(k::pg_catalog.text ORDER BY k%s) "
+				   "FROM (SELECT DISTINCT %s AS k FROM %s WHERE %s IS NOT NULL) s",
+				   keys->type == TEXTOID ? " COLLATE \"C\"" : "", q,
+				   mtdpp_qualified_relation(relid), q);
+	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not run %s", sql);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	spi = MemoryContextSwitchTo(caller);
+	keys->n = 0;
+	keys->texts = NULL;
+	if (!isnull)
+		deconstruct_array(DatumGetArrayTypePCopy(d), TEXTOID, -1, false, TYPALIGN_INT,
+						  &keys->texts, NULL, &keys->n);
+	MemoryContextSwitchTo(spi);
 }
 
 /*
@@ -193,7 +247,7 @@ training_params(FunctionCallInfo fcinfo, text *name, MtdppParams *p)
  * hyperparameters PJSON; returns the model value, in the caller's memory.
  */
 static bytea *
-run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson)
+run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson, MtdppTrainedKeys *keys)
 {
 	char	   *order_col = text_to_cstring(mtdpp_text_arg(fcinfo, 2, "order_col"));
 	char	   *item_col = text_to_cstring(mtdpp_text_arg(fcinfo, 3, "item_col"));
@@ -206,26 +260,39 @@ run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson)
 
 	char	   *pos_col = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
 	bool		wide_pos = false,
-				wide_item,
+				wide_item = false,
 				wide_order;
 
 	pos_expr = pos_col == NULL ? "NULL::integer" :
 		column_expression(relid, pos_col, "position_col", false, &wide_pos);
 	nsp = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
 	initStringInfo(&query);
-	appendStringInfo(&query, "SELECT %s.mtdpp_fit(%s, %s, %s, $1) FROM %s",
+	keys->type = item_key_type(relid, item_col);
+	appendStringInfo(&query, "SELECT %s.mtdpp_fit(%s, %s, %s, $1) FROM %s AS l",
 					 quote_identifier(nsp),
 					 column_expression(relid, order_col, "order_col", true, &wide_order),
+					 OidIsValid(keys->type) ? "n.item" :
 					 column_expression(relid, item_col, "item_col", false, &wide_item),
 					 pos_expr, mtdpp_qualified_relation(relid));
+	/* keys: each line's item is its key's number (number_keys) */
+	if (OidIsValid(keys->type))
+		appendStringInfo(&query, " JOIN (SELECT k::pg_catalog.%s AS key, i::pg_catalog.int4 AS item "
+						 "FROM pg_catalog.unnest($2::pg_catalog.text[]) WITH ORDINALITY AS u(k, i)) AS n "
+						 "ON l.%s OPERATOR(pg_catalog.=) n.key",
+						 keys->type == INT8OID ? "int8" : keys->type == UUIDOID ? "uuid" : "text",
+						 quote_identifier(item_col));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (wide_item)
-		check_integer_column(relid, item_col, "item_col");
+	if (OidIsValid(keys->type))
+		number_keys(relid, item_col, keys, caller);
 	if (wide_pos)
 		check_integer_column(relid, pos_col, "position_col");
-	if (SPI_execute_with_args(query.data, 1, (Oid[]) {JSONBOID}, (Datum[]) {pjson}, NULL,
+	if (SPI_execute_with_args(query.data, 2, (Oid[]) {JSONBOID, TEXTARRAYOID},
+							  (Datum[]) {pjson, OidIsValid(keys->type) ?
+								  PointerGetDatum(construct_array(keys->texts, keys->n, TEXTOID, -1, false, TYPALIGN_INT)) :
+							  (Datum) 0},
+							  OidIsValid(keys->type) ? NULL : " n",
 							  true, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not run %s", query.data);
 	/* copied out of SPI's memory, which SPI_finish frees */
@@ -285,6 +352,7 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	bytea	   *value;
 	int			model_id;
 	bool		reports;
+	MtdppTrainedKeys keys = {0};
 
 	mtdpp_check_name("model name", name);
 	if (PG_ARGISNULL(1))
@@ -304,14 +372,22 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	/* seen in mtdpp_progress until stored; an error or a cancel clears it */
 	reports = mtdpp_progress_begin(text_to_cstring(name));
 	mtdpp_progress_kind(mtdpp_kind_name(p.kind));
-	value = run_fit(fcinfo, relid, pjson);
+	if (PG_NARGS() > 13 && !PG_ARGISNULL(13) && PG_GETARG_BOOL(13) &&
+		OidIsValid(item_key_type(relid, text_to_cstring(PG_GETARG_TEXT_PP(3)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("warm_start needs integer item ids"),
+				 errdetail("Items known by bigint, text or uuid keys are numbered anew by each training."),
+				 errhint("Train without warm_start.")));
+	value = run_fit(fcinfo, relid, pjson, &keys);
 	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
 	m = mtdpp_model_deserialize(value);
 	pfree(value);				/* up to 1 GB, copied into m */
 	model_id = mtdpp_store_model(text_to_cstring(name), m,
 								 PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11),
 								 DatumGetCString(DirectFunctionCall1(regclassout,
-																	 ObjectIdGetDatum(relid))));
+																	 ObjectIdGetDatum(relid))),
+								 OidIsValid(keys.type) ? &keys : NULL);
 	if (reports)
 		mtdpp_progress_end();
 	PG_RETURN_DATUM(result_row(fcinfo, model_id, name, m));
