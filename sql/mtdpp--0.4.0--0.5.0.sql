@@ -205,6 +205,27 @@ ALTER TABLE mtdpp.models ADD COLUMN item_type text
 ALTER TABLE mtdpp.items ADD COLUMN item_key text;
 COMMENT ON COLUMN mtdpp.models.item_type IS 'the type of the keys of its items when they are not integers (bigint, text or uuid), else NULL';
 COMMENT ON COLUMN mtdpp.items.item_key IS 'the key of the item in the orders table, in text form, when the model''s items are not integers (item_id then numbers the keys in their order)';
+-- A role granted SELECT on the model tables column by column (0.4.0's
+-- documented alternative to table privileges) gets the new columns too:
+-- query time checks that a role may read every column.
+DO $$
+DECLARE
+    g record;
+BEGIN
+    FOR g IN SELECT DISTINCT a.attrelid::pg_catalog.regclass AS rel, x.grantee
+             FROM pg_catalog.pg_attribute a, pg_catalog.aclexplode(a.attacl) x
+             WHERE a.attrelid OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp.models'::pg_catalog.regclass,
+                                                                 'mtdpp.items'::pg_catalog.regclass])
+               AND a.attname OPERATOR(pg_catalog.=) 'model_id'
+               AND x.privilege_type OPERATOR(pg_catalog.=) 'SELECT' LOOP
+        EXECUTE pg_catalog.format('GRANT SELECT (%I) ON %s TO %s',
+            CASE WHEN g.rel OPERATOR(pg_catalog.=) 'mtdpp.models'::pg_catalog.regclass THEN 'item_type' ELSE 'item_key' END,
+            g.rel,
+            CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                 ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+    END LOOP;
+END
+$$;
 
 CREATE OR REPLACE VIEW mtdpp_models WITH (security_invoker = true) AS
 SELECT m.name, m.version, m.kind, m.active,

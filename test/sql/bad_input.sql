@@ -108,8 +108,8 @@ END
 $$;
 SELECT name, kind, items, baskets FROM mtdpp_train('x_single', 'single_lines', kind => 'popularity');
 SELECT mtdpp_drop('x_single');
-CREATE TABLE text_items AS SELECT 1 AS order_id, 'apple'::text AS item_id;
-SELECT * FROM mtdpp_train('x', 'text_items');
+CREATE TABLE numeric_items AS SELECT 1 AS order_id, 1.5::numeric AS item_id;
+SELECT * FROM mtdpp_train('x', 'numeric_items');
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mtdpp_evaluate('planted', 'train_lines');
 \echo :LAST_ERROR_SQLSTATE
@@ -244,9 +244,12 @@ SELECT mtdpp_drop('domain_items');
 CREATE TABLE wide_lines AS SELECT order_id, item_id::bigint AS item_id, pos::bigint AS pos FROM train_lines;
 SELECT kind, items FROM mtdpp_train('wide_items', 'wide_lines', kind => 'popularity', position_col => 'pos');
 SELECT mtdpp_drop('wide_items');
+-- bigint keys beyond integer: the model's items are bigint
 INSERT INTO wide_lines VALUES (1, 3000000000, 1);
 SELECT kind, items FROM mtdpp_train('x', 'wide_lines', kind => 'popularity');
-\echo :LAST_ERROR_SQLSTATE
+SELECT item_id FROM mtdpp_complete(ARRAY[]::bigint[], 1, 'x');
+SELECT item_type FROM mtdpp_models WHERE name = 'x';
+SELECT mtdpp_drop('x');
 UPDATE wide_lines SET item_id = 1, pos = -2147483649 WHERE item_id = 3000000000;
 SELECT kind, items FROM mtdpp_train('x', 'wide_lines', kind => 'popularity', position_col => 'pos');
 \echo :LAST_ERROR_SQLSTATE

@@ -105,7 +105,7 @@ SET ROLE regress_mtdpp_app;
 SELECT * FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
 RESET ROLE;
 -- column privileges on every column are as good as table privileges
-GRANT SELECT (model_id, item_id, popularity, bias, factors, task_factors, neighbors, neighbor_weights)
+GRANT SELECT (model_id, item_id, popularity, bias, factors, task_factors, neighbors, neighbor_weights, item_key)
     ON mtdpp.items TO regress_mtdpp_app;
 SET ROLE regress_mtdpp_app;
 SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 5, 'sec');
