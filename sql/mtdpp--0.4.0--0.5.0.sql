@@ -196,8 +196,6 @@ $$;
 -- activated of several.  A database with several keeps its answers: its
 -- default is set to the model that was the default, where the updating role
 -- may set it.
-COMMENT ON FUNCTION mtdpp_activate(text, integer) IS
-    'makes VERSION (default: the newest) the active model of NAME; returns its model_id';
 
 -- Items known by keys of another type than integer (see below).
 ALTER TABLE mtdpp.models ADD COLUMN item_type text
@@ -352,3 +350,70 @@ RETURNS TABLE (k integer, baskets bigint, hit_rate float8, "precision" float8, r
 AS 'MODULE_PATHNAME', 'mtdpp_evaluate_at' LANGUAGE C STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION mtdpp_evaluate_at(text, regclass, integer[], text, text, integer) IS
     'for each K of the array K, in increasing order: the test baskets of SOURCE (basket int[], held-out item int or items int[]) and, as percentages of them, the hit rate (baskets with a held-out item in the top K), precision@K, recall@K and NDCG@K of MODEL; stores nothing';
+
+-- The management functions take the model as model (see below); a DBA's
+-- grants and revokes of EXECUTE on them carry over to the new forms.
+CREATE TEMPORARY TABLE mtdpp_former_acl AS
+SELECT p.proname, p.proacl FROM pg_catalog.pg_proc p
+WHERE p.oid OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp_activate(text, integer)'::pg_catalog.regprocedure,
+                                               'mtdpp_drop(text, integer)'::pg_catalog.regprocedure,
+                                               'mtdpp_rename(text, text)'::pg_catalog.regprocedure,
+                                               'mtdpp_prune(text, integer)'::pg_catalog.regprocedure])
+  AND p.proacl IS NOT NULL;
+DROP FUNCTION mtdpp_activate(text, integer);
+DROP FUNCTION mtdpp_drop(text, integer);
+DROP FUNCTION mtdpp_rename(text, text);
+DROP FUNCTION mtdpp_prune(text, integer);
+-- Model management.  The model is the argument model, as everywhere a
+-- model that exists is named; name, its name until 0.4.0, still works in
+-- this release, with a notice.
+CREATE FUNCTION mtdpp_activate(model text DEFAULT NULL, version integer DEFAULT NULL, name text DEFAULT NULL)
+RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_activate' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_activate(text, integer, text) IS
+    'makes VERSION (default: the newest) the active version of MODEL; returns its model_id (NAME: MODEL''s former argument name, deprecated)';
+
+CREATE FUNCTION mtdpp_drop(model text DEFAULT NULL, version integer DEFAULT NULL, name text DEFAULT NULL)
+RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_drop' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_drop(text, integer, text) IS
+    'drops VERSION of MODEL, or every version when VERSION is NULL; returns the number of versions dropped (NAME: MODEL''s former argument name, deprecated)';
+
+CREATE FUNCTION mtdpp_rename(model text DEFAULT NULL, new_name text DEFAULT NULL, name text DEFAULT NULL)
+RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_rename' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_rename(text, text, text) IS
+    'renames every version of MODEL to NEW_NAME; returns the number of versions renamed (NAME: MODEL''s former argument name, deprecated)';
+
+CREATE FUNCTION mtdpp_prune(model text DEFAULT NULL, keep integer DEFAULT 3, name text DEFAULT NULL)
+RETURNS integer
+    AS 'MODULE_PATHNAME', 'mtdpp_prune' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_prune(text, integer, text) IS
+    'drops the versions of MODEL but its KEEP newest and its active one; returns the number of versions dropped (NAME: MODEL''s former argument name, deprecated)';
+
+DO $$
+DECLARE
+    f record;
+    g record;
+BEGIN
+    FOR f IN SELECT a.proacl, pg_catalog.format('%I.%I(%s)', n.nspname, p.proname,
+                                                 pg_catalog.pg_get_function_identity_arguments(p.oid)) AS fn
+             FROM pg_temp.mtdpp_former_acl a
+             JOIN pg_catalog.pg_proc p ON p.proname OPERATOR(pg_catalog.=) a.proname
+             JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+             JOIN pg_catalog.pg_depend d ON d.objid OPERATOR(pg_catalog.=) p.oid
+                  AND d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+                  AND d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_extension'::pg_catalog.regclass
+                  AND d.refobjid OPERATOR(pg_catalog.=) (SELECT e.oid FROM pg_catalog.pg_extension e
+                                                         WHERE e.extname OPERATOR(pg_catalog.=) 'mtdpp') LOOP
+        EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f.fn);
+        FOR g IN SELECT x.grantee FROM pg_catalog.aclexplode(f.proacl) x
+                 WHERE x.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE' LOOP
+            EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', f.fn,
+                CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                     ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+        END LOOP;
+    END LOOP;
+END
+$$;
+DROP TABLE pg_temp.mtdpp_former_acl;

@@ -319,26 +319,32 @@ AS 'MODULE_PATHNAME', 'mtdpp_evaluate_at' LANGUAGE C STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION mtdpp_evaluate_at(text, regclass, integer[], text, text, integer) IS
     'for each K of the array K, in increasing order: the test baskets of SOURCE (basket int[], held-out item int or items int[]) and, as percentages of them, the hit rate (baskets with a held-out item in the top K), precision@K, recall@K and NDCG@K of MODEL; stores nothing';
 
--- Model management.
-CREATE FUNCTION mtdpp_activate(name text, version integer DEFAULT NULL) RETURNS integer
+-- Model management.  The model is the argument model, as everywhere a
+-- model that exists is named; name, its name until 0.4.0, still works in
+-- this release, with a notice.
+CREATE FUNCTION mtdpp_activate(model text DEFAULT NULL, version integer DEFAULT NULL, name text DEFAULT NULL)
+RETURNS integer
     AS 'MODULE_PATHNAME', 'mtdpp_activate' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION mtdpp_activate(text, integer) IS
-    'makes VERSION (default: the newest) the active model of NAME; returns its model_id';
+COMMENT ON FUNCTION mtdpp_activate(text, integer, text) IS
+    'makes VERSION (default: the newest) the active version of MODEL; returns its model_id (NAME: MODEL''s former argument name, deprecated)';
 
-CREATE FUNCTION mtdpp_drop(name text, version integer DEFAULT NULL) RETURNS integer
+CREATE FUNCTION mtdpp_drop(model text DEFAULT NULL, version integer DEFAULT NULL, name text DEFAULT NULL)
+RETURNS integer
     AS 'MODULE_PATHNAME', 'mtdpp_drop' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION mtdpp_drop(text, integer) IS
-    'drops VERSION of NAME, or every version when VERSION is NULL; returns the number of versions dropped';
+COMMENT ON FUNCTION mtdpp_drop(text, integer, text) IS
+    'drops VERSION of MODEL, or every version when VERSION is NULL; returns the number of versions dropped (NAME: MODEL''s former argument name, deprecated)';
 
-CREATE FUNCTION mtdpp_rename(name text, new_name text) RETURNS integer
+CREATE FUNCTION mtdpp_rename(model text DEFAULT NULL, new_name text DEFAULT NULL, name text DEFAULT NULL)
+RETURNS integer
     AS 'MODULE_PATHNAME', 'mtdpp_rename' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION mtdpp_rename(text, text) IS
-    'renames every version of model NAME to NEW_NAME; returns the number of versions renamed';
+COMMENT ON FUNCTION mtdpp_rename(text, text, text) IS
+    'renames every version of MODEL to NEW_NAME; returns the number of versions renamed (NAME: MODEL''s former argument name, deprecated)';
 
-CREATE FUNCTION mtdpp_prune(name text, keep integer DEFAULT 3) RETURNS integer
+CREATE FUNCTION mtdpp_prune(model text DEFAULT NULL, keep integer DEFAULT 3, name text DEFAULT NULL)
+RETURNS integer
     AS 'MODULE_PATHNAME', 'mtdpp_prune' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION mtdpp_prune(text, integer) IS
-    'drops the versions of model NAME but its KEEP newest and its active one; returns the number of versions dropped';
+COMMENT ON FUNCTION mtdpp_prune(text, integer, text) IS
+    'drops the versions of MODEL but its KEEP newest and its active one; returns the number of versions dropped (NAME: MODEL''s former argument name, deprecated)';
 
 -- security_invoker: the caller's privileges and row-level security apply
 -- to the tables below, as if the caller queried them

@@ -401,10 +401,36 @@ mtdpp_save(PG_FUNCTION_ARGS)
  * Managing models
  * --------------------------------------------------------------------- */
 
+/*
+ * The model a management call names: argument ARG, model; or, in a call
+ * written for 0.4.0, argument ALIAS, name, which says it is deprecated.  A
+ * database whose extension is not updated yet passes no ALIAS argument.
+ */
+static text *
+model_arg(FunctionCallInfo fcinfo, int arg, int alias)
+{
+	if (PG_NARGS() > alias && !PG_ARGISNULL(alias))
+	{
+		const char *fn = get_func_name(fcinfo->flinfo->fn_oid);
+
+		if (!PG_ARGISNULL(arg))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("%s was given both model and name", fn),
+					 errhint("Name the model once, with model => '...'.")));
+		ereport(NOTICE,
+				(errmsg("argument name of %s is deprecated: it is now model", fn),
+				 errhint("Write %s(model => '...'); name => will be refused from mtdpp 0.6.0.", fn)));
+		mtdpp_check_name("model name", PG_GETARG_TEXT_PP(alias));
+		return PG_GETARG_TEXT_PP(alias);
+	}
+	return mtdpp_text_arg(fcinfo, arg, "model name");
+}
+
 Datum
 mtdpp_activate(PG_FUNCTION_ARGS)
 {
-	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
+	text	   *name = model_arg(fcinfo, 0, 2);
 	Datum		args[2];
 	char		nulls[2] = {' ', PG_ARGISNULL(1) ? 'n' : ' '};
 	bool		isnull;
@@ -450,7 +476,7 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 Datum
 mtdpp_drop(PG_FUNCTION_ARGS)
 {
-	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
+	text	   *name = model_arg(fcinfo, 0, 2);
 	char		nulls[2] = {' ', PG_ARGISNULL(1) ? 'n' : ' '};
 	Datum		args[2];
 	uint64		n;
@@ -484,7 +510,7 @@ mtdpp_drop(PG_FUNCTION_ARGS)
 Datum
 mtdpp_prune(PG_FUNCTION_ARGS)
 {
-	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
+	text	   *name = model_arg(fcinfo, 0, 2);
 	int			keep;
 	uint64		n;
 
@@ -519,7 +545,7 @@ mtdpp_prune(PG_FUNCTION_ARGS)
 Datum
 mtdpp_rename(PG_FUNCTION_ARGS)
 {
-	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
+	text	   *name = model_arg(fcinfo, 0, 2);
 	text	   *new_name = mtdpp_text_arg(fcinfo, 1, "new model name");
 	uint64		n;
 

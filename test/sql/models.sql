@@ -43,4 +43,13 @@ SELECT version, active FROM mtdpp_models WHERE name = 'kept' ORDER BY version;
 SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 3, 'kept');
 SELECT mtdpp_prune('kept', -1);
 SELECT mtdpp_prune('no_such_model');
-SELECT mtdpp_drop('kept');
+-- model => names the model everywhere; name =>, as calls written for
+-- 0.4.0 name it, still works with a notice
+SELECT mtdpp_activate(model => 'kept') > 0 AS activated;
+SELECT mtdpp_activate(name => 'kept') > 0 AS activated;
+SELECT mtdpp_prune(name => 'kept', keep => 0) AS dropped;
+SELECT mtdpp_rename(name => 'kept', new_name => 'kept2');
+SELECT mtdpp_rename(model => 'kept2', new_name => 'kept');
+SELECT mtdpp_drop(model => 'kept', name => 'kept');
+SELECT mtdpp_drop();
+SELECT mtdpp_drop(model => 'kept');
