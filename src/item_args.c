@@ -20,6 +20,7 @@
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
 #include "utils/lsyscache.h"
+#include "utils/numeric.h"
 
 #include "item_args.h"
 
@@ -29,10 +30,33 @@ model_type(const MtdppCallItems *ci)
 	return ci->keys != NULL ? ci->keys->type : INT4OID;
 }
 
+/* numeric too: drivers send lists of integers as numeric[] */
 static bool
 integer_type(Oid t)
 {
-	return t == INT2OID || t == INT4OID || t == INT8OID;
+	return t == INT2OID || t == INT4OID || t == INT8OID || t == NUMERICOID;
+}
+
+/* integer element D of type ELEM as an int64 */
+static int64
+integer_value(Oid elem, Datum d)
+{
+	int64		v;
+
+	if (elem == INT2OID)
+		return DatumGetInt16(d);
+	if (elem == INT4OID)
+		return DatumGetInt32(d);
+	if (elem == INT8OID)
+		return DatumGetInt64(d);
+	v = DatumGetInt64(DirectFunctionCall1(numeric_int8, d));
+	if (!DatumGetBool(DirectFunctionCall2(numeric_eq, d, NumericGetDatum(int64_to_numeric(v)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("item %s is not an integer",
+						DatumGetCString(DirectFunctionCall1(numeric_out, d))),
+				 errhint("Items of an integer model are whole numbers.")));
+	return v;
 }
 
 /* Whether elements of type ELEM may name items of model type MT. */
@@ -159,8 +183,7 @@ array_arg(const MtdppCallItems *ci, FunctionCallInfo fcinfo, int arg, const char
 static int32
 integer_item(Oid elem, Datum d)
 {
-	int64		v = elem == INT2OID ? DatumGetInt16(d) :
-		elem == INT4OID ? DatumGetInt32(d) : DatumGetInt64(d);
+	int64		v = integer_value(elem, d);
 
 	return (v < PG_INT32_MIN || v > PG_INT32_MAX) ? PG_INT32_MIN : (int32) v;
 }
@@ -169,7 +192,7 @@ static int32
 key_item(const MtdppItemKeys *keys, Oid elem, Datum d)
 {
 	if (keys->type == INT8OID && elem != INT8OID)
-		d = Int64GetDatum(elem == INT2OID ? DatumGetInt16(d) : DatumGetInt32(d));
+		d = Int64GetDatum(integer_value(elem, d));
 	return mtdpp_key_item(keys, d);
 }
 
@@ -264,9 +287,19 @@ integer_datum(const MtdppCallItems *ci, int64 v)
 								v, mtdpp_shown(ci->model_name), format_type_be(ci->out_type)),
 						 errhint("Pass the basket as bigint[] for answers of type bigint.")));
 			return ci->out_type == INT2OID ? Int16GetDatum((int16) v) : Int32GetDatum((int32) v);
-		default:
+		case NUMERICOID:
+			return NumericGetDatum(int64_to_numeric(v));
+		case TEXTOID:
+		case VARCHAROID:
 			return CStringGetTextDatum(psprintf(INT64_FORMAT, v));
+		default:
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("the items of model \"%s\" are integers, but this call answers %s",
+							mtdpp_shown(ci->model_name), format_type_be(ci->out_type)),
+					 errhint("Pass the basket as integer[].")));
 	}
+	pg_unreachable();
 }
 
 /* Item ITEM_ID of the model, in the type the call answers. */
@@ -320,8 +353,7 @@ mtdpp_items_given(const MtdppCallItems *ci, FunctionCallInfo fcinfo, int arg, co
 	for (int i = 0; i < *n && elem != ci->out_type; i++)
 	{
 		if (integer_type(elem))
-			d[i] = integer_datum(ci, elem == INT2OID ? DatumGetInt16(d[i]) :
-								 elem == INT4OID ? DatumGetInt32(d[i]) : DatumGetInt64(d[i]));
+			d[i] = integer_datum(ci, integer_value(elem, d[i]));
 		else if (ci->out_type == TEXTOID || ci->out_type == VARCHAROID)
 		{
 			Oid			output;

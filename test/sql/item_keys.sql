@@ -71,6 +71,12 @@ SELECT * FROM mtdpp_similar('nope', 3, 'by_sku');
 SELECT count(*) FROM mtdpp_complete('{}', 3, 'by_rank');
 SELECT count(*) FROM mtdpp_complete('{1,2}', 3, 'by_rank', allowed => '{3,4,5}');
 SELECT item_id FROM mtdpp_similar('1', 1, 'by_rank');
+-- integers in any integer type, numeric too (drivers send lists of integers as numeric[])
+SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[1, 2]::numeric[], 5, 'by_rank')) =
+       (SELECT array_agg(item_id ORDER BY rank)::numeric[] FROM mtdpp_complete(ARRAY[1, 2], 5, 'by_rank')) AS same_answers;
+SELECT pg_typeof(item_id) FROM mtdpp_complete(ARRAY[1, 2]::bigint[], 1, 'by_rank');
+SELECT * FROM mtdpp_complete(ARRAY[1.5], 1, 'by_rank');
+SELECT * FROM mtdpp_complete(ARRAY[1::smallint], 1, 'by_rank');
 -- warm_start renumbers nothing: refused for keys
 SELECT * FROM mtdpp_train('by_sku', 'keyed_lines', item_col => 'sku', warm_start => true, kind => 'multitask', epochs => 1);
 SELECT count(mtdpp_drop(name)) FROM (SELECT DISTINCT name FROM mtdpp_models WHERE name LIKE 'by\_%') m;
