@@ -281,13 +281,13 @@ sub rand_params
 my %line_sources = (
 	q{'train_lines'} => [ ['order_id'], ['item_id'], ['position'] ],
 	q{'orders'} => [ ['order_id'], ['item_id'], ['position'] ],
-	q{'odd_lines'} => [ [ 'order_id', 'order_text', 'small' ], [ 'item_id', 'item_neg' ], [ 'position', 'item_neg', 'small' ] ],
+	q{'odd_lines'} => [ [ 'order_id', 'order_text', 'small' ], [ 'item_id', 'item_neg', 'item_big', 'item_text' ], [ 'position', 'item_neg', 'small' ] ],
 	q{'"Odd ""Name"""'} => [ ['Order Id'], ["it'em"], ['pos;ition'] ],
 	q{'mtdpp.items'} => [ ['model_id'], ['item_id'], ['popularity'] ],
 );
 my @bad_line_sources = (q{'empty_lines'}, q{'single_lines'}, q{'test_baskets'}, q{'pg_class'}, q{'nonexistent'},
 	'NULL', '0::oid::regclass');
-my @bad_columns = ('NULL', q{'nope'}, q{''}, q{'ctid'}, q{'xmin'}, q{'item_big'}, q{'item_text'}, q{'pos_numeric'},
+my @bad_columns = ('NULL', q{'nope'}, q{''}, q{'ctid'}, q{'xmin'}, q{'pos_numeric'},
 	q{'nothing'}, q{'ORDER_ID'}, q{'order_id '}, q{'item_id); DROP TABLE orders; --'}, q{repeat('x', 70000)});
 
 # ---------------------------------------------------------------------
@@ -716,7 +716,7 @@ WHERE item_id = 1 AND model_id = (SELECT model_id FROM mtdpp.models WHERE name =
 		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"kind": "multitask", "learning_rate": 1e400}')) FROM train_lines} => '22023',
 		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"kind": "itemknn", "lambda": 1}')) FROM train_lines} => '22023',
 		q{SELECT length(mtdpp_fit(order_id, item_id, position, '{"kind": "hybrid", "validation_fraction": 0}')) FROM train_lines} => '22023',
-		q{SELECT name FROM mtdpp_train('fixed', 'odd_lines', item_col => 'item_big', kind => 'popularity')} => '22003',
+		q{SELECT name FROM mtdpp_train('fixed', 'odd_lines', item_col => 'pos_numeric', kind => 'popularity')} => '42804',
 		q{SELECT mtdpp_save('fixed', b || '\x00'::bytea) FROM blobs WHERE kind = 'popularity'} => '22P03',
 		q{SELECT * FROM mtdpp_complete('{1}', 5, repeat('x', 100000))} => '42704',
 	);
