@@ -88,13 +88,16 @@ mtdpp_call_items(MtdppCallItems *ci, FunctionCallInfo fcinfo, int out_col,
 	}
 }
 
-/* the type of argument ARG as the call gives it, domains read as their base */
+/*
+ * The type of argument ARG as the call gives it, domains read as their
+ * base; without a call expression to tell, OTHERWISE (the integer forms).
+ */
 static Oid
-arg_type(FunctionCallInfo fcinfo, int arg)
+arg_type(FunctionCallInfo fcinfo, int arg, Oid otherwise)
 {
 	Oid			t = get_fn_expr_argtype(fcinfo->flinfo, arg);
 
-	return OidIsValid(t) ? getBaseType(t) : INT4ARRAYOID;
+	return OidIsValid(t) ? getBaseType(t) : otherwise;
 }
 
 /* an untyped literal ('{1,2}') or a text argument: not an array yet */
@@ -130,7 +133,7 @@ mtdpp_check_items_arg(FunctionCallInfo fcinfo, int arg, const char *what)
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("%s must not be NULL", what),
 				 errhint("Pass an array of items, such as ARRAY[1, 2, 3]; '{}' for none.")));
-	t = arg_type(fcinfo, arg);
+	t = arg_type(fcinfo, arg, INT4ARRAYOID);
 	if (literal_arg(t))
 		return;					/* parsed once the model's type is known */
 	if (!OidIsValid(get_element_type(t)))
@@ -161,7 +164,7 @@ array_arg(const MtdppCallItems *ci, FunctionCallInfo fcinfo, int arg, const char
 	ArrayType  *a;
 
 	mtdpp_check_items_arg(fcinfo, arg, what);
-	t = arg_type(fcinfo, arg);
+	t = arg_type(fcinfo, arg, INT4ARRAYOID);
 	if (literal_arg(t))
 	{
 		char	   *s = t == UNKNOWNOID ? DatumGetCString(PG_GETARG_DATUM(arg)) :
@@ -246,7 +249,7 @@ mtdpp_key_array_items(const MtdppItemKeys *keys, ArrayType *a, int *n)
 int32
 mtdpp_item_arg(const MtdppCallItems *ci, FunctionCallInfo fcinfo, int arg)
 {
-	Oid			t = arg_type(fcinfo, arg);
+	Oid			t = arg_type(fcinfo, arg, INT4OID);
 	Datum		d = PG_GETARG_DATUM(arg);
 
 	if (literal_arg(t) && !accepted(TEXTOID, model_type(ci)))
