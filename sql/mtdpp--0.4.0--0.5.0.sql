@@ -417,3 +417,6 @@ BEGIN
 END
 $$;
 DROP TABLE pg_temp.mtdpp_former_acl;
+
+-- A test helper is no part of what users get: the tests declare it.
+DROP FUNCTION mtdpp.gradient_check(integer, integer, bigint, boolean);

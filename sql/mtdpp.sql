@@ -586,11 +586,3 @@ LEFT JOIN pg_catalog.pg_database d ON d.oid OPERATOR(pg_catalog.=) p.datid;
 COMMENT ON VIEW mtdpp_progress IS
     'one row per training in progress on the server: pid, database, model, kind, phase, rank, epoch of max_epochs, last validation MPR, lines, baskets, items, seconds so far and left (the current fit''s remaining epochs at their pace so far); needs mtdpp in shared_preload_libraries';
 GRANT SELECT ON mtdpp_progress TO PUBLIC;
-
--- A check of the trainer's analytic gradients against finite differences.
-CREATE FUNCTION mtdpp.gradient_check(rank integer, context_size integer, seed bigint DEFAULT 0,
-                                     softmax boolean DEFAULT true)
-RETURNS float8
-AS 'MODULE_PATHNAME', 'mtdpp_gradient_check' LANGUAGE C STRICT VOLATILE;
-COMMENT ON FUNCTION mtdpp.gradient_check(integer, integer, bigint, boolean) IS
-    'largest relative difference between the analytic gradients of the multi-task loss (softmax, or the paper''s logistic) and finite differences, on a random model';

@@ -1,3 +1,9 @@
+-- The test helper the library holds and the extension does not declare:
+-- the largest relative difference between the trainer's analytic gradients
+-- of the multi-task loss and finite differences, on a random model.
+CREATE FUNCTION gradient_check(rank integer, context_size integer, seed bigint DEFAULT 0,
+                               softmax boolean DEFAULT true)
+RETURNS float8 AS '$libdir/mtdpp', 'mtdpp_gradient_check' LANGUAGE C STRICT VOLATILE;
 -- Planted baskets shared by the regression tests: 60 items in 6 groups of
 -- 10; every basket draws 3 to 6 items from one group.  Orders 1-500 train,
 -- 501-600 test (the last item added is held out).

@@ -73,7 +73,7 @@ SELECT mtdpp_drop('sec', 2);
 SELECT mtdpp_prune('sec', 10);
 SELECT name, version, active, is_default FROM mtdpp_models
 WHERE name OPERATOR(pg_catalog.=) ANY (ARRAY['sec', 'sec_fit']) ORDER BY 1, 2;
-SELECT mtdpp.gradient_check(3, 4) OPERATOR(pg_catalog.<) 1e-4 AS gradients_agree;
+SELECT public.gradient_check(3, 4) OPERATOR(pg_catalog.<) 1e-4 AS gradients_agree;
 RESET search_path;
 SET client_min_messages = warning;
 DROP SCHEMA hostile CASCADE;

@@ -56,7 +56,7 @@ SELECT count(*) FROM mtdpp_complete(ARRAY[1, 2], 3);
 DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET mtdpp.model = %L', current_database(), 'planted'); END $$;
 RESET mtdpp.model;
 -- the gradients of the loss against finite differences
-SELECT r, b, softmax, mtdpp.gradient_check(r, b, 7, softmax) < 1e-5 AS gradient_ok
+SELECT r, b, softmax, public.gradient_check(r, b, 7, softmax) < 1e-5 AS gradient_ok
 FROM (VALUES (1, 1), (4, 3), (8, 6), (16, 9)) v(r, b), (VALUES (true), (false)) l(softmax)
 ORDER BY softmax, r;
 -- the table of hyperparameters, with each kind's defaults
