@@ -6,7 +6,8 @@
 # history by scripts/test into a copy of the PostgreSQL installation
 # (MTDPP_RELEASES): a cluster run by it trains models with that release's
 # library and scripts, then a copy of the cluster, run by the current
-# installation, is upgraded.  Every earlier version's install script is
+# installation, is upgraded.  Every earlier version's install script (which
+# scripts/test installs from the history: releases do not ship them) is
 # also upgraded in place with the current library.
 use strict;
 use warnings;
