@@ -75,7 +75,7 @@ REGRESS = mtdpp_setup train complete diverse evaluate kinds ensemble hybrid rule
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
-EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql
+EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql src/.built-for
 
 # the version, for the module's magic block (PostgreSQL 18 shows it)
 PG_CPPFLAGS = -DMTDPP_VERSION='"$(EXTVERSION)"'
@@ -94,6 +94,13 @@ include $(PGXS)
 $(OBJS): src/*.h
 src/mtdpp.o: Makefile
 src/aggregate.o src/lines.o src/lines_run.o src/lines_baskets.o: src/lines.h src/lines_int.h src/radix_sort.h
+
+# objects built for another PostgreSQL link but do not load: the installation
+# they were built for, remembered, rebuilds them all when it changes
+src/.built-for: FORCE
+	@echo '$(PG_CONFIG) $(VERSION)' | cmp -s - $@ || echo '$(PG_CONFIG) $(VERSION)' >$@
+$(OBJS) $(OBJS:.o=.bc): src/.built-for
+.PHONY: FORCE
 
 sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
 	cp $< $@

@@ -63,7 +63,7 @@ static const char *const ease_solver_names[] = {"auto", "exact", "neighborhood",
 
 #define F(field) offsetof(MtdppParams, field)
 
-/* In the order of doc/training.md's table and of the stored JSON. */
+/* In the order of doc/hyperparameters.md's table and of the stored JSON. */
 static const ParamKey param_keys[] = {
 	{"kind", PARAM_CHOICE, F(kind), MTDPP_DEFAULT_KIND, 0, 0, NULL, "a model kind", true,
 	"model kind"},
