@@ -97,9 +97,11 @@ is($coord->safe_psql('postgres', q{SELECT count(DISTINCT nodeport) FROM citus_sh
 my $train = sub {
 	my ($name, $source, $seed) = @_;
 	return $coord->safe_psql('postgres', qq{
-SET citus.multi_shard_modify_mode = 'sequential';
+BEGIN;
+SET LOCAL citus.multi_shard_modify_mode = 'sequential';
 SELECT version FROM mtdpp_train('$name', '$source', order_col => 'order_id', item_col => 'item_id',
-                                position_col => 'position', seed => $seed)});
+                                position_col => 'position', seed => $seed);
+COMMIT;});
 };
 $train->('plain', 'plain_lines', 1);
 is($train->('shop', 'order_lines', 1), '1', 'a model trained from the distributed order lines');
@@ -227,11 +229,22 @@ for my $node ($w1, $w2)
 }
 
 # a dropped model (a DELETE, which the foreign key cascades to the items)
+my $qplain = $q =~ s/'shop'/'plain'/r;
+for my $node ($w1, $w2)
+{
+	is($session{ $node->name }->query_safe($qplain), $v1, 'the session on ' . $node->name . ' completes with model plain');
+}
 $coord->safe_psql('postgres', q{SELECT mtdpp_drop('plain')});
 for my $node ($w1, $w2)
 {
-	is($node->safe_psql('postgres', q{SELECT count(*) FROM mtdpp.items i JOIN mtdpp.models m USING (model_id) WHERE m.name = 'plain'}),
-		'0', $node->name . ': the dropped model is gone, items and all');
+	my ($out, $failed) = $session{ $node->name }->query($qplain);
+	ok($failed && $session{ $node->name }->{stderr} =~ /model "plain" does not exist/,
+		'the session on ' . $node->name . ': model plain is gone at its next statement');
+	$session{ $node->name }->{stderr} = '';
+	is($node->safe_psql('postgres', q{SELECT count(*) FROM mtdpp.items WHERE model_id NOT IN (SELECT model_id FROM mtdpp.models)}),
+		'0', $node->name . ': no item row outlives its model');
+	is($node->safe_psql('postgres', q{SELECT string_agg(name || ' ' || version, ', ' ORDER BY version) FROM mtdpp.models}),
+		'shop 1, shop 2', $node->name . ': models left');
 }
 
 $_->quit for values %session;
