@@ -27,6 +27,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 #include "utils/resowner.h"
+#include "utils/timestamp.h"
 
 #include "kinds.h"
 #include "model.h"
@@ -457,7 +458,12 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 						 mtdpp_shown(text_to_cstring(name)))));
 	}
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	/* two statements: the one-active-per-name index is checked row by row */
+	/*
+	 * Two statements: the one-active-per-name index is checked row by row.
+	 * The time of the activation is a parameter, the clock read here: an
+	 * UPDATE that calls a volatile function is refused by Citus when the
+	 * model tables are reference tables (doc/scaling.md, "Citus").
+	 */
 	if (SPI_execute_with_args("UPDATE mtdpp.models SET active = false "
 							  "WHERE name OPERATOR(pg_catalog.=) $1 AND active "
 							  "AND model_id OPERATOR(pg_catalog.<>) $2",
@@ -465,9 +471,11 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 							  (Datum[]) {PointerGetDatum(name), Int32GetDatum(id)},
 							  NULL, false, 0) != SPI_OK_UPDATE ||
 		write_name(text_to_cstring(name), "UPDATE mtdpp.models "
-				   "SET active = true, activated_at = pg_catalog.clock_timestamp() "
+				   "SET active = true, activated_at = $2 "
 				   "WHERE model_id OPERATOR(pg_catalog.=) $1",
-				   1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(id)}, NULL, 0) != SPI_OK_UPDATE)
+				   2, (Oid[]) {INT4OID, TIMESTAMPTZOID},
+				   (Datum[]) {Int32GetDatum(id), TimestampTzGetDatum(GetCurrentTimestamp())},
+				   NULL, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not activate model %d", id);
 	SPI_finish();
 	PG_RETURN_INT32(id);
