@@ -297,6 +297,7 @@ read_entry(const char *name, bool from_setting, Oid row_security_user, bool shar
 	double		log_w;
 	TransactionId xmin;
 	const char *samples = NULL;
+	int			nest;
 
 	c->context = context;
 	c->name = name ? MemoryContextStrdup(context, name) : NULL;
@@ -304,8 +305,7 @@ read_entry(const char *name, bool from_setting, Oid row_security_user, bool shar
 	c->generation = models_generation;
 	c->row_security_user = row_security_user;
 
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	nest = mtdpp_model_tables_connect();
 	if (!find_active_model(name))
 	{
 		if (name == NULL)
@@ -378,7 +378,7 @@ read_entry(const char *name, bool from_setting, Oid row_security_user, bool shar
 			c->statement = IsolationUsesXactSnapshot() ? 0 : GetCurrentStatementStartTimestamp();
 		}
 	}
-	SPI_finish();
+	mtdpp_model_tables_done(nest);
 	if (claim != NULL)
 	{
 		MtdppModel *shared = mtdpp_shared_put(claim, c->model);
@@ -564,8 +564,7 @@ rls_still_visible(const CachedModel *c, bool models_rls, bool items_rls)
 	 */
 	(void) set_config_option("jit", "off", PGC_USERSET, PGC_S_SESSION,
 							 GUC_ACTION_SAVE, true, 0, false);
-	if (SPI_connect() != SPI_OK_CONNECT)
-		elog(ERROR, "SPI_connect failed");
+	(void) mtdpp_model_tables_connect();
 	visible = !models_rls ||
 		(find_active_model(c->name) && first_int(1) == c->model_id &&
 		 DatumGetTransactionId(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc,

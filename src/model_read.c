@@ -15,6 +15,7 @@
 #include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
+#include "utils/guc.h"
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
@@ -325,4 +326,31 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 	mtdpp_model_prepare(m);
 	MemoryContextSwitchTo(old);
 	return m;
+}
+
+/*
+ * Connects to SPI to read the model tables; returns the GUC nest level
+ * mtdpp_model_tables_done closes.  Inside a query that Citus runs on a
+ * shard (a distributed batch of completions), reading them is a read of
+ * reference tables, which have a copy on every node, yet Citus would refuse
+ * it as a nested distributed query: allowed for these reads alone.
+ */
+int
+mtdpp_model_tables_connect(void)
+{
+	int			nest = NewGUCNestLevel();
+
+	if (GetConfigOption("citus.allow_nested_distributed_execution", true, false) != NULL)
+		(void) set_config_option("citus.allow_nested_distributed_execution", "on", PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	return nest;
+}
+
+void
+mtdpp_model_tables_done(int nest)
+{
+	SPI_finish();
+	AtEOXact_GUC(true, nest);
 }
