@@ -16,6 +16,7 @@
 
 #include "catalog/pg_type.h"
 #include "funcapi.h"
+#include "nodes/execnodes.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/fmgroids.h"
@@ -80,7 +81,10 @@ mtdpp_call_items(MtdppCallItems *ci, FunctionCallInfo fcinfo, int out_col,
 	ci->model_name = model_name;
 	ci->keys = mtdpp_model_keys(m);
 	ci->out_type = InvalidOid;
-	if (out_col >= 0 && get_call_result_type(fcinfo, NULL, &td) == TYPEFUNC_COMPOSITE)
+	/* the row the executor expects, or (without one) the call's result type */
+	td = fcinfo->resultinfo != NULL && IsA(fcinfo->resultinfo, ReturnSetInfo) ?
+		((ReturnSetInfo *) fcinfo->resultinfo)->expectedDesc : NULL;
+	if (out_col >= 0 && (td != NULL || get_call_result_type(fcinfo, NULL, &td) == TYPEFUNC_COMPOSITE))
 	{
 		Oid			t = getBaseType(TupleDescAttr(td, out_col)->atttypid);
 
@@ -199,6 +203,20 @@ key_item(const MtdppItemKeys *keys, Oid elem, Datum d)
 	return mtdpp_key_item(keys, d);
 }
 
+/* The elements of array A (no NULLs: checked before), *N of them. */
+static Datum *
+array_datums(ArrayType *a, int *n)
+{
+	int16		typlen;
+	bool		typbyval;
+	char		typalign;
+	Datum	   *d;
+
+	get_typlenbyvalalign(ARR_ELEMTYPE(a), &typlen, &typbyval, &typalign);
+	deconstruct_array(a, ARR_ELEMTYPE(a), typlen, typbyval, typalign, &d, NULL, n);
+	return d;
+}
+
 /*
  * The items of argument ARG (an array, or an array literal) as the model's
  * item numbers, *N of them, in the order given.
@@ -208,9 +226,6 @@ mtdpp_items_arg(const MtdppCallItems *ci, FunctionCallInfo fcinfo, int arg, cons
 {
 	Oid			elem;
 	ArrayType  *a = array_arg(ci, fcinfo, arg, what, &elem);
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
 	Datum	   *d;
 	int32	   *ids;
 
@@ -219,8 +234,7 @@ mtdpp_items_arg(const MtdppCallItems *ci, FunctionCallInfo fcinfo, int arg, cons
 		*n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
 		return (int32 *) ARR_DATA_PTR(a);	/* read in place */
 	}
-	get_typlenbyvalalign(ARR_ELEMTYPE(a), &typlen, &typbyval, &typalign);
-	deconstruct_array(a, ARR_ELEMTYPE(a), typlen, typbyval, typalign, &d, NULL, n);
+	d = array_datums(a, n);
 	ids = palloc(sizeof(int32) * Max(*n, 1));
 	for (int i = 0; i < *n; i++)
 		ids[i] = ci->keys == NULL ? integer_item(elem, d[i]) : key_item(ci->keys, elem, d[i]);
@@ -231,14 +245,9 @@ mtdpp_items_arg(const MtdppCallItems *ci, FunctionCallInfo fcinfo, int arg, cons
 int32 *
 mtdpp_key_array_items(const MtdppItemKeys *keys, ArrayType *a, int *n)
 {
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	Datum	   *d;
+	Datum	   *d = array_datums(a, n);
 	int32	   *ids;
 
-	get_typlenbyvalalign(keys->type, &typlen, &typbyval, &typalign);
-	deconstruct_array(a, keys->type, typlen, typbyval, typalign, &d, NULL, n);
 	ids = palloc(sizeof(int32) * Max(*n, 1));
 	for (int i = 0; i < *n; i++)
 		ids[i] = mtdpp_key_item(keys, d[i]);
@@ -346,13 +355,8 @@ mtdpp_items_given(const MtdppCallItems *ci, FunctionCallInfo fcinfo, int arg, co
 {
 	Oid			elem;
 	ArrayType  *a = array_arg(ci, fcinfo, arg, what, &elem);
-	int16		typlen;
-	bool		typbyval;
-	char		typalign;
-	Datum	   *d;
+	Datum	   *d = array_datums(a, n);
 
-	get_typlenbyvalalign(ARR_ELEMTYPE(a), &typlen, &typbyval, &typalign);
-	deconstruct_array(a, ARR_ELEMTYPE(a), typlen, typbyval, typalign, &d, NULL, n);
 	for (int i = 0; i < *n && elem != ci->out_type; i++)
 	{
 		if (integer_type(elem))
