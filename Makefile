@@ -62,6 +62,7 @@ OBJS = \
 	src/shared_models.o \
 	src/shown.o \
 	src/similar.o \
+	src/similarity.o \
 	src/store.o \
 	src/topk.o \
 	src/train_sql.o \
