@@ -355,38 +355,56 @@ known_outside_basket(const MtdppModel *m, const int32 *ids, int n, const bool *i
 	return nc;
 }
 
-Datum
-mtdpp_score(PG_FUNCTION_ARGS)
+/*
+ * The arguments (basket, items, model) of mtdpp_score and mtdpp_explain:
+ * the call's items (*CI), the basket's context (*CTX, *B; every item of the
+ * basket flagged in the array returned), the ITEMS as item numbers (*IDS,
+ * *N), and those of them the model knows outside the basket (*CANDS, *NC).
+ */
+static bool *
+basket_and_items(FunctionCallInfo fcinfo, MtdppCallItems *ci, int32 **ctx, int *b,
+				 int32 **ids, int *n, int32 **cands, int *nc)
 {
-	MtdppModel *m;
 	const char *model_name;
-	MtdppCallItems ci;
-	int			n,
-				nb;
-	int32	   *basket,
-			   *ids,
-			   *cands;
-	Datum	   *given;
-	double	   *scores;
-	int			nc = 0;
-	int32	   *ctx;
-	int			b;
+	MtdppModel *m;
+	int32	   *basket;
+	int			nb;
 	bool	   *in_basket;
-	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
 	mtdpp_check_items_arg(fcinfo, 0, "basket");
 	mtdpp_check_items_arg(fcinfo, 1, "items");
 	m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, &model_name);
-	mtdpp_call_items(&ci, fcinfo, 0, m, model_name);
-	basket = mtdpp_items_arg(&ci, fcinfo, 0, "basket", &nb);
-	ids = mtdpp_items_arg(&ci, fcinfo, 1, "items", &n);
-	given = mtdpp_items_given(&ci, fcinfo, 1, "items", &n);
-	cands = palloc(sizeof(int32) * Max(n, 1));
-	scores = palloc(sizeof(double) * Max(n, 1));
+	mtdpp_call_items(ci, fcinfo, 0, m, model_name);
+	basket = mtdpp_items_arg(ci, fcinfo, 0, "basket", &nb);
+	*ids = mtdpp_items_arg(ci, fcinfo, 1, "items", n);
 	in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));
-	ctx = mtdpp_basket_context(m, basket, nb, NULL, in_basket, &b, NULL);
+	*ctx = mtdpp_basket_context(m, basket, nb, NULL, in_basket, b, NULL);
+	*cands = palloc(sizeof(int32) * Max(*n, 1));
+	*nc = known_outside_basket(m, *ids, *n, in_basket, *cands);
+	return in_basket;
+}
+
+Datum
+mtdpp_score(PG_FUNCTION_ARGS)
+{
+	MtdppCallItems ci;
+	const MtdppModel *m;
+	int			n,
+				nc,
+				b;
+	int32	   *ids,
+			   *cands,
+			   *ctx;
+	Datum	   *given;
+	double	   *scores;
+	bool	   *in_basket;
+	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
+
 	/* an item of the basket is no completion of it: its score is NULL */
-	nc = known_outside_basket(m, ids, n, in_basket, cands);
+	in_basket = basket_and_items(fcinfo, &ci, &ctx, &b, &ids, &n, &cands, &nc);
+	m = ci.m;
+	given = mtdpp_items_given(&ci, fcinfo, 1, "items", &n);
+	scores = palloc(sizeof(double) * Max(n, 1));
 	mtdpp_score_some(m, ctx, b, cands, nc, scores);
 
 	InitMaterializedSRF(fcinfo, 0);
@@ -465,34 +483,22 @@ explain_evidence(FunctionCallInfo fcinfo, const MtdppCallItems *ci, const int32 
 Datum
 mtdpp_explain(PG_FUNCTION_ARGS)
 {
-	MtdppModel *m;
-	const char *model_name;
 	MtdppCallItems ci;
-	int			n,
-				nbasket;
-	int32	   *basket,
-			   *ids;
-	bool	   *in_basket;
-	int32	   *cands;
+	const MtdppModel *m;
+	int			n;
+	int32	   *ids,
+			   *cands;
 	int32	   *rest;
 	double	   *full,
 			   *without;
 	int32	   *ctx;
 	int			b,
-				nc = 0;
+				nc;
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 
-	mtdpp_check_items_arg(fcinfo, 0, "basket");
-	mtdpp_check_items_arg(fcinfo, 1, "items");
-	m = mtdpp_lookup_model(mtdpp_model_arg(fcinfo, 2), NULL, &model_name);
-	mtdpp_call_items(&ci, fcinfo, 0, m, model_name);
-	basket = mtdpp_items_arg(&ci, fcinfo, 0, "basket", &nbasket);
-	ids = mtdpp_items_arg(&ci, fcinfo, 1, "items", &n);
-	in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));
-	cands = palloc(sizeof(int32) * Max(n, 1));
-	ctx = mtdpp_basket_context(m, basket, nbasket, NULL, in_basket, &b, NULL);
 	/* the completions to explain: items the model knows, not of the basket */
-	nc = known_outside_basket(m, ids, n, in_basket, cands);
+	(void) basket_and_items(fcinfo, &ci, &ctx, &b, &ids, &n, &cands, &nc);
+	m = ci.m;
 	if (mtdpp_kind(m->kind)->explain != NULL)
 	{
 		explain_evidence(fcinfo, &ci, ctx, b, cands, nc);
