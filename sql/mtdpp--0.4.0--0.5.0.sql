@@ -261,6 +261,60 @@ BEGIN
 END
 $$;
 
+-- Functions this update recreates (the completions, which gain a column;
+-- the management functions, which take the model as model): a DBA's grants
+-- and revokes of EXECUTE on them carry over to the new forms (at the end).
+CREATE TEMPORARY TABLE mtdpp_former_acl AS
+SELECT p.proname, p.proacl FROM pg_catalog.pg_proc p
+WHERE p.oid OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp_complete(integer[], integer, text, integer[], integer[])'::pg_catalog.regprocedure,
+                                               'mtdpp_complete_set(integer[], integer, text, float8, integer[], integer[])'::pg_catalog.regprocedure,
+                                               'mtdpp_activate(text, integer)'::pg_catalog.regprocedure,
+                                               'mtdpp_drop(text, integer)'::pg_catalog.regprocedure,
+                                               'mtdpp_rename(text, text)'::pg_catalog.regprocedure,
+                                               'mtdpp_prune(text, integer)'::pg_catalog.regprocedure])
+  AND p.proacl IS NOT NULL;
+
+-- A completion's rows say whether each item comes from the basket or from
+-- the fallback (from_basket): the integer[] forms gain the column, which a
+-- view or a function of the database's own that uses them would not
+-- expect, so the update stops and names it rather than drop it.
+DO $$
+DECLARE
+    users text;
+BEGIN
+    SELECT pg_catalog.string_agg(DISTINCT pg_catalog.pg_describe_object(d.classid, d.objid, 0), ', ')
+    INTO users
+    FROM pg_catalog.pg_depend d
+    WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+      AND d.refobjid OPERATOR(pg_catalog.=) ANY (ARRAY[
+          'mtdpp_complete(integer[], integer, text, integer[], integer[])'::pg_catalog.regprocedure,
+          'mtdpp_complete_set(integer[], integer, text, float8, integer[], integer[])'::pg_catalog.regprocedure])
+      AND d.deptype OPERATOR(pg_catalog.=) 'n';
+    IF users IS NOT NULL THEN
+        RAISE EXCEPTION 'mtdpp_complete and mtdpp_complete_set gain a column in 0.5.0, and % use(s) them', users
+            USING HINT = 'Drop these objects, run ALTER EXTENSION mtdpp UPDATE, then create them again.';
+    END IF;
+END
+$$;
+DROP FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]);
+DROP FUNCTION mtdpp_complete_set(integer[], integer, text, float8, integer[], integer[]);
+CREATE FUNCTION mtdpp_complete(basket integer[], k integer, model text DEFAULT NULL,
+                               allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
+RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
+AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]) IS
+    'the K items that best complete BASKET, best first, never one of its items, only ALLOWED ones (NULL: any) and never EXCLUDED ones; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score)); FROM_BASKET: the score comes from the basket''s items, not from the fallback (popularity)';
+
+-- A diverse set of completions, by greedy MAP in a DPP over the best ones.
+CREATE FUNCTION mtdpp_complete_set(basket integer[], k integer, model text DEFAULT NULL,
+                                   diversity float8 DEFAULT 0.5,
+                                   allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
+RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
+AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete_set(integer[], integer, text, float8, integer[], integer[]) IS
+    'K items that complete BASKET together, in the order chosen: greedy MAP in a DPP whose qualities are the model''s scores and whose similarities the cosines of its item factors; DIVERSITY 0 is mtdpp_complete''s ranking, 1 as diverse as its best max(10K, 100) candidates allow; ALLOWED and EXCLUDED as for mtdpp_complete';
+
+
 -- Items of any type the orders table keys them by: integer, bigint, text or
 -- uuid.  A model trained from keys that are not integers records their type
 -- and each item's key (in text form); the forms below take the basket and
@@ -270,13 +324,13 @@ $$;
 
 CREATE FUNCTION mtdpp_complete(basket anycompatiblearray, k integer, model text DEFAULT NULL,
                                allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
-RETURNS TABLE (item_id anycompatible, score float8, rank integer)
+RETURNS TABLE (item_id anycompatible, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete(anycompatiblearray, integer, text, "any", "any") IS
     'mtdpp_complete for items of any type (integer, bigint, text, uuid): BASKET, ALLOWED and EXCLUDED hold items of the type the model was trained on, and items come back in the type of BASKET';
 CREATE FUNCTION mtdpp_complete(basket text, k integer, model text DEFAULT NULL,
                                allowed text DEFAULT NULL, excluded text DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8, rank integer)
+RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete(text, integer, text, text, text) IS
     'mtdpp_complete for an untyped array literal such as ''{1,2}'', read as the model''s items; answers integer items';
@@ -284,14 +338,14 @@ COMMENT ON FUNCTION mtdpp_complete(text, integer, text, text, text) IS
 CREATE FUNCTION mtdpp_complete_set(basket anycompatiblearray, k integer, model text DEFAULT NULL,
                                    diversity float8 DEFAULT 0.5,
                                    allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
-RETURNS TABLE (item_id anycompatible, score float8, rank integer)
+RETURNS TABLE (item_id anycompatible, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete_set(anycompatiblearray, integer, text, float8, "any", "any") IS
     'mtdpp_complete_set for items of any type, answered in the type of BASKET';
 CREATE FUNCTION mtdpp_complete_set(basket text, k integer, model text DEFAULT NULL,
                                    diversity float8 DEFAULT 0.5,
                                    allowed text DEFAULT NULL, excluded text DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8, rank integer)
+RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete_set(text, integer, text, float8, text, text) IS
     'mtdpp_complete_set for an untyped array literal such as ''{1,2}'', read as the model''s items; answers integer items';
@@ -351,15 +405,6 @@ AS 'MODULE_PATHNAME', 'mtdpp_evaluate_at' LANGUAGE C STABLE PARALLEL UNSAFE;
 COMMENT ON FUNCTION mtdpp_evaluate_at(text, regclass, integer[], text, text, integer) IS
     'for each K of the array K, in increasing order: the test baskets of SOURCE (basket int[], held-out item int or items int[]) and, as percentages of them, the hit rate (baskets with a held-out item in the top K), precision@K, recall@K and NDCG@K of MODEL; stores nothing';
 
--- The management functions take the model as model (see below); a DBA's
--- grants and revokes of EXECUTE on them carry over to the new forms.
-CREATE TEMPORARY TABLE mtdpp_former_acl AS
-SELECT p.proname, p.proacl FROM pg_catalog.pg_proc p
-WHERE p.oid OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp_activate(text, integer)'::pg_catalog.regprocedure,
-                                               'mtdpp_drop(text, integer)'::pg_catalog.regprocedure,
-                                               'mtdpp_rename(text, text)'::pg_catalog.regprocedure,
-                                               'mtdpp_prune(text, integer)'::pg_catalog.regprocedure])
-  AND p.proacl IS NOT NULL;
 DROP FUNCTION mtdpp_activate(text, integer);
 DROP FUNCTION mtdpp_drop(text, integer);
 DROP FUNCTION mtdpp_rename(text, text);

@@ -183,16 +183,16 @@ COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
 -- Query time.  STABLE: answers depend on the model tables.
 CREATE FUNCTION mtdpp_complete(basket integer[], k integer, model text DEFAULT NULL,
                                allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8, rank integer)
+RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]) IS
-    'the K items that best complete BASKET, best first, never one of its items, only ALLOWED ones (NULL: any) and never EXCLUDED ones; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score))';
+    'the K items that best complete BASKET, best first, never one of its items, only ALLOWED ones (NULL: any) and never EXCLUDED ones; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score)); FROM_BASKET: the score comes from the basket''s items, not from the fallback (popularity)';
 
 -- A diverse set of completions, by greedy MAP in a DPP over the best ones.
 CREATE FUNCTION mtdpp_complete_set(basket integer[], k integer, model text DEFAULT NULL,
                                    diversity float8 DEFAULT 0.5,
                                    allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8, rank integer)
+RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete_set(integer[], integer, text, float8, integer[], integer[]) IS
     'K items that complete BASKET together, in the order chosen: greedy MAP in a DPP whose qualities are the model''s scores and whose similarities the cosines of its item factors; DIVERSITY 0 is mtdpp_complete''s ranking, 1 as diverse as its best max(10K, 100) candidates allow; ALLOWED and EXCLUDED as for mtdpp_complete';
@@ -226,13 +226,13 @@ COMMENT ON FUNCTION mtdpp_rules(text) IS
 
 CREATE FUNCTION mtdpp_complete(basket anycompatiblearray, k integer, model text DEFAULT NULL,
                                allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
-RETURNS TABLE (item_id anycompatible, score float8, rank integer)
+RETURNS TABLE (item_id anycompatible, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete(anycompatiblearray, integer, text, "any", "any") IS
     'mtdpp_complete for items of any type (integer, bigint, text, uuid): BASKET, ALLOWED and EXCLUDED hold items of the type the model was trained on, and items come back in the type of BASKET';
 CREATE FUNCTION mtdpp_complete(basket text, k integer, model text DEFAULT NULL,
                                allowed text DEFAULT NULL, excluded text DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8, rank integer)
+RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete(text, integer, text, text, text) IS
     'mtdpp_complete for an untyped array literal such as ''{1,2}'', read as the model''s items; answers integer items';
@@ -240,14 +240,14 @@ COMMENT ON FUNCTION mtdpp_complete(text, integer, text, text, text) IS
 CREATE FUNCTION mtdpp_complete_set(basket anycompatiblearray, k integer, model text DEFAULT NULL,
                                    diversity float8 DEFAULT 0.5,
                                    allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
-RETURNS TABLE (item_id anycompatible, score float8, rank integer)
+RETURNS TABLE (item_id anycompatible, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete_set(anycompatiblearray, integer, text, float8, "any", "any") IS
     'mtdpp_complete_set for items of any type, answered in the type of BASKET';
 CREATE FUNCTION mtdpp_complete_set(basket text, k integer, model text DEFAULT NULL,
                                    diversity float8 DEFAULT 0.5,
                                    allowed text DEFAULT NULL, excluded text DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8, rank integer)
+RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete_set(text, integer, text, float8, text, text) IS
     'mtdpp_complete_set for an untyped array literal such as ''{1,2}'', read as the model''s items; answers integer items';

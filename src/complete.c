@@ -11,7 +11,8 @@
  * (allowed, excluded) act inside the top k: k rows come back whenever k
  * candidates pass them, and an allowed list is the only one bounded and
  * scored, so a short list costs little.  mtdpp_complete_set chooses a
- * diverse set among the best candidates (diverse.c).
+ * diverse set among the best candidates (diverse.c).  Each row says whether
+ * its score comes from the basket or from the fallback (from_basket).
  */
 #include "postgres.h"
 
@@ -210,17 +211,76 @@ completion_candidates(FunctionCallInfo fcinfo, const MtdppCallItems *ci,
 	return in_ctx;
 }
 
-/* one row (item_id, score, rank) of a completion */
+/*
+ * Where each candidate's score comes from: the basket's context CTX (B
+ * items), or the fallback.  A kind with item factors (the DPP kinds, the
+ * hybrid, poisson, fm, gru) scores every item from the basket whenever it
+ * knows an item of it; a kind of lists alone (itemknn, ease) only the items
+ * on the lists of the basket's items, and rules those a rule from the
+ * basket reaches; popularity none.  The rest rank by the fallback (the
+ * items' popularity, or ties).
+ */
+typedef struct Evidence
+{
+	const MtdppModel *m;
+	const int32 *ctx;
+	int			b;
+	bool	   *listed;			/* kinds of lists: on a basket item's list */
+} Evidence;
+
+static Evidence
+basket_evidence(const MtdppModel *m, const int32 *ctx, int b)
+{
+	const MtdppKindRoutine *kind = mtdpp_kind(m->kind);
+	Evidence	ev = {m, ctx, b, NULL};
+
+	if (b > 0 && !kind->factors && kind->neighbors && kind->explain == NULL)
+	{
+		ev.listed = palloc0(sizeof(bool) * Max(m->n_items, 1));
+		for (int s = 0; s < b; s++)
+			for (int64 k = m->nbr_start[ctx[s]]; k < m->nbr_start[ctx[s] + 1]; k++)
+				ev.listed[m->nbr_index[k]] = true;
+	}
+	return ev;
+}
+
+static bool
+from_basket(const Evidence *ev, int c)
+{
+	const MtdppKindRoutine *kind = mtdpp_kind(ev->m->kind);
+
+	if (ev->b == 0)
+		return false;
+	if (kind->factors)
+		return true;
+	if (kind->explain != NULL)
+	{
+		int32	   *items = palloc(sizeof(int32) * ev->b);
+		double		weight;
+		bool		fires = kind->explain(ev->m, ev->ctx, ev->b, c, items, &weight) > 0;
+
+		pfree(items);
+		return fires;
+	}
+	return ev->listed != NULL && ev->listed[c];
+}
+
+/*
+ * one row (item_id, score, rank, from_basket) of a completion; a database
+ * whose extension is not yet updated to 0.5.0 asks for the first three
+ */
 static void
-put_completion(FunctionCallInfo fcinfo, const MtdppCallItems *ci, const MtdppRanked *r, int rank)
+put_completion(FunctionCallInfo fcinfo, const MtdppCallItems *ci, const Evidence *ev,
+			   const MtdppRanked *r, int rank)
 {
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
-	Datum		values[3];
-	bool		nulls[3] = {false, false, false};
+	Datum		values[4];
+	bool		nulls[4] = {false, false, false, false};
 
 	values[0] = mtdpp_item_datum(ci, ci->m->item_ids[r->index]);
 	values[1] = Float8GetDatum(r->score);
 	values[2] = Int32GetDatum(rank);
+	values[3] = BoolGetDatum(rsinfo->setDesc->natts > 3 && from_basket(ev, r->index));
 	tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 }
 
@@ -238,6 +298,7 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 	MtdppRanked *best;
 	int			nb;
 	MtdppCallItems ci;
+	Evidence	ev;
 
 	mtdpp_check_items_arg(fcinfo, 0, "basket");
 	k = mtdpp_k_arg(fcinfo, 1);
@@ -251,8 +312,9 @@ mtdpp_complete(PG_FUNCTION_ARGS)
 	nb = mtdpp_top_k(m, ctx, b, in_ctx, allowed, n_allowed, k, best);
 
 	InitMaterializedSRF(fcinfo, 0);
+	ev = basket_evidence(m, ctx, b);
 	for (int i = 0; i < nb; i++)
-		put_completion(fcinfo, &ci, &best[i], i + 1);
+		put_completion(fcinfo, &ci, &ev, &best[i], i + 1);
 	PG_RETURN_NULL();
 }
 
@@ -277,6 +339,7 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 	MtdppRanked *best;
 	int			nb;
 	MtdppCallItems ci;
+	Evidence	ev;
 
 	mtdpp_check_items_arg(fcinfo, 0, "basket");
 	k = mtdpp_k_arg(fcinfo, 1);
@@ -312,13 +375,14 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 
 	k = Min(k, m->n_items);
 	InitMaterializedSRF(fcinfo, 0);
+	ev = basket_evidence(m, ctx, b);
 	if (diversity == 0.0)
 	{
 		/* the ranking itself */
 		best = palloc(sizeof(MtdppRanked) * Max(k, 1));
 		nb = mtdpp_top_k(m, ctx, b, in_ctx, allowed, n_allowed, k, best);
 		for (int i = 0; i < nb; i++)
-			put_completion(fcinfo, &ci, &best[i], i + 1);
+			put_completion(fcinfo, &ci, &ev, &best[i], i + 1);
 	}
 	else
 	{
@@ -330,7 +394,7 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 		nb = mtdpp_top_k(m, ctx, b, in_ctx, allowed, n_allowed, pool, best);
 		nc = mtdpp_diverse_select(m, best, nb, k, diversity, chosen);
 		for (int i = 0; i < nc; i++)
-			put_completion(fcinfo, &ci, &best[chosen[i]], i + 1);
+			put_completion(fcinfo, &ci, &ev, &best[chosen[i]], i + 1);
 	}
 	PG_RETURN_NULL();
 }

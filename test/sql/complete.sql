@@ -148,3 +148,22 @@ JOIN LATERAL (SELECT item_id, score, row_number() OVER (ORDER BY score DESC, ite
               WHERE item_id BETWEEN 61 - a.n_allowed AND 59) u ON u.rank = f.rank
 GROUP BY a.n_allowed, k ORDER BY 1, 2;
 SELECT * FROM mtdpp_complete(ARRAY[1], 3, allowed => ARRAY[2, NULL]);
+-- from_basket: whether a row's score comes from the basket or from the
+-- fallback.  item-kNN: the items on the lists of the basket's items, then
+-- the rest; the multi-task DPP: every row once it knows a basket item;
+-- popularity: none; an unknown basket: none.
+SELECT name, kind FROM mtdpp_train('fb_knn', 'train_lines', kind => 'itemknn');
+SELECT name FROM mtdpp_train('fb_pop', 'train_lines', kind => 'popularity');
+SELECT from_basket, count(*), min(rank), max(rank),
+       bool_and(item_id IN (SELECT unnest(neighbors) FROM mtdpp.items i JOIN mtdpp.models m USING (model_id)
+                            WHERE m.name = 'fb_knn' AND m.active AND i.item_id IN (1, 2))) AS on_the_lists
+FROM mtdpp_complete(ARRAY[1, 2], 60, 'fb_knn') GROUP BY from_basket ORDER BY from_basket;
+SELECT count(*) FILTER (WHERE from_basket) AS from_basket, count(*) AS rows
+FROM mtdpp_complete(ARRAY[1, 2], 20, 'planted');
+SELECT count(*) FILTER (WHERE from_basket) AS from_basket, count(*) AS rows
+FROM mtdpp_complete(ARRAY[1, 2], 20, 'fb_pop');
+SELECT count(*) FILTER (WHERE from_basket) AS from_basket, count(*) AS rows
+FROM mtdpp_complete(ARRAY[1000, 1001], 5, 'planted');
+SELECT count(*) FILTER (WHERE from_basket) AS from_basket, count(*) AS rows
+FROM mtdpp_complete_set(ARRAY[1, 2], 5, 'planted', 0.5);
+SELECT mtdpp_drop('fb_knn'), mtdpp_drop('fb_pop');

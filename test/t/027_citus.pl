@@ -159,7 +159,7 @@ is($w1->safe_psql('postgres', q{SELECT string_agg(format('%s %s', m.name, s.back
 # allows Citus for those reads alone; the batch needs no setting.
 $coord->safe_psql('postgres', q{
 CREATE TABLE carts (cart_id bigint PRIMARY KEY, items int[] NOT NULL);
-CREATE TABLE recs (cart_id bigint NOT NULL, item_id int, score float8, rank int);
+CREATE TABLE recs (cart_id bigint NOT NULL, item_id int, score float8, rank int, from_basket boolean);
 SELECT create_distributed_table('carts', 'cart_id');
 SELECT create_distributed_table('recs', 'cart_id', colocate_with => 'carts');
 INSERT INTO carts SELECT order_id, basket FROM test_baskets;
