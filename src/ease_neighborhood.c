@@ -18,12 +18,10 @@
  * shares most baskets with, G[a][c] (the largest right-hand sides), the
  * rest those with the largest share of their baskets holding c,
  * cooc(a, c) / (f(a) + mean popularity) (the items whose weight to c the
- * ridge leaves largest, often rarer ones).  On validation baskets the
- * first order alone fell short of the exact fit's precision on uk_retail,
- * the second alone by 2 to 3 points on belgian_retail and instacart_sample;
- * the halves did at least as well as either everywhere
- * (bench/ease_neighborhood/results.md), and 256 items did no better than
- * 128 at four times the cost:
+ * ridge leaves largest, often rarer ones).  Each order alone misses
+ * items the regression needs (the frequent partners, or the rare ones
+ * whose weight is large); half of each keeps both, and a neighbourhood
+ * twice as large costs four times as much for no gain:
  *
  *		(G_NN + lambda I) w = G_Nc,		B[a][c] = w_a for a in N(c),
  *

@@ -10,11 +10,10 @@
  * (fit_examples.c), takes their loss and gradients (fit_loss.c) and updates
  * the parameters (fit_update.c).
  *
- * One rank cannot serve every catalog: rank 128 with L2 1e-6 gains 1 to 5
- * points of precision at 20 over rank 32 with L2 1e-5 on the Amazon
- * registries and on uk_retail, and loses most of a point of MPR on the
- * instacart slice (bench/capacity/results.md).  Neither the number of items
- * nor of baskets tells them apart, so the data decides: the fit trains the
+ * One rank cannot serve every catalog: rank 128 with L2 1e-6 completes some
+ * catalogs better than rank 32 with L2 1e-5 and others worse, and neither
+ * the number of items nor of baskets tells them apart, so the data
+ * decides: the fit trains the
  * small candidate (rank 32, L2 1e-5: the former defaults), then the large one
  * (rank 128, L2 1e-6) on the same validation slice, and keeps the one with
  * the better validation MPR (the small one on a tie, or when there is no
@@ -23,21 +22,16 @@
  * The search costs at most 3 times the former default.  Every term of an
  * epoch's cost grows at most linearly with the rank (the c x c kernels of a
  * context cost 2 c^2 r to build, their Cholesky factor does not depend on
- * it), so an epoch at rank 128 costs at most 4 times one at rank 32 (2.7 to
- * 3.6 times, measured on four datasets), and the large candidate may run
+ * it), so an epoch at rank 128 costs at most 4 times one at rank 32, and
+ * the large candidate may run
  * half the epochs the small one ran: at most twice its cost.  Where epochs
  * are samples of the baskets (epoch_baskets), the large candidate's are a
  * quarter the size, so that on a long order history the search costs at
  * most 1.5 times one fit.  There it races the small one: it stops once its
  * epochs left cannot reach the small one's validation MPR, even at its mean
- * gain per epoch so far (fit_epochs.c).  At 50,000 items and 10 million
- * lines it trails throughout (after 14 of its epochs, 91.16 against the
- * small one's 92.56) and stops after 2 of its 5 epochs in the hybrid, which
- * saves about a minute (bench/scale); where epochs are whole passes, as on
- * every benchmark dataset, it runs its epochs.
- * Counted in epochs and baskets, not seconds, so that a seed still makes
- * the same model on a loaded machine.  On amazon_daf, the large candidate's
- * fourth epoch completes as well on test baskets as its fifth.
+ * gain per epoch so far (fit_epochs.c); where epochs are whole passes, it
+ * runs its epochs.  Counted in epochs and baskets, not seconds, so that a
+ * seed still makes the same model on a loaded machine.
 
  * What was tried and what each reached is written into the model's
  * hyperparams ("capacity"), beside the rank and L2 kept; verbose

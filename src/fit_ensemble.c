@@ -6,8 +6,8 @@
  *
  * Why.  One fit of the multi-task DPP lands in one of many local optima of
  * a nonconvex loss; fits from other seeds make errors of their own, and the
- * mean of their scores ranks better than any one of them, more than one fit
- * given the same time does (bench/ensemble/results.md).
+ * mean of their scores ranks better than any one of them, and better than
+ * one fit given the same time.
  *
  * The fits.  The first is the fit "fits" 1 would make: at the rank given,
  * or at the rank and L2 it chooses on its validation slice (fit.c).  The

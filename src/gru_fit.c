@@ -338,13 +338,10 @@ check_memory(const MtdppBaskets *data, int d)
  * each epoch steps the unit through the baskets it trains on (the last
  * max_context + 1 items of each, a sample of about epoch_baskets), forward
  * and back (about 18 d^2 a step), and scores a target and its negatives
- * (3 (negatives + 1) d).  One core of the benchmark machine does about
- * GRU_WORK_PER_SECOND of them (belgian_retail's canonical split: 5.4e11
- * in 674 s on a loaded machine).  A fit whose every epoch would run past
- * GRU_MAX_WORK (about 45 minutes; early stopping usually ends it in half
- * its epochs) is refused before anything is trained: the defaults pass on
- * every benchmark dataset (belgian_retail at most 26 minutes) and are
- * refused at 50,000 items and 10 million lines (68).
+ * (3 (negatives + 1) d).  One core does about GRU_WORK_PER_SECOND of them.
+ * A fit whose every epoch would run past GRU_MAX_WORK (about 45 minutes;
+ * early stopping usually ends it in half its epochs) is refused before
+ * anything is trained.
  */
 #define GRU_WORK_PER_SECOND 1e9
 #define GRU_MAX_WORK (45 * 60 * GRU_WORK_PER_SECOND)

@@ -20,9 +20,8 @@
  * the cosine alone is then searched on its finer grid too, the fallback
  * should EASE not fit on every basket, and the other two forms not at all.
  * Picking one form on a slice of a thousand baskets or fewer flips between
- * forms with its noise (on amazon_diaper's worst split it fell below
- * item-kNN's P@10, where the pair stayed above it); the pair is never far
- * from the better form (bench/hybrid/forms.md).  Where EASE is not
+ * forms with its noise, and a wrong pick can fall below item-kNN; the pair
+ * is never far from the better form.  Where EASE is not
  * offered, the best of the three forms that count pairs is chosen.
  */
 #include "postgres.h"

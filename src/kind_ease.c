@@ -19,11 +19,9 @@
  * neighbor_weights, as item-kNN), so a completion costs the neighbours of
  * the basket's items and the tables hold at most items x max_neighbors
  * weights.  Negative weights (an item that predicts another's absence, or
- * evidence that two basket items share) are not kept: on the validation
- * slices of amazon_daf, uk_retail and instacart_sample, keeping every weight
- * cost 3 to 11 points of MPR (they sink candidates below those of no
- * evidence at all) and changed precision at 5 to 20 by under a point; 200
- * weights did as well as any number from 100 to 1000, and better than 50.
+ * evidence that two basket items share) are not kept: they sink candidates
+ * below those of no evidence at all, which costs MPR and buys no
+ * precision; 200 weights do as well as more, and better than 50.
  *
  * A candidate in no list of the basket scores 0 from it, and would tie with
  * thousands of others.  The prior, the log of the share of training baskets
@@ -57,10 +55,9 @@
  * item of a training basket were dropped with probability p and had to be
  * predicted from the others, the weights are in expectation those above
  * with q diag(G), q = p / (1 - p), added to lambda I: a popular item's
- * weights shrink more than a rare one's.  On five folds of validation
- * baskets p = 0.5 gained P@5 on the Amazon registries (+0.7 and +0.2) and
- * lost 0.3 on uk_retail, so the kind keeps EASE's weights; the hybrid's
- * evidence takes EASE_HYBRID_DROPOUT where it is fitted exactly.
+ * weights shrink more than a rare one's.  It helps some catalogs and hurts
+ * others, so the kind keeps EASE's weights; the hybrid's evidence takes
+ * EASE_HYBRID_DROPOUT where it is fitted exactly.
  *
  * Two fits (ease_solver): the exact one (ease_exact.c: one inverse of
  * G + lambda I, n^3), and one item by item on co-occurrence neighbourhoods
@@ -95,10 +92,9 @@
 /* above this many items, the ladder skips the factors of 2 */
 #define EASE_REFINE_ITEMS 8000
 /*
- * The hybrid's dropout where EASE's weights are fitted exactly: on five
- * folds of validation baskets it made a better hybrid than EASE's own
- * weights on amazon_diaper, amazon_daf and uk_retail; on neighbourhoods
- * (belgian_retail) it made a worse one (doc/training.md).
+ * The hybrid's dropout where EASE's weights are fitted exactly (chosen on
+ * validation baskets: it makes a better hybrid than EASE's own weights
+ * there, and a worse one on neighbourhoods, which keep none).
  */
 #define EASE_HYBRID_DROPOUT 0.5
 /* alpha without a validation slice (too few baskets to carve one) */
@@ -107,11 +103,9 @@
 #define EASE_MAX_ITEMS 40000
 /*
  * ease_solver 'auto': the exact fit up to this many items (where it takes a
- * minute or two), the neighbourhoods above.  On the validation baskets of
- * the Amazon registries (100 and 300 items) both fits reached the same
- * figures; at 3,700 items the neighbourhoods matched the exact precision
- * on uk_retail but fell 0.5 to 1.6 points of precision and 3 of MPR short
- * on instacart_sample (bench/ease_neighborhood/results.md).
+ * minute or two), the neighbourhoods above.  The neighbourhoods' weights
+ * are close to the exact ones, not equal: where the exact fit is
+ * affordable it is the better one.
  */
 #define EASE_EXACT_ITEMS 8000
 

@@ -77,9 +77,8 @@ static const MtdppKindDefault gru_defaults[] = {
 	{"patience", 3},
 	{"negatives", 32},
 	/*
-	 * uniform negatives: on validation baskets of the five benchmark datasets
-	 * better than GRU4Rec's popularity^0.5 on MPR and P@5 to P@20, most in a
-	 * long tail (bench/validation/results.md)
+	 * uniform negatives: on validation baskets, better than GRU4Rec's
+	 * popularity^0.5 on MPR and precision, most in a long tail
 	 */
 	{"negative_power", 0.0},
 	{"init_scale", 0.1},

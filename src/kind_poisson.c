@@ -31,10 +31,8 @@
  * the training baskets with the values chosen, which it stores.  A value
  * given is used as it is.  The inner shape a of theta and the passes are
  * not searched per fit: their defaults, the paper's a = 0.3 and 60 passes,
- * were chosen on validation baskets carved out of the five benchmark
- * datasets' training baskets (bench/poisson/defaults.md: a from 0.1 to 1
- * by 30, 60 and 100 passes; a = 0.3 best on the mean, 100 passes within
- * noise of 60).
+ * were chosen on validation baskets carved out of training baskets (a from
+ * 0.1 to 1; more passes than 60 gain nothing beyond the noise).
  *
  * Cost: a pass is the training lines times the rank, plus a digamma and an
  * exponential per basket, item and factor; epochs passes per fit.  Memory:

@@ -53,7 +53,7 @@ lowrank_context_limit(const MtdppModel *m)
 static const MtdppKindDefault logistic_defaults[] = {
 	/* the single-task logistic DPP keeps the paper's loss: see fit_loss.c */
 	{"loss", MTDPP_LOSS_LOGISTIC},
-	/* best validation MPR on amazon_diaper */
+	/* the best validation MPR of the steps tried */
 	{"learning_rate", 0.02},
 	{"l2", 1e-4},
 	{"l2_bias", 1e-4},
@@ -61,7 +61,7 @@ static const MtdppKindDefault logistic_defaults[] = {
 };
 
 static const MtdppKindDefault lowrank_defaults[] = {
-	/* best validation MPR on amazon_diaper */
+	/* the best validation MPR of the steps tried */
 	{"learning_rate", 0.005},
 	{NULL, 0}
 };

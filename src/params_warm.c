@@ -11,8 +11,8 @@
 
 /*
  * A warm start's rate never falls below this share of learning_rate, however
- * long the chain of warm starts before it: at a tenth, an epoch of
- * uk_retail's validation baskets still gains as much as at a quarter.
+ * long the chain of warm starts before it: at a tenth, an epoch still gains
+ * as much on validation baskets as at a quarter.
  */
 #define WARM_RATE_FLOOR 0.1
 
