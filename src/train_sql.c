@@ -125,15 +125,16 @@ number_keys(Oid relid, const char *col, MtdppTrainedKeys *keys, MemoryContext ca
 }
 
 /*
- * A bigint column COL of RELID read as integer (item ids, positions): its
- * first value beyond integer, if any, is an error naming it, rather than the
- * cast's bare "integer out of range" in the middle of the fit.  Runs inside
- * the caller's SPI connection; costs a scan of the column, for bigint
- * columns only.
+ * A bigint position column COL of RELID read as integer (a bigint item
+ * column is read as keys): its first value beyond integer, if any, is an
+ * error naming it, rather than the cast's bare "integer out of range" in the
+ * middle of the fit.  Runs inside the caller's SPI connection; costs a scan
+ * of the column, for bigint columns only.
  */
 static void
-check_integer_column(Oid relid, const char *col, const char *what)
+check_integer_column(Oid relid, const char *col)
 {
+	const char *what = "position_col";
 	const char *q = quote_identifier(col);
 	char	   *sql;
 	bool		isnull;
@@ -152,9 +153,6 @@ check_integer_column(Oid relid, const char *col, const char *what)
 			 errmsg("column \"%s\" (%s) of %s holds " INT64_FORMAT ", beyond the integer range",
 					mtdpp_shown(col), what, get_rel_name(relid), value),
 			 errdetail("Item ids and positions must fit in integer (int4), from -2147483648 to 2147483647."),
-			 strcmp(what, "item_col") == 0 ?
-			 errhint("Map the ids to integers with a view, for example with dense_rank() OVER (ORDER BY %s).",
-					 mtdpp_shown(q)) :
 			 errhint("Number the items of each basket with a view, for example with row_number() OVER (PARTITION BY the order id ORDER BY %s).",
 					 mtdpp_shown(q))));
 }
@@ -287,7 +285,7 @@ run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson, MtdppTrainedKeys *keys)
 	if (OidIsValid(keys->type))
 		number_keys(relid, item_col, keys, caller);
 	if (wide_pos)
-		check_integer_column(relid, pos_col, "position_col");
+		check_integer_column(relid, pos_col);
 	if (SPI_execute_with_args(query.data, 2, (Oid[]) {JSONBOID, TEXTARRAYOID},
 							  (Datum[]) {pjson, OidIsValid(keys->type) ?
 								  PointerGetDatum(construct_array(keys->texts, keys->n, TEXTOID, -1, false, TYPALIGN_INT)) :
