@@ -6,67 +6,69 @@ EXTVERSION = 0.5.0
 
 MODULE_big = mtdpp
 OBJS = \
-	src/aggregate.o \
-	src/cache.o \
-	src/complete.o \
-	src/cooccurrence.o \
-	src/diverse.o \
-	src/ease_exact.o \
-	src/ease_neighborhood.o \
-	src/evaluate.o \
-	src/fit.o \
-	src/fit_check.o \
-	src/fit_ensemble.o \
-	src/fit_epochs.o \
-	src/fit_examples.o \
-	src/fit_fm.o \
-	src/fit_loss.o \
-	src/fit_update.o \
-	src/gru_fit.o \
-	src/gru_unit.o \
-	src/helper_thread.o \
-	src/item_args.o \
-	src/item_keys.o \
-	src/hybrid_weights.o \
-	src/kernel.o \
-	src/kind_ease.o \
-	src/kind_fm.o \
-	src/kind_gru.o \
-	src/kind_hybrid.o \
-	src/kind_itemknn.o \
-	src/kind_list.o \
-	src/kind_multitask.o \
-	src/kind_popularity.o \
-	src/kind_rules.o \
-	src/kind_bayesian_lowrank.o \
-	src/bayes_sgld.o \
-	src/kind_poisson.o \
-	src/kind_single.o \
-	src/kinds.o \
-	src/linalg.o \
-	src/linalg_fixed.o \
-	src/lines.o \
-	src/lines_baskets.o \
-	src/lines_run.o \
-	src/model.o \
-	src/model_check.o \
-	src/model_read.o \
+	src/fit/fit.o \
+	src/fit/fit_capacity.o \
+	src/fit/fit_ensemble.o \
+	src/fit/fit_epochs.o \
+	src/fit/fit_examples.o \
+	src/fit/fit_loss.o \
+	src/fit/fit_update.o \
+	src/kinds/bayesian_lowrank/bayes_sgld.o \
+	src/kinds/bayesian_lowrank/bayesian_lowrank.o \
+	src/kinds/cooccurrence.o \
+	src/kinds/ease/ease.o \
+	src/kinds/ease/ease_exact.o \
+	src/kinds/ease/ease_neighborhood.o \
+	src/kinds/fm/fm.o \
+	src/kinds/fm/fm_fit.o \
+	src/kinds/gru/gru.o \
+	src/kinds/gru/gru_fit.o \
+	src/kinds/gru/gru_unit.o \
+	src/kinds/hybrid/hybrid.o \
+	src/kinds/hybrid/hybrid_weights.o \
+	src/kinds/itemknn/itemknn.o \
+	src/kinds/kinds.o \
+	src/kinds/list.o \
+	src/kinds/logistic/logistic.o \
+	src/kinds/lowrank/lowrank.o \
+	src/kinds/multitask/gradient_check.o \
+	src/kinds/multitask/multitask.o \
+	src/kinds/multitask_nobias/multitask_nobias.o \
+	src/kinds/poisson/poisson.o \
+	src/kinds/poisson/poisson_vi.o \
+	src/kinds/popularity/popularity.o \
+	src/kinds/rules/rules.o \
+	src/kinds/rules/rules_mine.o \
+	src/kinds/rules/rules_sql.o \
+	src/model/model.o \
+	src/model/model_validate.o \
 	src/mtdpp.o \
-	src/params.o \
-	src/params_capacity.o \
-	src/params_warm.o \
-	src/poisson_vi.o \
-	src/rules_mine.o \
-	src/rules_sql.o \
-	src/progress.o \
-	src/shared_models.o \
+	src/numeric/helper_thread.o \
+	src/numeric/kernel.o \
+	src/numeric/linalg.o \
+	src/numeric/linalg_fixed.o \
+	src/query/complete.o \
+	src/query/diverse.o \
+	src/query/evaluate.o \
+	src/query/item_args.o \
+	src/query/similar.o \
+	src/query/similarity.o \
+	src/query/topk.o \
 	src/shown.o \
-	src/similar.o \
-	src/similarity.o \
-	src/store.o \
-	src/topk.o \
-	src/train_sql.o \
-	src/validation_slice.o
+	src/storage/cache.o \
+	src/storage/item_keys.o \
+	src/storage/model_read.o \
+	src/storage/shared_models.o \
+	src/storage/store.o \
+	src/train/aggregate.o \
+	src/train/lines.o \
+	src/train/lines_baskets.o \
+	src/train/lines_run.o \
+	src/train/params.o \
+	src/train/params_warm.o \
+	src/train/progress.o \
+	src/train/train_sql.o \
+	src/train/validation_slice.o
 
 # the install script of the current version is built from sql/mtdpp.sql;
 # the scripts of earlier releases and every upgrade script are found by name
@@ -79,7 +81,7 @@ PROVE_TESTS = test/t/*.pl
 EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql src/.built-for
 
 # the version, for the module's magic block (PostgreSQL 18 shows it)
-PG_CPPFLAGS = -DMTDPP_VERSION='"$(EXTVERSION)"'
+PG_CPPFLAGS = -DMTDPP_VERSION='"$(EXTVERSION)"' -I$(srcdir)/src
 
 # warnings are errors in the test command (scripts/test passes COPT=-Werror),
 # not for a user building with another compiler
@@ -90,11 +92,9 @@ PG_CONFIG ?= pg_config
 PGXS := $(shell $(PG_CONFIG) --pgxs)
 include $(PGXS)
 
-# every object depends on the shared header; the order lines on theirs;
-# the module's magic block on the version
-$(OBJS): src/*.h
+# every object depends on the headers; the module's magic block on the version
+$(OBJS): $(shell find $(srcdir)/src -name '*.h')
 src/mtdpp.o: Makefile
-src/aggregate.o src/lines.o src/lines_run.o src/lines_baskets.o: src/lines.h src/lines_int.h src/radix_sort.h
 
 # objects built for another PostgreSQL link but do not load: the installation
 # they were built for, remembered, rebuilds them all when it changes

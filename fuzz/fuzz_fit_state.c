@@ -5,7 +5,7 @@
  * The input is taken as the bytes a parallel worker's serial function sent:
  * it goes through the real deserial function, the combine function (which
  * copies its runs), and the final function, which merges the runs of coded
- * order lines (src/lines.c) into baskets; the trainer is replaced by the
+ * order lines (src/train/lines.c) into baskets; the trainer is replaced by the
  * exact baselines after the baskets are checked (mtdpp_stubs.c), and the
  * model that comes out must deserialise.  The state is internal to
  * PostgreSQL's parallel aggregation, so refusing an input with elog (an
@@ -15,7 +15,7 @@
  * aggregate.c is included, not linked, so that the harness sees its state
  * struct (static to it); it is compiled as in the extension.
  */
-#include "../src/aggregate.c"
+#include "../src/train/aggregate.c"
 
 #include "pg_runtime.h"
 #include "mtdpp_stubs.h"

@@ -22,7 +22,7 @@
  *	line: [order: bits 0-5 the order id / scale + 8, 63 = NULL; bits 6-7 the
  *	partial state] [item: 16 bits, signed] [position: 8 bits, signed]
  */
-#include "../src/aggregate.c"
+#include "../src/train/aggregate.c"
 
 #include "pg_runtime.h"
 #include "mtdpp_stubs.h"
@@ -148,7 +148,7 @@ run(void *arg)
 
 /*
  * The one refusal valid lines may meet: no basket of two items, nothing to
- * learn (mtdpp_fit_model), where the lines gathered serially have none.
+ * learn (mtdpp_kind_fit), where the lines gathered serially have none.
  */
 static bool
 refused_without_pairs(void)

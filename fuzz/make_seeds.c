@@ -6,7 +6,7 @@
  *
  *     fuzz/build/make_seeds fuzz/corpus
  */
-#include "../src/aggregate.c"
+#include "../src/train/aggregate.c"
 
 #include <stdio.h>
 

@@ -3,19 +3,19 @@
  *		The parts of the extension that the harnesses replace, and the
  *		checks of what the aggregate hands the trainer.
  *
- * - The hyperparameter parser (src/params.c) reads jsonb through the
+ * - The hyperparameter parser (src/train/params.c) reads jsonb through the
  *   server's jsonb code: it is fuzzed through a real server instead
  *   (test/t/009_fuzz.pl).  Here hyperparameters are the defaults; the
  *   jsonb a state carries is only read through (every byte VARSIZE says it
  *   has), so that a length that lies is caught.
- * - The stochastic-gradient trainer (src/fit*.c, the fit of the DPP kinds,
- *   and src/bayes_sgld.c, the Bayesian low-rank DPP's sampler)
- *   is replaced by the exact baselines (src/kind_itemknn.c for small
- *   inputs, src/kind_popularity.c otherwise), after the baskets it receives
+ * - The stochastic-gradient trainer (src/fit/, the fit of the DPP kinds,
+ *   and src/kinds/bayesian_lowrank/bayes_sgld.c, the Bayesian low-rank DPP's sampler)
+ *   is replaced by the exact baselines (src/kinds/itemknn/itemknn.c for small
+ *   inputs, src/kinds/popularity/popularity.c otherwise), after the baskets it receives
  *   have been checked (fuzz_check_baskets) and handed to fuzz_baskets_hook,
  *   if set.  Hyperparameters name the multitask kind, so every fit comes
  *   here.
- * - Progress reporting (src/progress.c) writes to a table in the server's
+ * - Progress reporting (src/train/progress.c) writes to a table in the server's
  *   shared memory, which exists only when mtdpp is preloaded; the
  *   harnesses have none, as a server without preload, and report nothing.
  */
@@ -23,7 +23,7 @@
 
 #include "pg_runtime.h"
 #include "mtdpp_stubs.h"
-#include "../src/progress.h"
+#include "../src/train/progress.h"
 
 void		(*fuzz_baskets_hook) (const MtdppBaskets *data) = NULL;
 
@@ -124,7 +124,7 @@ fuzz_check_baskets(const MtdppBaskets *d)
 }
 
 MtdppModel *
-mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
+mtdpp_fit_dpp(MtdppBaskets *data, const MtdppParams *p)
 {
 	MtdppParams q = *p;
 
@@ -138,37 +138,37 @@ mtdpp_train_dpp(MtdppBaskets *data, const MtdppParams *p)
 
 /* the same, without a validation slice (fit_epochs.c's fit at a given rank) */
 MtdppModel *
-mtdpp_train_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
+mtdpp_fit_dpp_rank(MtdppBaskets *data, const MtdppParams *p,
 					 const MtdppValidation *given, MtdppValidation *slice,
 					 double to_beat)
 {
 	if (slice != NULL)
 		memset(slice, 0, sizeof(*slice));
-	return mtdpp_train_dpp(data, p);
+	return mtdpp_fit_dpp(data, p);
 }
 
 /* and the Bayesian low-rank DPP's sampler (bayes_sgld.c), likewise */
 MtdppModel *
-mtdpp_train_bayes(MtdppBaskets *data, const MtdppParams *p)
+mtdpp_fit_bayesian_lowrank(MtdppBaskets *data, const MtdppParams *p)
 {
-	return mtdpp_train_dpp(data, p);
+	return mtdpp_fit_dpp(data, p);
 }
 
 /* and fit.c's choice of rank (the hybrid kind's fit): the harness's rank is 0 */
 MtdppModel *
-mtdpp_train_dpp_slice(MtdppBaskets *data, const MtdppParams *p, MtdppValidation *slice)
+mtdpp_fit_dpp_slice(MtdppBaskets *data, const MtdppParams *p, MtdppValidation *slice)
 {
-	return mtdpp_train_dpp_rank(data, p, NULL, slice, NAN);
+	return mtdpp_fit_dpp_rank(data, p, NULL, slice, NAN);
 }
 
 /* and fit.c's fit at a chosen capacity (an ensemble's other fits) */
 MtdppModel *
-mtdpp_train_dpp_chosen(MtdppBaskets *data, const MtdppParams *p, MtdppValidation *slice,
+mtdpp_fit_dpp_chosen(MtdppBaskets *data, const MtdppParams *p, MtdppValidation *slice,
 					   MtdppParams *chosen)
 {
 	if (chosen != NULL)
 		*chosen = *p;
-	return mtdpp_train_dpp_rank(data, p, NULL, slice, NAN);
+	return mtdpp_fit_dpp_rank(data, p, NULL, slice, NAN);
 }
 
 /* the table of model kinds, filled as _PG_init fills it */

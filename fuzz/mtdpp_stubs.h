@@ -6,11 +6,11 @@
 #ifndef MTDPP_FUZZ_STUBS_H
 #define MTDPP_FUZZ_STUBS_H
 
-#include "../src/fit.h"
-#include "../src/kinds.h"
-#include "../src/model.h"
-#include "../src/params.h"
-#include "../src/store.h"
+#include "../src/fit/fit.h"
+#include "../src/kinds/kinds.h"
+#include "../src/model/model.h"
+#include "../src/train/params.h"
+#include "../src/storage/store.h"
 
 /* called with the baskets the trainer receives, after they are checked */
 extern void (*fuzz_baskets_hook) (const MtdppBaskets *data);

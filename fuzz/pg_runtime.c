@@ -3,8 +3,8 @@
  *		Just enough of the PostgreSQL backend to run the extension's parsers
  *		in a fuzzing harness, outside a server.
  *
- * The harnesses link the extension's real source files (src/aggregate.c,
- * src/lines.c, src/model.c, ...); those call a few backend services, which
+ * The harnesses link the extension's real source files (src/train/aggregate.c,
+ * src/train/lines.c, src/model/model.c, ...); those call a few backend services, which
  * this file provides with the same contracts, kept simple so that the
  * sanitizers see every byte:
  *

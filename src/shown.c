@@ -11,7 +11,7 @@
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
-#include "model.h"
+#include "model/model.h"
 
 /*
  * S as an error quotes it: its first MTDPP_SHOWN_MAX bytes (cut between

@@ -1,6 +1,6 @@
 /*
  * sweep.c
- *		Checks every routine of src/linalg.c (the extension's only caller of
+ *		Checks every routine of src/numeric/linalg.c (the extension's only caller of
  *		BLAS and LAPACK) against plain loops, over a range of sizes, with
  *		whatever BLAS and kernel set this process loads.
  *
@@ -26,7 +26,7 @@
 #include <math.h>
 
 #include "pg_runtime.h"
-#include "linalg.h"
+#include "numeric/linalg.h"
 
 #define PROBES 3
 /* the eigendecomposition is of a basket's kernel: no larger is checked */

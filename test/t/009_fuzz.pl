@@ -317,7 +317,7 @@ sub case_rows
 
 # ---- mutated model values
 
-# field offsets of a model value (src/model.c, SerialHeader and what follows)
+# field offsets of a model value (src/model/model.c, SerialHeader and what follows)
 sub blob_fields
 {
 	my ($b) = @_;

@@ -4,7 +4,7 @@
 # above 256: 701 and 965 items).  Then the same fits under another kernel
 # set (Haswell's where this CPU runs them, else Nehalem's): the ease weights
 # agree within single precision, and the stochastic-gradient kinds, which
-# train in the numeric core's reproducible mode (src/linalg_fixed.c), give
+# train in the numeric core's reproducible mode (src/numeric/linalg_fixed.c), give
 # the same model bit for bit.
 use strict;
 use warnings;

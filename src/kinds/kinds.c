@@ -1,0 +1,165 @@
+/*
+ * kinds/kinds.c
+ *		The table of model kinds, and the calls the rest of the extension
+ *		makes through it.
+ *
+ * A kind is a struct of traits and routines (MtdppKindRoutine, kinds.h), as
+ * an index access method is for PostgreSQL: the multi-task DPP and its
+ * variant without bias (multitask.c), the single-kernel logistic and
+ * low-rank DPPs (kind_single.c), and the baselines item-kNN
+ * (itemknn.c), popularity (popularity.c) and EASE (ease.c),
+ * the multi-task DPP with co-occurrence evidence (hybrid.c), association
+ * rules (rules.c) and the factorization machine (fm.c).
+ * Adding a kind is adding its file, its number to MtdppKind and its line
+ * in list.c.
+ *
+ * Everything that depends on the kind asks the table: the hyperparameter
+ * defaults (params.c), fitting (the aggregate), scoring (complete.c,
+ * topk.c), what a model stores (model.c, store.c, cache.c) and what a valid
+ * model is (model_validate.c).
+ */
+#include "postgres.h"
+
+#include "lib/stringinfo.h"
+
+#include "kinds/kinds.h"
+#include "model/model.h"
+
+/* every kind, by its number: registered when the library loads (list.c) */
+static const MtdppKindRoutine *kinds[MTDPP_N_KINDS];
+
+/* enters KIND into the table */
+void
+mtdpp_kind_register(const MtdppKindRoutine *kind)
+{
+	Assert((int) kind->kind >= 0 && kind->kind < MTDPP_N_KINDS);
+	kinds[kind->kind] = kind;
+}
+
+/* whether KIND is the number of a kind (the numbers may have gaps) */
+bool
+mtdpp_kind_exists(int kind)
+{
+	return kind >= 0 && kind < MTDPP_N_KINDS && kinds[kind] != NULL;
+}
+
+const MtdppKindRoutine *
+mtdpp_kind(MtdppKind kind)
+{
+	if ((int) kind < 0 || kind >= MTDPP_N_KINDS || kinds[kind] == NULL)
+		elog(ERROR, "unknown model kind %d", (int) kind);
+	return kinds[kind];
+}
+
+const char *
+mtdpp_kind_name(MtdppKind kind)
+{
+	return mtdpp_kind(kind)->name;
+}
+
+/* which kinds a list of names holds */
+typedef enum KindsNamed
+{
+	ALL_KINDS,
+	FACTOR_KINDS,				/* whose models have item factors */
+	SIMILAR_KINDS				/* that measure the similarity of two items */
+} KindsNamed;
+
+static bool
+named(const MtdppKindRoutine *kind, KindsNamed which)
+{
+	if (kind == NULL)
+		return false;
+	return which == ALL_KINDS || (which == FACTOR_KINDS && kind->factors) ||
+		(which == SIMILAR_KINDS && kind->similar != NULL);
+}
+
+/* The names of the kinds WHICH names, "a, b and c", from the table of kinds. */
+static char *
+kind_names(KindsNamed which)
+{
+	StringInfoData names;
+	int			n = 0,
+				last = -1;
+
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		if (named(kinds[k], which))
+			last = k;
+	initStringInfo(&names);
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		if (named(kinds[k], which))
+			appendStringInfo(&names, "%s%s", n++ == 0 ? "" : k == last ? " and " : ", ",
+							 kinds[k]->name);
+	return names.data;
+}
+
+/*
+ * The names of the kinds: all of them, or (FACTORS_ONLY) those whose models
+ * have item factors.  For hints.
+ */
+char *
+mtdpp_kind_names(bool factors_only)
+{
+	return kind_names(factors_only ? FACTOR_KINDS : ALL_KINDS);
+}
+
+/* The names of the kinds that measure how alike two items are (mtdpp_similar). */
+char *
+mtdpp_similar_kind_names(void)
+{
+	return kind_names(SIMILAR_KINDS);
+}
+
+MtdppKind
+mtdpp_kind_from_name(const char *name)
+{
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		if (kinds[k] != NULL && strcmp(kinds[k]->name, name) == 0)
+			return (MtdppKind) k;
+	ereport(ERROR,
+			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+			 errmsg("unknown model kind \"%s\"", mtdpp_shown(name)),
+			 errhint("Valid kinds are %s.", mtdpp_kind_names(false))));
+	pg_unreachable();
+}
+
+/*
+ * Scores every item of the model as the completion of the context CTX (dense
+ * indices, distinct) into SCORES (n_items entries).  Context items are
+ * scored too; callers skip them.
+ */
+void
+mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	mtdpp_kind(m->kind)->score_all(m, ctx, b, scores);
+}
+
+/* Scores the N candidates CANDS (dense indices) of the context CTX. */
+void
+mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
+				 const int32 *cands, int n, double *scores)
+{
+	const MtdppKindRoutine *kind = mtdpp_kind(m->kind);
+	double	   *all;
+
+	if (b > 0 && kind->score_some != NULL)
+	{
+		kind->score_some(m, ctx, b, cands, n, scores);
+		return;
+	}
+	/* one pass over the catalog costs less than a kernel per candidate */
+	all = palloc(sizeof(double) * Max(m->n_items, 1));
+	kind->score_all(m, ctx, b, all);
+	for (int i = 0; i < n; i++)
+		scores[i] = all[cands[i]];
+	pfree(all);
+}
+
+/* Most basket items the model conditions on (the last ones of a basket). */
+int
+mtdpp_context_limit(const MtdppModel *m)
+{
+	const MtdppKindRoutine *kind = mtdpp_kind(m->kind);
+
+	return kind->context_limit ? kind->context_limit(m) : MTDPP_MAX_CONTEXT;
+}

@@ -1,0 +1,180 @@
+/*
+ * kinds/kinds.h
+ *		The kinds of model: the struct of routines each kind fills (kind_*.c),
+ *		the table of them (kinds.c) and what kinds share with one another.
+ */
+#ifndef MTDPP_KINDS_H
+#define MTDPP_KINDS_H
+
+#include "train/params.h"
+
+/*
+ * A model kind: one struct of traits and routines, as PostgreSQL describes an
+ * index access method by its IndexAmRoutine.  Each kind is one file
+ * (kind_*.c) that fills its struct, and one line of the table in kinds.c;
+ * the rest of the extension asks the kind (mtdpp_kind) rather than testing
+ * which kind it is.
+ */
+typedef struct MtdppKindRoutine
+{
+	MtdppKind	kind;			/* its number in the stored model format */
+	const char *name;			/* as SQL spells it */
+	const MtdppKindDefault *defaults;	/* its own defaults, ended by a NULL key */
+
+	/* what a model of the kind holds, in memory, in a value and in the tables */
+	bool		factors;		/* item factors V (else rank 0) */
+	bool		task_factors;	/* task factors R, stored (else R = 1) */
+	bool		bias;			/* item bias D (else D = 0) */
+	bool		neighbors;		/* co-occurring items and weights */
+	bool		signed_weights; /* those weights are any finite reals (else in [0, 1]) */
+	bool		signed_task_factors;	/* R of any sign, cached as it is (Rf), not as R^2 */
+	bool		weights;		/* weights shared by every item (gru's recurrent ones) */
+	bool		single_items;	/* learns from baskets of one item too (counts items alone) */
+	bool		add_order;		/* learns from the order items were added (needs positions) */
+
+	/*
+	 * Training by the stochastic gradient of fit.c (fit = mtdpp_fit_dpp):
+	 * with task factors, a target against the rest of its basket; without,
+	 * whole baskets under the one kernel L = V V^T + D^2, by maximum
+	 * likelihood (-ln det L_B plus the normaliser) when LIKELIHOOD, else
+	 * against baskets with one item swapped.
+	 */
+	bool		likelihood;
+
+	/*
+	 * Trained by the same stochastic gradient, but scored by a second-order
+	 * factorization machine (fm.c) rather than a ln det: a target's
+	 * score is D_t + <V_t, sum over the context of V_i / sqrt(b)>, against
+	 * the rest of its basket as the multi-task kinds' targets are.
+	 */
+	bool		bilinear;
+
+	/*
+	 * Pruned top k (topk.c): the kind's score is ln w + ln det of a kernel
+	 * per candidate, K_c = V_B diag(R_c^2) V_B^T + D_B^2, which Hadamard's
+	 * inequality bounds; only the candidates whose bound can reach the k-th
+	 * best score are scored exactly.  Other kinds score every candidate.
+	 */
+	bool		bounded;
+
+	/*
+	 * Several independent fits side by side (the hyperparameter "fits"):
+	 * an item's factors and task factors hold each fit's rank in turn, and
+	 * a score is the mean of the fits' (multitask.c).
+	 */
+	bool		ensemble;
+
+	/* fits a model to DATA with the resolved hyperparameters P */
+	MtdppModel *(*fit) (MtdppBaskets *data, const MtdppParams *p);
+
+	/* scores every item as the completion of the context CTX of B items */
+	void		(*score_all) (const MtdppModel *m, const int32 *ctx, int b,
+							  double *scores);
+
+	/* scores the N items CANDS, B > 0; NULL: through score_all */
+	void		(*score_some) (const MtdppModel *m, const int32 *ctx, int b,
+							   const int32 *cands, int n, double *scores);
+
+	/* most basket items the kind conditions on; NULL: MTDPP_MAX_CONTEXT */
+	int			(*context_limit) (const MtdppModel *m);
+
+	/*
+	 * mtdpp_explain of a kind whose score comes from one piece of evidence:
+	 * the basket items of the evidence that decides the score of candidate
+	 * C into ITEMS (dense indices, at most B), how many (0: none, the
+	 * candidate ranks by popularity), its weight into *WEIGHT.  NULL: the
+	 * basket items' leave-one-out contributions.
+	 */
+	int			(*explain) (const MtdppModel *m, const int32 *ctx, int b, int c,
+							int32 *items, double *weight);
+
+	/*
+	 * mtdpp_explain of a kind whose score is a sum over the basket items:
+	 * the contribution of basket item s to candidate CANDS[c] into
+	 * OUT[s * n + c] (B > 0).  NULL (and no explain): leave-one-out.
+	 */
+	void		(*contributions) (const MtdppModel *m, const int32 *ctx, int b,
+								  const int32 *cands, int n, double *out);
+
+	/*
+	 * mtdpp_similar: how like ITEM (a dense index) every item is by the
+	 * kind's own measure, into SIM (n_items entries), and the tier each
+	 * ranks in into TIER: a higher tier ranks first whatever the measure,
+	 * MTDPP_SIMILAR_NONE marks an item the measure says nothing of (never
+	 * proposed).  NULL: the kind has no measure of similarity.
+	 */
+	void		(*similar) (const MtdppModel *m, int item, double *sim, int8 *tier);
+} MtdppKindRoutine;
+
+/* the tier of an item the kind's measure of similarity says nothing of */
+#define MTDPP_SIMILAR_NONE	(-1)
+
+/* kinds.c: the table of model kinds, and the calls through it */
+extern const MtdppKindRoutine *mtdpp_kind(MtdppKind kind);
+extern MtdppKind mtdpp_kind_from_name(const char *name);
+extern char *mtdpp_kind_names(bool factors_only);
+extern char *mtdpp_similar_kind_names(void);
+extern bool mtdpp_kind_exists(int kind);
+extern const char *mtdpp_kind_name(MtdppKind kind);
+extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,
+							double *scores);
+extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
+							 const int32 *cands, int n, double *scores);
+extern int	mtdpp_context_limit(const MtdppModel *m);
+extern void mtdpp_kind_register(const MtdppKindRoutine *kind);
+
+/* similar.c: the measures of similarity several kinds share */
+extern void mtdpp_similar_cosine(const MtdppModel *m, int item, double *sim, int8 *tier);
+extern void mtdpp_similar_lists(const MtdppModel *m, int item, double *sim, int8 *tier);
+
+/* list.c: every kind, registered when the library loads; a fit of any kind */
+extern void mtdpp_kinds_init(void);
+extern MtdppModel *mtdpp_kind_fit(MtdppBaskets *data, const MtdppParams *p);
+
+/*
+ * multitask.c, kind_single.c, itemknn.c, popularity.c,
+ * ease.c, rules.c, poisson.c, fm.c,
+ * bayesian_lowrank.c, gru.c
+ */
+extern const MtdppKindRoutine mtdpp_kind_multitask;
+extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
+extern const MtdppKindRoutine mtdpp_kind_logistic;
+extern const MtdppKindRoutine mtdpp_kind_lowrank;
+extern const MtdppKindRoutine mtdpp_kind_itemknn;
+extern const MtdppKindRoutine mtdpp_kind_popularity;
+extern const MtdppKindRoutine mtdpp_kind_ease;
+extern const MtdppKindRoutine mtdpp_kind_hybrid;
+extern const MtdppKindRoutine mtdpp_kind_rules;
+extern const MtdppKindRoutine mtdpp_kind_poisson;
+extern const MtdppKindRoutine mtdpp_kind_fm;
+extern const MtdppKindRoutine mtdpp_kind_gru;
+extern const MtdppKindRoutine mtdpp_kind_bayesian_lowrank;
+
+/* bayesian_lowrank.c: the samples of V a model holds side by side */
+extern int	mtdpp_bayes_samples(const MtdppModel *m);
+
+
+/* itemknn.c: co-occurrence lists, which the hybrid kind shares */
+extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,
+							   MtdppKind kind, int rank);
+extern int64 mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap);
+struct MtdppListTap;
+typedef struct MtdppCosineLists MtdppCosineLists;
+extern MtdppCosineLists *mtdpp_cosine_lists_start(const MtdppBaskets *data, MtdppModel *m, int cap,
+												  struct MtdppListTap *tap);
+extern int64 mtdpp_cosine_lists_finish(MtdppCosineLists *lb);
+extern void mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
+									  int64 distinct, int64 kept);
+
+/* ease.c: EASE's weights as neighbour lists, which the hybrid kind uses */
+struct MtdppValidation;
+extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
+							 MtdppModel *m, bool *neighborhood, struct MtdppValidation *slice,
+							 double *dropout, struct MtdppListTap *tap);
+
+
+/* popularity.c: what the other kinds share with it */
+extern MtdppModel *mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p);
+extern void mtdpp_popularity_scores(const MtdppModel *m, double *scores);
+
+#endif							/* MTDPP_KINDS_H */

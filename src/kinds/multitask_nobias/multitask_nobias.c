@@ -1,0 +1,25 @@
+/*
+ * kinds/multitask_nobias/multitask_nobias.c
+ *		The kind "multitask_nobias": the multi-task DPP without the item
+ *		bias, K_t[C] = V_C diag(R_t^2) V_C^T (plus the jitter every kernel
+ *		has), scored as the multitask kind's models are.
+ */
+#include "postgres.h"
+
+#include "fit/fit.h"
+#include "kinds/kinds.h"
+#include "kinds/multitask/multitask.h"
+
+const MtdppKindRoutine mtdpp_kind_multitask_nobias = {
+	.kind = MTDPP_MULTITASK_NOBIAS,
+	.name = "multitask_nobias",
+	.defaults = mtdpp_capacity_defaults,
+	.factors = true,
+	.task_factors = true,
+	.bounded = true,
+	.ensemble = true,
+	.fit = mtdpp_fit_multitask,
+	.score_all = mtdpp_multitask_score_all,
+	.similar = mtdpp_similar_cosine,
+	.score_some = mtdpp_multitask_score_some,
+};

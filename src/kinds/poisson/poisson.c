@@ -1,0 +1,343 @@
+/*
+ * kinds/poisson/poisson.c
+ *		The kind "poisson": Poisson factorisation of the baskets x items
+ *		matrix (Gopalan, Hofman, Blei: "Scalable Recommendation with Poisson
+ *		Factorization", 2013), each training basket a user.
+ *
+ * A basket u holds item i a Poisson number of times of rate theta_u .
+ * beta_i, with Gamma priors on the nonnegative factors (hierarchical:
+ * poisson.h), fitted by batch coordinate-ascent variational inference
+ * (poisson_vi.c).  The model keeps E[beta] as each item's factors (rank
+ * factors, nonnegative; no bias, no task factors).  A basket to complete is
+ * a new user: its E[theta] is inferred from its items with the item factors
+ * fixed (MTDPP_POISSON_QUERY_PASSES passes of the same coordinate ascent,
+ * deterministic), and a candidate c scores its expected rate
+ *
+ *		score(c) = E[theta] . E[beta_c]
+ *
+ * computed for every item (no pruning).  The inner prior shape a of theta,
+ * which query-time inference needs, is stored as the model's ln w (a lies
+ * within w's range).  An empty basket is completed by popularity, as by
+ * every kind; mtdpp_explain gives the basket items' leave-one-out
+ * contributions.
+ *
+ * Rank and c.  By default both are chosen on a validation slice of the
+ * training baskets (validation_slice.c), each fit on the other training
+ * baskets and ranking the held-out items against the whole catalog, by
+ * MPR + P@5 + P@10 + P@20: first c, from 1 and 3 on by factors of about 3
+ * (0.3 to 30) in the direction that improves the criterion while it does,
+ * at rank 32 (or the rank given); then the rank at that c, from 32 and 64
+ * on by factors of 2 (8 to 128) likewise.  The model is then fitted on all
+ * the training baskets with the values chosen, which it stores.  A value
+ * given is used as it is.  The inner shape a of theta and the passes are
+ * not searched per fit: their defaults, the paper's a = 0.3 and 60 passes,
+ * were chosen on validation baskets carved out of training baskets (a from
+ * 0.1 to 1; more passes than 60 gain nothing beyond the noise).
+ *
+ * Cost: a pass is the training lines times the rank, plus a digamma and an
+ * exponential per basket, item and factor; epochs passes per fit.  Memory:
+ * the items' shapes and moments in double, the baskets' shapes in single
+ * precision (mtdpp_poisson_memory), checked against maintenance_work_mem.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "portability/instr_time.h"
+
+#include "fit/fit.h"
+#include "kinds/kinds.h"
+#include "kinds/poisson/poisson.h"
+#include "model/model.h"
+#include "train/params.h"
+#include "train/progress.h"
+
+/* the ranks the choice may try: 2^k for k in this range, starting at 32 and 64 */
+#define POISSON_K_MIN 3
+#define POISSON_K_MAX 7
+
+/*
+ * The work of one fit, in products of a line and a factor: a pass costs
+ * the lines times the rank, and a digamma and an exponential (about 8 such
+ * products) per basket, item and factor.  Belgian_retail's 630,000 lines
+ * at rank 32 take 60 passes in about 40 s on one core; a fit of more than
+ * POISSON_MAX_WORK (about 20 minutes) is refused, and the search skips the
+ * ranks beyond it.
+ */
+#define POISSON_MAX_WORK 6e10
+
+static double
+poisson_work(const MtdppBaskets *d, int rank, int passes)
+{
+	return (double) passes * rank * ((double) d->n_lines + 8.0 * d->n_baskets + 8.0 * d->n_items);
+}
+
+static void
+poisson_check_size(const MtdppBaskets *d, int rank, int passes)
+{
+	Size		need = mtdpp_poisson_memory(d, rank);
+
+	if (poisson_work(d, rank, passes) > POISSON_MAX_WORK)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a poisson fit of " INT64_FORMAT " lines in %d baskets at rank %d by %d passes is too long",
+						d->n_lines, d->n_baskets, rank, passes),
+				 errdetail("A pass costs the lines times the rank, plus a digamma per basket, item and factor: about %.0f minutes in all on one core here, and the search of the rank and c fits several times.",
+						   poisson_work(d, rank, passes) / 5e7 / 60.0),
+				 errhint("Give a smaller rank or fewer epochs, or train on a sample of the baskets.")));
+	if (need > (Size) maintenance_work_mem * 1024)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a poisson model of %d items and %d baskets at rank %d needs %zu kB, more than maintenance_work_mem (%d kB)",
+						d->n_items, d->n_baskets, rank, (need + 1023) / 1024, maintenance_work_mem),
+				 errdetail("Its fit keeps 32 bytes for each item and factor, and 4 for each basket and factor."),
+				 errhint("Raise maintenance_work_mem to at least %zu MB for this session, or give a smaller rank.",
+						 (need >> 20) + 1)));
+}
+
+/* A model of DATA's items with E[beta] at P's rank. */
+static MtdppModel *
+poisson_model(const MtdppBaskets *data, const MtdppParams *p)
+{
+	MtdppModel *m = mtdpp_model_alloc(MTDPP_POISSON, data->n_items, p->rank);
+	Size		cells = (Size) data->n_items * p->rank;
+
+	memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
+	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
+	m->n_baskets = data->n_baskets;
+	m->n_examples = data->n_lines;
+	m->log_w = log(p->poisson_a);
+	/* no task factors: R = 1 */
+	for (Size c = 0; c < cells; c++)
+		m->R[c] = 1.0;
+	mtdpp_poisson_fit(data, p->rank, p->poisson_a, p->poisson_c, p->epochs, p->seed,
+					  p->verbose, m->V);
+	/* below MTDPP_NEGLIGIBLE a factor is zero (model.h) */
+	for (Size c = 0; c < cells; c++)
+		if (m->V[c] < MTDPP_NEGLIGIBLE)
+			m->V[c] = 0.0;
+	return m;
+}
+
+/* the prior shapes c the choice may try, starting at 1 and 3 */
+static const double POISSON_C[] = {0.3, 1.0, 3.0, 10.0, 30.0};
+
+/* The search for the rank and c on a validation slice, and what it has measured. */
+typedef struct PoissonSearch
+{
+	MtdppValidation *v;
+	MtdppBaskets *rest;			/* the training baskets outside the slice */
+	MtdppParams p;
+	int			n_tried;
+	struct
+	{
+		double		c;
+		int			rank;
+		double		criterion;
+	}			tried[lengthof(POISSON_C) + POISSON_K_MAX - POISSON_K_MIN + 1];
+} PoissonSearch;
+
+/* MPR + P@5 + P@10 + P@20 at prior shape C and RANK, measured once */
+static double
+poisson_try(PoissonSearch *s, double c, int rank)
+{
+	MtdppModel *m;
+	MtdppMetrics mm;
+	instr_time	start;
+	double		crit;
+
+	for (int t = 0; t < s->n_tried; t++)
+		if (s->tried[t].c == c && s->tried[t].rank == rank)
+			return s->tried[t].criterion;
+	INSTR_TIME_SET_CURRENT(start);
+	s->p.rank = rank;
+	s->p.poisson_c = c;
+	m = poisson_model(s->rest, &s->p);
+	mtdpp_validation_measure(s->v, m, &mm);
+	crit = mm.mpr + mm.p5 + mm.p10 + mm.p20;
+	if (s->p.verbose)
+		ereport(NOTICE,
+				(errmsg("rank %d, c %g: validation MPR %.2f, P@5 %.2f, P@10 %.2f, P@20 %.2f on %d baskets (%.1f s)",
+						rank, c, mm.mpr, mm.p5, mm.p10, mm.p20, mm.n, mtdpp_seconds_since(start))));
+	pfree(m->V);
+	pfree(m->R);
+	if (s->n_tried < lengthof(s->tried))
+	{
+		s->tried[s->n_tried].c = c;
+		s->tried[s->n_tried].rank = rank;
+		s->tried[s->n_tried].criterion = crit;
+		s->n_tried++;
+	}
+	return crit;
+}
+
+/*
+ * The criterion at step I of a ladder: over c (POISSON_C[I], at RANK) or
+ * over the rank (2^I, at C); -infinity beyond the ladder's ends.
+ */
+static double
+poisson_step(PoissonSearch *s, bool over_c, int i, double c, int rank)
+{
+	if (over_c)
+		return i >= 0 && i < lengthof(POISSON_C) ? poisson_try(s, POISSON_C[i], rank) : -INFINITY;
+	if (i < POISSON_K_MIN || i > POISSON_K_MAX ||
+		poisson_work(s->rest, 1 << i, s->p.epochs) > POISSON_MAX_WORK)
+		return -INFINITY;
+	return poisson_try(s, c, 1 << i);
+}
+
+/*
+ * Steps FIRST and FIRST + 1, then on in the direction that improves the
+ * criterion while it does.  Returns the best step; ties go to the first tried.
+ */
+static int
+poisson_ladder(PoissonSearch *s, bool over_c, int first, double c, int rank)
+{
+	int			best = first + 1,
+				step = 1;
+
+	if (!(poisson_step(s, over_c, first + 1, c, rank) > poisson_step(s, over_c, first, c, rank)))
+	{
+		best = first;
+		step = -1;
+	}
+	for (int i = best + step;; i += step)
+	{
+		if (!(poisson_step(s, over_c, i, c, rank) > poisson_step(s, over_c, best, c, rank)))
+			break;
+		best = i;
+	}
+	return best;
+}
+
+/*
+ * The rank and prior shape c for DATA that P leaves to the fit (rank
+ * MTDPP_RANK_CHOSEN, c below 0), chosen on a validation slice of its
+ * baskets: c first, at the rank given or 32, then the rank at that c.
+ */
+static void
+poisson_choose(MtdppBaskets *data, MtdppParams *p)
+{
+	MtdppValidation v;
+	pg_prng_state rng;
+	PoissonSearch s;
+	int			rank = p->rank == MTDPP_RANK_CHOSEN ? 32 : p->rank;
+	double		c = p->poisson_c < 0.0 ? 3.0 : p->poisson_c;
+
+	pg_prng_seed(&rng, (uint64) p->seed);
+	mtdpp_validation_carve(&v, data, p, &rng);
+	if (v.n > 0)
+	{
+		memset(&s, 0, sizeof(s));
+		s.v = &v;
+		s.rest = mtdpp_baskets_without(data, v.is_val);
+		s.p = *p;
+		if (p->poisson_c < 0.0)
+			c = POISSON_C[poisson_ladder(&s, true, 1, 0.0, rank)];
+		if (p->rank == MTDPP_RANK_CHOSEN)
+			rank = 1 << poisson_ladder(&s, false, 5, c, 0);
+		pfree(s.rest->items);
+		pfree(s.rest->start);
+	}
+	if (p->verbose)
+		ereport(NOTICE,
+				(errmsg("%s rank %d and c %g%s; fitting on all %d training baskets",
+						v.n > 0 ? "chose" : "too few baskets for a validation slice:", rank, c,
+						v.n > 0 ? psprintf(" on %d validation baskets", v.n) : "", data->n_baskets)));
+	p->rank = rank;
+	p->poisson_c = c;
+}
+
+static MtdppModel *
+poisson_fit(MtdppBaskets *data, const MtdppParams *given)
+{
+	MtdppParams p = *given;
+	MtdppModel *m;
+	instr_time	start;
+
+	INSTR_TIME_SET_CURRENT(start);
+	/* memory for the largest rank the search may try, time for the first */
+	if (p.rank == MTDPP_RANK_CHOSEN)
+	{
+		poisson_check_size(data, 32, p.epochs);
+		if (mtdpp_poisson_memory(data, 1 << POISSON_K_MAX) > (Size) maintenance_work_mem * 1024)
+			poisson_check_size(data, 1 << POISSON_K_MAX, 1);
+	}
+	else
+		poisson_check_size(data, p.rank, p.epochs);
+	if (p.rank == MTDPP_RANK_CHOSEN || p.poisson_c < 0.0)
+	{
+		mtdpp_progress_phase(MTDPP_PHASE_CHOOSING_RANK);
+		poisson_choose(data, &p);
+	}
+	mtdpp_progress_phase(MTDPP_PHASE_EPOCHS);
+	m = poisson_model(data, &p);
+	m->epochs_run = 0;
+	/* the rank used, chosen or given */
+	m->hyperparams = mtdpp_params_to_json(&p);
+	m->seconds = mtdpp_seconds_since(start);
+	if (p.verbose)
+		ereport(NOTICE,
+				(errmsg("fitted %d items at rank %d by %d passes in %.1f s",
+						data->n_items, p.rank, p.epochs, m->seconds)));
+	return m;
+}
+
+/* score(c) = E[theta] . E[beta_c], theta inferred from the basket */
+static void
+poisson_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
+{
+	int			k = m->rank;
+	double	   *etheta;
+
+	if (b == 0 || k == 0)
+	{
+		mtdpp_popularity_scores(m, scores);
+		return;
+	}
+	etheta = palloc(sizeof(double) * k);
+	mtdpp_poisson_basket(m, exp(m->log_w), ctx, b, etheta);
+	for (int i = 0; i < m->n_items; i++)
+	{
+		double		s = 0.0;
+
+		if (m->V)
+		{
+			const double *v = m->V + (size_t) i * k;
+
+			for (int j = 0; j < k; j++)
+				s += etheta[j] * v[j];
+		}
+		else
+		{
+			const float *v = m->Vf + (size_t) i * k;
+
+			for (int j = 0; j < k; j++)
+				s += etheta[j] * v[j];
+		}
+		scores[i] = s;
+	}
+	pfree(etheta);
+}
+
+static const MtdppKindDefault poisson_defaults[] = {
+	/* chosen on validation baskets */
+	{"rank", MTDPP_RANK_CHOSEN},
+	/* passes of coordinate ascent, chosen on validation baskets (above) */
+	{"epochs", 60},
+	/* scoring is a sum over the catalog: validation ranks against all of it */
+	{"validation_candidates", 0},
+	{"validation_baskets", 2000},
+	{NULL, 0}
+};
+
+const MtdppKindRoutine mtdpp_kind_poisson = {
+	.kind = MTDPP_POISSON,
+	.name = "poisson",
+	.defaults = poisson_defaults,
+	.factors = true,
+	.fit = poisson_fit,
+	.score_all = poisson_score_all,
+	.similar = mtdpp_similar_cosine,
+};

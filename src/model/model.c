@@ -1,0 +1,501 @@
+/*
+ * model/model.c
+ *		A model in memory and as a value: its allocation, the squared
+ *		factors scoring reads, and its serialised form.
+ *
+ * A model being trained or serialised holds V and R in double; a model in a
+ * backend's cache holds only what scoring reads, in float (the precision
+ * of the tables), R^2 in the panels the bounds of topk.c read (model.h).
+ * mtdpp_model_prepare derives what the numeric core (kernel.c) reads from
+ * either: R^2, the kernel diagonal D^2 plus jitter, the squared norms of
+ * V's rows.  What a model holds beyond its items depends on its kind
+ * (kinds.c).
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "miscadmin.h"
+#include "utils/memutils.h"
+
+#include "kinds/kinds.h"
+#include "model/model.h"
+#include "train/params.h"
+
+typedef struct SerialHeader
+{
+	uint32		magic;
+	uint16		format;
+	uint16		kind;
+	int32		n_items;
+	int32		rank;
+	double		log_w;
+	int32		n_baskets;
+	int32		epochs_run;
+	int64		n_examples;
+	int32		best_epoch;
+	int32		json_len;		/* bytes of hyperparameter JSON, padded to 8 */
+	double		final_loss;
+	double		seconds;
+} SerialHeader;
+
+/* zeroed memory that may exceed 1 GB (large catalogs at high rank) */
+void *
+mtdpp_alloc_huge(Size size)
+{
+	return MemoryContextAllocExtended(CurrentMemoryContext, size,
+									  MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+}
+
+/* what every model has: its items, their popularity and bias */
+static MtdppModel *
+model_items(MtdppKind kind, int n_items, int rank)
+{
+	MtdppModel *m = palloc0(sizeof(MtdppModel));
+
+	m->kind = kind;
+	m->n_items = n_items;
+	m->rank = rank;
+	m->item_ids = palloc0(mul_size(Max(n_items, 1), sizeof(int32)));
+	m->popularity = palloc0(mul_size(Max(n_items, 1), sizeof(int32)));
+	m->D = palloc0(mul_size(Max(n_items, 1), sizeof(double)));
+	return m;
+}
+
+/* A model to train or serialise: V and R in double. */
+MtdppModel *
+mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
+{
+	MtdppModel *m = model_items(kind, n_items, rank);
+	Size		cells = mul_size(n_items, rank);
+
+	m->V = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
+	m->R = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
+	return m;
+}
+
+/*
+ * A model in a backend's cache keeps only what scoring reads, in float: V and
+ * R^2 (half the memory of double, the precision the tables store), R^2 in
+ * panels (see MTDPP_PANEL), zero past the last item; or, for a kind whose
+ * task factors have a sign that matters (gru), R itself in rows (Rf).
+ */
+MtdppModel *
+mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank)
+{
+	MtdppModel *m = model_items(kind, n_items, rank);
+	Size		cells = mul_size(Max(n_items, 1), Max(rank, 1));
+	Size		panels = (Max(n_items, 1) + MTDPP_PANEL - 1) / MTDPP_PANEL;
+
+	m->Vf = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(cells, sizeof(float)));
+	if (mtdpp_kind(kind)->signed_task_factors)
+	{
+		m->Rf = MemoryContextAllocHuge(CurrentMemoryContext, mul_size(cells, sizeof(float)));
+		return m;
+	}
+	m->R2f = MemoryContextAllocExtended(CurrentMemoryContext,
+										mul_size(mul_size(panels, MTDPP_PANEL * sizeof(float)), Max(rank, 1)),
+										MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	return m;
+}
+
+/* qsort and bsearch order of int32 */
+int
+mtdpp_cmp_int32(const void *a, const void *b)
+{
+	int32		x = *(const int32 *) a,
+				y = *(const int32 *) b;
+
+	return x < y ? -1 : (x > y ? 1 : 0);
+}
+
+/* Builds the squared factors that scoring reads; call after any change. */
+void
+mtdpp_model_prepare(MtdppModel *m)
+{
+	Size		cells = (Size) m->n_items * m->rank;
+	bool		bias = mtdpp_kind(m->kind)->bias;
+
+	if (m->R != NULL)
+	{
+		if (m->R2 == NULL)
+			m->R2 = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
+		for (Size i = 0; i < cells; i++)
+			m->R2[i] = m->R[i] * m->R[i];
+	}
+	if (m->D2 == NULL)
+		m->D2 = palloc0(mul_size(Max(m->n_items, 1), sizeof(double)));
+	for (int i = 0; i < m->n_items; i++)
+		m->D2[i] = (bias ? m->D[i] * m->D[i] : 0.0) + MTDPP_JITTER;
+	if (m->Vnorm2 == NULL)
+		m->Vnorm2 = palloc0(mul_size(Max(m->n_items, 1), sizeof(double)));
+	for (int i = 0; i < m->n_items; i++)
+	{
+		double		s = 0.0;
+
+		for (int j = 0; j < m->rank; j++)
+		{
+			double		v = m->V ? m->V[(size_t) i * m->rank + j] : m->Vf[(size_t) i * m->rank + j];
+
+			s += v * v;
+		}
+		m->Vnorm2[i] = s;
+	}
+}
+
+/* dense index of ITEM_ID, or -1 if the model has never seen it */
+int
+mtdpp_model_index(const MtdppModel *m, int32 item_id)
+{
+	int			lo = 0,
+				hi = m->n_items - 1;
+
+	while (lo <= hi)
+	{
+		int			mid = lo + (hi - lo) / 2;
+
+		if (m->item_ids[mid] == item_id)
+			return mid;
+		if (m->item_ids[mid] < item_id)
+			lo = mid + 1;
+		else
+			hi = mid - 1;
+	}
+	return -1;
+}
+
+/*
+ * Serialised form (bytea): a header, the resolved hyperparameters as JSON,
+ * the training history, then the per-item arrays.  The format word lets a
+ * later version read an older model or refuse it clearly.
+ *
+ * A bytea holds at most MaxAllocSize bytes (1 GB): about 16 bytes per item
+ * and rank unit, so items x rank up to about 67 million.  The size is known
+ * before training (but for the neighbour lists of item-kNN), and checked
+ * then; the value is built in one allocation of its exact size.
+ */
+static Size
+serialized_size(MtdppKind kind, int n_items, int rank, int epochs, int json_padded,
+				int64 neighbors)
+{
+	Size		s = VARHDRSZ + sizeof(SerialHeader) + json_padded;
+
+	s = add_size(s, mul_size(Max(epochs, 0), 2 * sizeof(double)));
+	s = add_size(s, mul_size(n_items, 2 * sizeof(int32) + sizeof(double)));
+	s = add_size(s, mul_size(mul_size(n_items, rank), 2 * sizeof(double)));
+	if (mtdpp_kind(kind)->neighbors)
+		s = add_size(s, add_size(mul_size(n_items + 1, sizeof(int64)),
+								 mul_size(neighbors, sizeof(int32) + sizeof(float4))));
+	/* gru: its count (8 bytes), then its shared weights */
+	if (mtdpp_kind(kind)->weights)
+		s = add_size(s, add_size(sizeof(int64), mul_size(6 * rank * rank + 3 * rank, sizeof(double))));
+	return s;
+}
+
+static void
+check_value_size(Size size, Size fixed, MtdppKind kind, int n_items, int rank)
+{
+	if (size <= MaxAllocSize)
+		return;
+	if (mtdpp_kind(kind)->neighbors)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("an %s model of %d items takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
+						mtdpp_kind_name(kind), n_items, size, (Size) MaxAllocSize),
+				 errdetail("The value of a model holds 8 bytes per pair of items in its neighbour lists, and 16 per item and rank unit."),
+				 errhint("Give a smaller max_neighbors, or leave it out to keep the strongest pairs that fit.")));
+	ereport(ERROR,
+			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+			 errmsg("a %s model of %d items at rank %d takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
+					mtdpp_kind_name(kind), n_items, rank, size, (Size) MaxAllocSize),
+			 errdetail("The value of a model holds 16 bytes per item and rank unit."),
+			 fixed < MaxAllocSize && n_items > 0 && rank > 0 ?
+			 errhint("Train at a rank of at most %d for %d items.",
+					 (int) Min((MaxAllocSize - fixed) / ((Size) n_items * 2 * sizeof(double)),
+							   MTDPP_MAX_RANK), n_items) :
+			 errhint("Train on fewer items.")));
+}
+
+/*
+ * The bytes a model's value may take: a bytea's limit, and half of
+ * maintenance_work_mem, since a trained model is held twice while it is
+ * handed to storage (the model, and its value).
+ */
+Size
+mtdpp_model_budget(void)
+{
+	return Min((Size) MaxAllocSize, (Size) maintenance_work_mem * 1024 / 2);
+}
+
+/*
+ * The pairs of neighbour lists a model value of KIND, N_ITEMS and RANK,
+ * trained for at most EPOCHS, has room for beside the rest (its
+ * hyperparameters given 64 kB, far more than they take) within
+ * mtdpp_model_budget().
+ */
+int64
+mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs)
+{
+	Size		fixed = serialized_size(kind, n_items, rank, epochs, 65536, 0);
+	Size		budget = mtdpp_model_budget();
+
+	if (fixed >= budget)
+		return 0;
+	return (int64) ((budget - fixed) / (sizeof(int32) + sizeof(float4)));
+}
+
+/*
+ * Refuses, before training, a model whose value would not fit in a bytea:
+ * a rank P->rank model of N_ITEMS items with P's hyperparameters.
+ */
+void
+mtdpp_check_model_size(const MtdppParams *p, int n_items)
+{
+	int			json_padded = TYPEALIGN(8, strlen(mtdpp_params_to_json(p)) + 1);
+	int			rank = mtdpp_kind(p->kind)->factors ? mtdpp_capacity_max_rank(p) : 0;
+
+	check_value_size(serialized_size(p->kind, n_items, rank, p->epochs, json_padded, 0),
+					 serialized_size(p->kind, n_items, 0, p->epochs, json_padded, 0),
+					 p->kind, n_items, rank);
+}
+
+bytea *
+mtdpp_model_serialize(const MtdppModel *m)
+{
+	SerialHeader h;
+	int			json_len = m->hyperparams ? strlen(m->hyperparams) + 1 : 1;
+	int			padded = TYPEALIGN(8, json_len);
+	Size		cells = (Size) m->n_items * m->rank;
+	int64		nn = mtdpp_kind(m->kind)->neighbors ? m->nbr_start[m->n_items] : 0;
+	Size		size = serialized_size(m->kind, m->n_items, m->rank, m->epochs_run, padded, nn);
+	char	   *out;
+	char	   *p;
+
+	check_value_size(size, serialized_size(m->kind, m->n_items, 0, m->epochs_run, padded, nn),
+					 m->kind, m->n_items, m->rank);
+
+	memset(&h, 0, sizeof(h));
+	h.magic = MTDPP_MODEL_MAGIC;
+	h.format = MTDPP_FORMAT_VERSION;
+	h.kind = m->kind;
+	h.n_items = m->n_items;
+	h.rank = m->rank;
+	h.log_w = m->log_w;
+	h.n_baskets = m->n_baskets;
+	h.epochs_run = m->epochs_run;
+	h.n_examples = m->n_examples;
+	h.best_epoch = m->best_epoch;
+	h.json_len = padded;
+	h.final_loss = m->final_loss;
+	h.seconds = m->seconds;
+
+	out = palloc0(size);
+	p = out + VARHDRSZ;
+#define PUT(src, len) do { memcpy(p, (src), (len)); p += (len); } while (0)
+	PUT(&h, sizeof(h));
+	PUT(m->hyperparams ? m->hyperparams : "", json_len);
+	p += padded - json_len;		/* zeros */
+	if (m->epochs_run > 0)
+	{
+		PUT(m->loss_history, sizeof(double) * m->epochs_run);
+		PUT(m->val_history, sizeof(double) * m->epochs_run);
+	}
+	PUT(m->item_ids, sizeof(int32) * m->n_items);
+	PUT(m->popularity, sizeof(int32) * m->n_items);
+	PUT(m->D, sizeof(double) * m->n_items);
+	PUT(m->V, sizeof(double) * cells);
+	PUT(m->R, sizeof(double) * cells);
+	if (mtdpp_kind(m->kind)->neighbors)
+	{
+		PUT(m->nbr_start, sizeof(int64) * (m->n_items + 1));
+		PUT(m->nbr_index, sizeof(int32) * nn);
+		PUT(m->nbr_weight, sizeof(float4) * nn);
+	}
+	if (mtdpp_kind(m->kind)->weights)
+	{
+		int64		nw = m->n_weights;
+
+		Assert(nw == 6 * m->rank * m->rank + 3 * m->rank);
+		PUT(&nw, sizeof(int64));
+		PUT(m->weights, sizeof(double) * nw);
+	}
+#undef PUT
+	Assert((Size) (p - out) == size);
+	SET_VARSIZE(out, size);
+	return (bytea *) out;
+}
+
+static void
+read_bytes(const char **pos, const char *end, void *dst, Size len)
+{
+	if (len > (Size) (end - *pos))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model value is truncated"),
+				 errhint("Pass the value returned by the mtdpp_fit aggregate unchanged.")));
+	memcpy(dst, *pos, len);
+	*pos += len;
+}
+
+/* gru: the count of its shared weights, then the weights, into M */
+static void
+read_weights(const char **pos, const char *end, MtdppModel *m)
+{
+	int64		nw;
+
+	read_bytes(pos, end, &nw, sizeof(int64));
+	if (nw != 6 * (int64) m->rank * m->rank + 3 * m->rank)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model has " INT64_FORMAT " weights, not the %d of rank %d",
+						nw, 6 * m->rank * m->rank + 3 * m->rank, m->rank)));
+	m->n_weights = (int) nw;
+	m->weights = palloc(sizeof(double) * Max(nw, 1));
+	read_bytes(pos, end, m->weights, sizeof(double) * nw);
+}
+
+MtdppModel *
+mtdpp_model_deserialize(bytea *blob)
+{
+	const char *pos = VARDATA_ANY(blob);
+	const char *end = pos + VARSIZE_ANY_EXHDR(blob);
+	SerialHeader h;
+	MtdppModel *m;
+	Size		cells;
+
+	read_bytes(&pos, end, &h, sizeof(h));
+	if (h.magic != MTDPP_MODEL_MAGIC)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("value is not an mtdpp model"),
+				 errhint("Pass the value returned by the mtdpp_fit aggregate.")));
+	if (h.format != MTDPP_FORMAT_VERSION)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model has format %d, this version reads format %d",
+						h.format, MTDPP_FORMAT_VERSION),
+				 errhint("Train the model again with this version of mtdpp.")));
+	/* the DPP kinds have factors (rank 1 or more), the baselines none */
+	if (!mtdpp_kind_exists(h.kind) || h.n_items < 0 || h.rank < 0 ||
+		h.rank > MTDPP_MAX_RANK || h.epochs_run < 0 || h.json_len < 0 || !isfinite(h.log_w) ||
+		mtdpp_kind(h.kind)->factors != (h.rank > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model header is corrupt")));
+
+	/* the sizes the header claims must fit in the value before anything is allocated */
+	if ((double) h.json_len + 16.0 * h.epochs_run + 16.0 * h.n_items +
+		16.0 * (double) h.n_items * h.rank > (double) (end - pos))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model value is truncated"),
+				 errdetail("Its header describes %d items at rank %d, more than its %zu bytes hold.",
+						   h.n_items, h.rank, (Size) (end - pos)),
+				 errhint("Pass the value returned by the mtdpp_fit aggregate unchanged.")));
+	m = mtdpp_model_alloc((MtdppKind) h.kind, h.n_items, h.rank);
+	m->log_w = h.log_w;
+	m->n_baskets = h.n_baskets;
+	m->epochs_run = h.epochs_run;
+	m->n_examples = h.n_examples;
+	m->best_epoch = h.best_epoch;
+	m->final_loss = h.final_loss;
+	m->seconds = h.seconds;
+	m->hyperparams = palloc0(h.json_len + 1);
+	read_bytes(&pos, end, m->hyperparams, h.json_len);
+	m->loss_history = palloc0(sizeof(double) * Max(1, h.epochs_run));
+	m->val_history = palloc0(sizeof(double) * Max(1, h.epochs_run));
+	read_bytes(&pos, end, m->loss_history, sizeof(double) * h.epochs_run);
+	read_bytes(&pos, end, m->val_history, sizeof(double) * h.epochs_run);
+	cells = (Size) h.n_items * h.rank;
+	read_bytes(&pos, end, m->item_ids, sizeof(int32) * h.n_items);
+	read_bytes(&pos, end, m->popularity, sizeof(int32) * h.n_items);
+	read_bytes(&pos, end, m->D, sizeof(double) * h.n_items);
+	read_bytes(&pos, end, m->V, sizeof(double) * cells);
+	read_bytes(&pos, end, m->R, sizeof(double) * cells);
+	if (mtdpp_kind(m->kind)->neighbors)
+	{
+		int64		nn;
+
+		m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
+		read_bytes(&pos, end, m->nbr_start, sizeof(int64) * (m->n_items + 1));
+		nn = m->nbr_start[m->n_items];
+		if (m->nbr_start[0] != 0 || nn < 0 || nn > (int64) (end - pos))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("mtdpp model neighbour lists are corrupt")));
+		m->nbr_index = mtdpp_alloc_huge(sizeof(int32) * Max(nn, 1));
+		m->nbr_weight = mtdpp_alloc_huge(sizeof(float4) * Max(nn, 1));
+		read_bytes(&pos, end, m->nbr_index, sizeof(int32) * nn);
+		read_bytes(&pos, end, m->nbr_weight, sizeof(float4) * nn);
+		for (int i = 0; i < m->n_items; i++)
+			if (m->nbr_start[i] > m->nbr_start[i + 1])
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+						 errmsg("mtdpp model neighbour lists are corrupt")));
+		for (int64 k = 0; k < nn; k++)
+			if (m->nbr_index[k] < 0 || m->nbr_index[k] >= m->n_items)
+				ereport(ERROR,
+						(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+						 errmsg("mtdpp model neighbour lists are corrupt")));
+	}
+	if (mtdpp_kind(m->kind)->weights)
+		read_weights(&pos, end, m);
+	if (pos != end)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+				 errmsg("mtdpp model value has %zu bytes after its end", (Size) (end - pos)),
+				 errdetail("Its header describes %d items at rank %d, which take %zu bytes of its %zu.",
+						   h.n_items, h.rank, (Size) (pos - (const char *) VARDATA_ANY(blob)),
+						   (Size) VARSIZE_ANY_EXHDR(blob)),
+				 errhint("Pass the value returned by the mtdpp_fit aggregate unchanged.")));
+	for (int i = 1; i < m->n_items; i++)
+		if (m->item_ids[i] <= m->item_ids[i - 1])
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("mtdpp model item ids are not ascending")));
+	for (Size c = 0; c < cells; c++)
+		if (!isfinite(m->V[c]) || !isfinite(m->R[c]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("mtdpp model factors of item %d are not finite", m->item_ids[c / Max(m->rank, 1)])));
+	for (int i = 0; i < m->n_items; i++)
+		if (!isfinite(m->D[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_BINARY_REPRESENTATION),
+					 errmsg("mtdpp model bias of item %d is not finite", m->item_ids[i])));
+	mtdpp_model_validate(m, MTDPP_FROM_VALUE);
+	return m;
+}
+
+/* A copy of the trained model M, its record included, in the current memory context. */
+MtdppModel *
+mtdpp_model_copy(const MtdppModel *m)
+{
+	Size		cells = (Size) m->n_items * m->rank;
+	MtdppModel *result = mtdpp_model_alloc(m->kind, m->n_items, m->rank);
+
+	result->log_w = m->log_w;
+	result->n_baskets = m->n_baskets;
+	result->n_examples = m->n_examples;
+	result->epochs_run = m->epochs_run;
+	result->best_epoch = m->best_epoch;
+	result->final_loss = m->loss_history[Max(m->best_epoch, 1) - 1];
+	result->seconds = m->seconds;
+	result->hyperparams = pstrdup(m->hyperparams);
+	result->loss_history = palloc0(sizeof(double) * Max(m->epochs_run, 1));
+	result->val_history = palloc0(sizeof(double) * Max(m->epochs_run, 1));
+	memcpy(result->loss_history, m->loss_history, sizeof(double) * m->epochs_run);
+	memcpy(result->val_history, m->val_history, sizeof(double) * m->epochs_run);
+	memcpy(result->item_ids, m->item_ids, sizeof(int32) * m->n_items);
+	memcpy(result->popularity, m->popularity, sizeof(int32) * m->n_items);
+	memcpy(result->D, m->D, sizeof(double) * m->n_items);
+	memcpy(result->V, m->V, sizeof(double) * cells);
+	memcpy(result->R, m->R, sizeof(double) * cells);
+	if (m->weights != NULL)
+	{
+		result->n_weights = m->n_weights;
+		result->weights = palloc(sizeof(double) * Max(m->n_weights, 1));
+		memcpy(result->weights, m->weights, sizeof(double) * m->n_weights);
+	}
+	return result;
+}

@@ -1,0 +1,356 @@
+/*
+ * storage/model_read.c
+ *		A stored model's rows, read from mtdpp.models and mtdpp.items into a
+ *		model in memory: its factors (squared where the bounds need them),
+ *		its neighbour lists, checked as every model is (model_validate.c) and
+ *		prepared for scoring.  The per-backend cache (cache.c) reads through
+ *		it; the shared copies (shared_models.c) are built from what it read.
+ */
+#include "postgres.h"
+
+#include <math.h>
+
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "miscadmin.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/guc.h"
+#include "utils/lsyscache.h"
+#include "utils/memutils.h"
+
+#include "kinds/kinds.h"
+#include "model/model.h"
+#include "storage/store.h"
+
+/*
+ * A row of real[] factors into DST (RANK floats), squared if SQUARE.  A
+ * detoasted copy is freed: it would otherwise stay in the cache's context.
+ */
+static void
+fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const char *what)
+{
+	ArrayType  *arr = DatumGetArrayTypeP(datum);
+	float4	   *src;
+	float		least = square ? MTDPP_NEGLIGIBLE_ROOT : MTDPP_NEGLIGIBLE;
+	int			flushed = 0;
+
+	if (rank == 0 && ARR_NDIM(arr) == 0)
+		return;					/* baselines have no factors */
+	if (ARR_NDIM(arr) != 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != FLOAT4OID ||
+		ARR_DIMS(arr)[0] != rank)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("%s of item %d are not %d non-NULL reals", what, item_id, rank),
+				 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+	src = (float4 *) ARR_DATA_PTR(arr);
+	for (int j = 0; j < rank; j++)
+		if (!isfinite(src[j]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("%s of item %d hold %g", what, item_id, src[j]),
+					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+	/* values too small to carry signal are zero (see MTDPP_NEGLIGIBLE) */
+	for (int j = 0; j < rank; j++)
+	{
+		bool		off = fabsf(src[j]) < least;
+
+		flushed += off && src[j] != 0.0f;
+		dst[j] = off ? 0.0f : (square ? src[j] * src[j] : src[j]);
+	}
+	if (flushed > 0)
+		elog(DEBUG2, "%s of item %d: %d of %d below %g, read as zero",
+			 what, item_id, flushed, rank, least);
+	if ((Pointer) arr != DatumGetPointer(datum))
+		pfree(arr);
+}
+
+/*
+ * gru: the weights every item shares, from mtdpp.models.weights of model
+ * MODEL_ID (read after the items: it replaces SPI_tuptable).  Called with
+ * the cache context current.
+ */
+static void
+load_weights(MtdppModel *m, int model_id)
+{
+	ArrayType  *arr;
+	bool		isnull;
+	Datum		d;
+	float4	   *src;
+	int			n;
+	MemoryContext cache = CurrentMemoryContext;
+
+	if (SPI_execute_with_args("SELECT weights FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1",
+							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+							  NULL, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the weights of model %d", model_id);
+	/* SPI leaves its own context current: back to the cache's */
+	MemoryContextSwitchTo(cache);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	if (isnull)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d of kind %s has no weights", model_id, mtdpp_kind_name(m->kind)),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
+	arr = DatumGetArrayTypeP(d);
+	if (ARR_NDIM(arr) > 1 || ARR_HASNULL(arr) || ARR_ELEMTYPE(arr) != FLOAT4OID)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("weights of model %d are not an array of non-NULL reals", model_id),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
+	n = ARR_NDIM(arr) == 0 ? 0 : ARR_DIMS(arr)[0];
+	src = (float4 *) ARR_DATA_PTR(arr);
+	m->n_weights = n;
+	m->weights = palloc(sizeof(double) * Max(n, 1));
+	for (int k = 0; k < n; k++)
+		m->weights[k] = src[k];
+}
+
+/*
+ * itemknn, ease: the neighbour lists of the rows just read (columns 6 and 7), as
+ * dense indices.  Called with the cache context current.
+ */
+static void
+load_neighbors(MtdppModel *m)
+{
+	int64		total = 0;
+
+	for (uint64 pass = 0; pass < 2; pass++)
+	{
+		if (pass == 1)
+		{
+			m->nbr_index = mtdpp_alloc_huge(sizeof(int32) * Max(total, 1));
+			m->nbr_weight = mtdpp_alloc_huge(sizeof(float4) * Max(total, 1));
+			m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
+			total = 0;
+		}
+		for (int i = 0; i < m->n_items; i++)
+		{
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			TupleDesc	td = SPI_tuptable->tupdesc;
+			bool		n1,
+						n2;
+			Datum		d1 = SPI_getbinval(tup, td, 6, &n1);
+			Datum		d2 = SPI_getbinval(tup, td, 7, &n2);
+			ArrayType  *ids,
+					   *ws;
+			int			len;
+
+			if (n1 || n2)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("item %d of an %s model has no neighbour list", m->item_ids[i],
+								mtdpp_kind_name(m->kind)),
+						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+			ids = DatumGetArrayTypeP(d1);
+			ws = DatumGetArrayTypeP(d2);
+			if (ARR_NDIM(ids) > 1 || ARR_NDIM(ws) > 1)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("neighbour lists of item %d have %d and %d dimensions",
+								m->item_ids[i], ARR_NDIM(ids), ARR_NDIM(ws)),
+						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+			len = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+			if (ARR_HASNULL(ids) || ARR_HASNULL(ws) || len != ArrayGetNItems(ARR_NDIM(ws), ARR_DIMS(ws)))
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("neighbour lists of item %d do not match", m->item_ids[i]),
+						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+			if (pass == 1)
+			{
+				int32	   *src = (int32 *) ARR_DATA_PTR(ids);
+				float4	   *w = (float4 *) ARR_DATA_PTR(ws);
+
+				m->nbr_start[i] = total;
+				for (int k = 0; k < len; k++)
+				{
+					int			idx = mtdpp_model_index(m, src[k]);
+
+					if (idx < 0)
+						ereport(ERROR,
+								(errcode(ERRCODE_DATA_CORRUPTED),
+								 errmsg("neighbour %d of item %d is not an item of the model",
+										src[k], m->item_ids[i])));
+					m->nbr_index[total + k] = idx;
+					m->nbr_weight[total + k] = w[k];
+				}
+			}
+			total += len;
+			if ((Pointer) ids != DatumGetPointer(d1))
+				pfree(ids);
+			if ((Pointer) ws != DatumGetPointer(d2))
+				pfree(ws);
+		}
+	}
+	m->nbr_start[m->n_items] = total;
+}
+
+/*
+ * The one hyperparameter the scoring of model MODEL_ID, of kind KIND, reads
+ * beside its rows: a Bayesian low-rank model's samples of V, {"samples": S},
+ * or NULL if its row names none (model_validate.c refuses it); an ensemble's
+ * fits (multitask.c), {"fits": N}, or NULL for one fit; NULL for the
+ * other kinds.  A count outside 1 .. MTDPP_MAX_RANK is read as 0, which
+ * model_validate.c refuses.  Through SPI, connected.  The text lives as long
+ * as the backend, one per key and count, so that a model shared between
+ * cache entries (shared_models.c) may point to it.
+ */
+const char *
+mtdpp_read_model_layout(int model_id, const struct MtdppKindRoutine *kind)
+{
+	static char *texts[2][MTDPP_MAX_RANK + 1];
+	MemoryContext caller = CurrentMemoryContext;
+	const char *key;
+	bool		isnull;
+	int			s,
+				k;
+	bool		ok;
+
+	if (kind->kind == MTDPP_BAYESIAN_LOWRANK)
+		key = "samples", k = 0;
+	else if (kind->ensemble)
+		key = "fits", k = 1;
+	else
+		return NULL;
+	/* SPI returns in its own memory context: the caller's is restored */
+	ok = SPI_execute_with_args(psprintf("SELECT (hyperparams OPERATOR(pg_catalog.->>) '%s')::pg_catalog.int4 "
+										"FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1", key),
+							   1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+							   NULL, true, 1) == SPI_OK_SELECT;
+	MemoryContextSwitchTo(caller);
+	if (!ok)
+		elog(ERROR, "could not read the hyperparameters of model %d", model_id);
+	if (SPI_processed != 1)
+		return NULL;
+	s = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull)
+		return NULL;
+	if (s < 1 || s > MTDPP_MAX_RANK)
+		s = 0;
+	if (texts[k][s] == NULL)
+		texts[k][s] = MemoryContextStrdup(TopMemoryContext, psprintf("{\"%s\": %d}", key, s));
+	return texts[k][s];
+}
+
+/*
+ * Reads model MODEL_ID, named NAME, from the tables into memory context CONTEXT;
+ * ROW_SECURITY if row-level security filters what the caller reads.
+ */
+MtdppModel *
+mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, const char *kind, int rank,
+		   int n_items, int n_baskets, double log_w, bool row_security)
+{
+	MtdppModel *m;
+	MemoryContext old;
+	uint64		n;
+	float	   *row;
+
+	if (SPI_execute_with_args("SELECT item_id, popularity, bias, factors, task_factors, "
+							  "neighbors, neighbor_weights "
+							  "FROM mtdpp.items WHERE model_id OPERATOR(pg_catalog.=) $1 ORDER BY item_id",
+							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+							  NULL, true, 0) != SPI_OK_SELECT)
+		elog(ERROR, "could not read the items of model %d", model_id);
+	n = SPI_processed;
+	/* a policy on mtdpp.items that hides some items of a model it shows */
+	if (row_security && n < (uint64) n_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("row-level security hides " UINT64_FORMAT " of the %d items of model \"%s\" from role \"%s\"",
+						(uint64) n_items - n, n_items, name, GetUserNameFromId(GetUserId(), false)),
+				 errhint("A model answers only a role that may read all of its rows: "
+						 "the policies on mtdpp.items must show every item of the models those on mtdpp.models show.")));
+	if (n != (uint64) n_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d has %d items but mtdpp.items holds " UINT64_FORMAT " of them",
+						model_id, n_items, n),
+				 errhint("The model tables were changed by hand; train the model again.")));
+
+	if (!isfinite(log_w))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d has log_w %g", model_id, log_w),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
+	/* the DPP kinds have factors (rank 1 or more), the baselines none */
+	if (rank < 0 || rank > MTDPP_MAX_RANK ||
+		mtdpp_kind(mtdpp_kind_from_name(kind))->factors != (rank > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d of kind %s has rank %d", model_id, kind, rank),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
+	old = MemoryContextSwitchTo(context);
+	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
+	m->log_w = log_w;
+	m->n_baskets = n_baskets;
+	row = palloc(sizeof(float) * Max(rank, 1));
+	for (uint64 i = 0; i < n; i++)
+	{
+		HeapTuple	tup = SPI_tuptable->vals[i];
+		TupleDesc	td = SPI_tuptable->tupdesc;
+		bool		isnull;
+
+		m->item_ids[i] = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
+		m->popularity[i] = DatumGetInt32(SPI_getbinval(tup, td, 2, &isnull));
+		m->D[i] = DatumGetFloat4(SPI_getbinval(tup, td, 3, &isnull));
+		if (!isfinite(m->D[i]))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("bias of item %d is %g", m->item_ids[i], m->D[i]),
+					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+		fill_factors(SPI_getbinval(tup, td, 4, &isnull),
+					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
+		if (mtdpp_kind(m->kind)->signed_task_factors)
+		{
+			/* read as they are, not squared (gru's output embeddings) */
+			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
+						 m->Rf + (size_t) i * rank, rank, false, m->item_ids[i], "task factors");
+			continue;
+		}
+		if (mtdpp_kind(m->kind)->task_factors)
+			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
+						 row, rank, true, m->item_ids[i], "task factors");
+		else
+			for (int j = 0; j < rank; j++)
+				row[j] = 1.0f;
+		for (int j = 0; j < rank; j++)
+			m->R2f[mtdpp_panel_cell(rank, i, j)] = row[j];
+	}
+	pfree(row);
+	if (mtdpp_kind(m->kind)->neighbors)
+		load_neighbors(m);
+	if (mtdpp_kind(m->kind)->weights)
+		load_weights(m, model_id);
+	m->hyperparams = (char *) mtdpp_read_model_layout(model_id, mtdpp_kind(m->kind));
+	mtdpp_model_validate(m, MTDPP_FROM_TABLES);
+	mtdpp_model_prepare(m);
+	MemoryContextSwitchTo(old);
+	return m;
+}
+
+/*
+ * Connects to SPI to read the model tables; returns the GUC nest level
+ * mtdpp_model_tables_done closes.  Inside a query that Citus runs on a
+ * shard (a distributed batch of completions), reading them is a read of
+ * reference tables, which have a copy on every node, yet Citus would refuse
+ * it as a nested distributed query: allowed for these reads alone.
+ */
+int
+mtdpp_model_tables_connect(void)
+{
+	int			nest = NewGUCNestLevel();
+
+	if (GetConfigOption("citus.allow_nested_distributed_execution", true, false) != NULL)
+		(void) set_config_option("citus.allow_nested_distributed_execution", "on", PGC_USERSET,
+								 PGC_S_SESSION, GUC_ACTION_SAVE, true, 0, false);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	return nest;
+}
+
+void
+mtdpp_model_tables_done(int nest)
+{
+	SPI_finish();
+	AtEOXact_GUC(true, nest);
+}

@@ -1,0 +1,392 @@
+/*
+ * train/train_sql.c
+ *		mtdpp_train: training from a table in one statement.
+ *
+ * It builds the query that runs the mtdpp_fit aggregate (aggregate.c) over
+ * the user's table, every name in it qualified by schema, runs it through
+ * SPI as the calling role (a plan that may be parallel), and stores the
+ * model it returns as the next version of its name (store.c).  Its named
+ * arguments go into the hyperparameters, checked there (params.c).
+ */
+#include "postgres.h"
+
+#include "access/htup_details.h"
+#include "catalog/pg_type.h"
+#include "executor/spi.h"
+#include "fmgr.h"
+#include "funcapi.h"
+#include "lib/stringinfo.h"
+#include "utils/array.h"
+#include "utils/builtins.h"
+#include "utils/json.h"
+#include "utils/jsonb.h"
+#include "utils/lsyscache.h"
+#include "utils/regproc.h"
+
+#include "kinds/kinds.h"
+#include "model/model.h"
+#include "storage/store.h"
+#include "train/params.h"
+#include "train/progress.h"
+
+PG_FUNCTION_INFO_V1(mtdpp_train);
+
+/*
+ * Expression reading column COL of RELID, cast for the aggregate.  A domain
+ * over an integer type is read as its base type.  *WIDE: whether the
+ * column is a bigint that the cast to integer may not hold.
+ */
+static char *
+column_expression(Oid relid, const char *col, const char *what, bool order_id, bool *wide)
+{
+	AttrNumber	att = get_attnum(relid, col);
+	Oid			type;
+	const char *q = psprintf("l.%s", quote_identifier(col));
+
+	*wide = false;
+	if (att == InvalidAttrNumber)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_COLUMN),
+				 errmsg("column \"%s\" (%s) does not exist in %s", mtdpp_shown(col), what,
+						get_rel_name(relid)),
+				 errhint("Name the column with %s => '...'.", what)));
+	type = getBaseType(get_atttype(relid, att));
+	switch (type)
+	{
+		case INT2OID:
+		case INT4OID:
+			return psprintf(order_id ? "%s::bigint" : "%s::integer", q);
+		case INT8OID:
+			*wide = !order_id;
+			return psprintf(order_id ? "%s::bigint" : "%s::integer", q);
+		default:
+			if (order_id)		/* any other order id: its hash identifies it */
+				return psprintf("pg_catalog.hashtextextended(%s::pg_catalog.text, 0::pg_catalog.int8)", q);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" (%s) has type %s, expected %s",
+							mtdpp_shown(col), what, format_type_be(get_atttype(relid, att)),
+							strcmp(what, "item_col") == 0 ? "integer, bigint, text or uuid" : "an integer type"),
+					 strcmp(what, "item_col") == 0 ?
+					 errhint("Cast the items to one of these types with a view.") :
+					 errhint("Positions are integers; number the items of each basket with a view if needed.")));
+	}
+	pg_unreachable();
+}
+
+/*
+ * The type of keys item column COL of RELID holds: bigint, text or uuid
+ * (domains read as their base); InvalidOid for an integer column.
+ */
+static Oid
+item_key_type(Oid relid, const char *col)
+{
+	AttrNumber	att = get_attnum(relid, col);
+	Oid			type;
+
+	if (att == InvalidAttrNumber)
+		return InvalidOid;		/* column_expression says so */
+	type = getBaseType(get_atttype(relid, att));
+	if (type == INT8OID || type == TEXTOID || type == UUIDOID)
+		return type;
+	if (type == VARCHAROID)
+		return TEXTOID;
+	return InvalidOid;
+}
+
+/*
+ * The distinct keys of item column COL of RELID, in their order (text in
+ * the "C" collation, the same on every server), as text, into *KEYS in the
+ * caller's memory; item i is the i-th.  Inside the caller's SPI connection.
+ */
+static void
+number_keys(Oid relid, const char *col, MtdppTrainedKeys *keys, MemoryContext caller)
+{
+	const char *q = quote_identifier(col);
+	char	   *sql;
+	bool		isnull;
+	Datum		d;
+	MemoryContext spi;
+
+	sql = psprintf("SELECT pg_catalog.array_agg(k::pg_catalog.text ORDER BY k%s) "
+				   "FROM (SELECT DISTINCT %s AS k FROM %s WHERE %s IS NOT NULL) s",
+				   keys->type == TEXTOID ? " COLLATE \"C\"" : "", q,
+				   mtdpp_qualified_relation(relid), q);
+	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not run %s", sql);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	spi = MemoryContextSwitchTo(caller);
+	keys->n = 0;
+	keys->texts = NULL;
+	if (!isnull)
+		deconstruct_array(DatumGetArrayTypePCopy(d), TEXTOID, -1, false, TYPALIGN_INT,
+						  &keys->texts, NULL, &keys->n);
+	MemoryContextSwitchTo(spi);
+}
+
+/*
+ * A bigint position column COL of RELID read as integer (a bigint item
+ * column is read as keys): its first value beyond integer, if any, is an
+ * error naming it, rather than the cast's bare "integer out of range" in the
+ * middle of the fit.  Runs inside the caller's SPI connection; costs a scan
+ * of the column, for bigint columns only.
+ */
+static void
+check_integer_column(Oid relid, const char *col)
+{
+	const char *what = "position_col";
+	const char *q = quote_identifier(col);
+	char	   *sql;
+	bool		isnull;
+	int64		value;
+
+	sql = psprintf("SELECT %s::pg_catalog.int8 FROM %s WHERE %s::pg_catalog.int8 OPERATOR(pg_catalog.<) '-2147483648'::pg_catalog.int8 "
+				   "OR %s::pg_catalog.int8 OPERATOR(pg_catalog.>) '2147483647'::pg_catalog.int8 LIMIT 1",
+				   q, mtdpp_qualified_relation(relid), q, q);
+	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not run %s", sql);
+	if (SPI_processed == 0)
+		return;
+	value = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	ereport(ERROR,
+			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
+			 errmsg("column \"%s\" (%s) of %s holds " INT64_FORMAT ", beyond the integer range",
+					mtdpp_shown(col), what, get_rel_name(relid), value),
+			 errdetail("Item ids and positions must fit in integer (int4), from -2147483648 to 2147483647."),
+			 errhint("Number the items of each basket with a view, for example with row_number() OVER (PARTITION BY the order id ORDER BY %s).",
+					 mtdpp_shown(q))));
+}
+
+static void
+reject_named_key(Jsonb *params, const char *key)
+{
+	JsonbValue	k;
+
+	k.type = jbvString;
+	k.val.string.val = (char *) key;
+	k.val.string.len = strlen(key);
+	if (findJsonbValueFromContainer(&params->root, JB_FOBJECT, &k) != NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("hyperparameter \"%s\" is an argument of mtdpp_train", key),
+				 errhint("Pass it as %s => ... rather than inside params.", key)));
+}
+
+/*
+ * The hyperparameters of the call: its named arguments, then its params
+ * jsonb (which may not repeat them); resolved into P, returned as jsonb for
+ * the aggregate.
+ */
+static Datum
+training_params(FunctionCallInfo fcinfo, text *name, MtdppParams *p)
+{
+	Jsonb	   *params = PG_ARGISNULL(12) ? NULL : PG_GETARG_JSONB_P(12);
+	StringInfoData json;
+	Datum		pjson;
+
+	/* NULL is no kind: the default is the argument's, when it is left out */
+	if (PG_ARGISNULL(7))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("kind must not be NULL"),
+				 errhint("Leave kind out for the default, 'hybrid', or name one of %s.",
+						 mtdpp_kind_names(false))));
+	initStringInfo(&json);
+	appendStringInfoString(&json, "{\"kind\": ");
+	escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(7)));
+	appendStringInfoString(&json, ", \"target\": ");
+	if (PG_ARGISNULL(8))
+		appendStringInfoString(&json, "null");
+	else
+		escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(8)));
+	if (!PG_ARGISNULL(5))
+		appendStringInfo(&json, ", \"rank\": %d", PG_GETARG_INT32(5));
+	if (!PG_ARGISNULL(6))
+		appendStringInfo(&json, ", \"epochs\": %d", PG_GETARG_INT32(6));
+	if (!PG_ARGISNULL(9))
+		appendStringInfo(&json, ", \"seed\": " INT64_FORMAT, PG_GETARG_INT64(9));
+	/* warm_start (since 0.2.0: a database not yet updated passes 13 arguments) */
+	if (PG_NARGS() > 13 && !PG_ARGISNULL(13) && PG_GETARG_BOOL(13))
+	{
+		appendStringInfoString(&json, ", \"warm_start\": ");
+		escape_json(&json, text_to_cstring(name));
+	}
+	appendStringInfo(&json, ", \"verbose\": %s}",
+					 (!PG_ARGISNULL(10) && PG_GETARG_BOOL(10)) ? "true" : "false");
+	if (params != NULL)
+	{
+		const char *named[] = {"kind", "target", "rank", "epochs", "seed", "verbose"};
+
+		if (!JB_ROOT_IS_OBJECT(params))
+			mtdpp_params_parse(p, params);	/* raises the error */
+		for (int k = 0; k < lengthof(named); k++)
+			reject_named_key(params, named[k]);
+	}
+	pjson = DirectFunctionCall1(jsonb_in, CStringGetDatum(json.data));
+	if (params != NULL)
+		pjson = DirectFunctionCall2(jsonb_concat, pjson, JsonbPGetDatum(params));
+	mtdpp_params_resolve(p, DatumGetJsonbP(pjson));
+	if (p->kind == MTDPP_GRU && PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("kind gru needs a position column"),
+				 errdetail("A gru reads the items of a basket in the order they were added."),
+				 errhint("Name the column that orders the items of a basket with position_col => '...'.")));
+	if (p->target == MTDPP_TARGET_LAST && PG_ARGISNULL(4))
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("target => 'last' needs a position column"),
+				 errhint("Name the column that orders the items of a basket with position_col => '...'.")));
+	return pjson;
+}
+
+/*
+ * Runs mtdpp_fit over the columns the call names of RELID, with the
+ * hyperparameters PJSON; returns the model value, in the caller's memory.
+ */
+static bytea *
+run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson, MtdppTrainedKeys *keys)
+{
+	char	   *order_col = text_to_cstring(mtdpp_text_arg(fcinfo, 2, "order_col"));
+	char	   *item_col = text_to_cstring(mtdpp_text_arg(fcinfo, 3, "item_col"));
+	char	   *pos_expr;
+	const char *nsp;
+	StringInfoData query;
+	MemoryContext caller = CurrentMemoryContext;
+	bytea	   *blob;
+	bool		isnull;
+
+	char	   *pos_col = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
+	bool		wide_pos = false,
+				wide_item = false,
+				wide_order;
+
+	pos_expr = pos_col == NULL ? "NULL::integer" :
+		column_expression(relid, pos_col, "position_col", false, &wide_pos);
+	nsp = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
+	initStringInfo(&query);
+	keys->type = item_key_type(relid, item_col);
+	appendStringInfo(&query, "SELECT %s.mtdpp_fit(%s, %s, %s, $1) FROM %s AS l",
+					 quote_identifier(nsp),
+					 column_expression(relid, order_col, "order_col", true, &wide_order),
+					 OidIsValid(keys->type) ? "n.item" :
+					 column_expression(relid, item_col, "item_col", false, &wide_item),
+					 pos_expr, mtdpp_qualified_relation(relid));
+	/* keys: each line's item is its key's number (number_keys) */
+	if (OidIsValid(keys->type))
+		appendStringInfo(&query, " JOIN (SELECT k::pg_catalog.%s AS key, i::pg_catalog.int4 AS item "
+						 "FROM pg_catalog.unnest($2::pg_catalog.text[]) WITH ORDINALITY AS u(k, i)) AS n "
+						 "ON l.%s OPERATOR(pg_catalog.=) n.key",
+						 keys->type == INT8OID ? "int8" : keys->type == UUIDOID ? "uuid" : "text",
+						 quote_identifier(item_col));
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (OidIsValid(keys->type))
+		number_keys(relid, item_col, keys, caller);
+	if (wide_pos)
+		check_integer_column(relid, pos_col);
+	if (SPI_execute_with_args(query.data, 2, (Oid[]) {JSONBOID, TEXTARRAYOID},
+							  (Datum[]) {pjson, OidIsValid(keys->type) ?
+								  PointerGetDatum(construct_array(keys->texts, keys->n, TEXTOID, -1, false, TYPALIGN_INT)) :
+							  (Datum) 0},
+							  OidIsValid(keys->type) ? NULL : " n",
+							  true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not run %s", query.data);
+	/* copied out of SPI's memory, which SPI_finish frees */
+	{
+		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		blob = DatumGetByteaPCopy(d);
+		MemoryContextSwitchTo(spi);
+	}
+	SPI_finish();
+	return blob;
+}
+
+/* The row mtdpp_train returns for model M, stored as MODEL_ID. */
+static Datum
+result_row(FunctionCallInfo fcinfo, int model_id, text *name, const MtdppModel *m)
+{
+	TupleDesc	tupdesc;
+	Datum		values[10];
+	bool		nulls[10] = {0};
+	bool		isnull;
+
+	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
+		elog(ERROR, "mtdpp_train must return a row");
+	tupdesc = BlessTupleDesc(tupdesc);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("SELECT version FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1", 1,
+							  (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+							  NULL, false, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read back model %d", model_id);
+	values[2] = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	SPI_finish();
+	values[0] = Int32GetDatum(model_id);
+	values[1] = PointerGetDatum(name);
+	values[3] = CStringGetTextDatum(mtdpp_kind_name(m->kind));
+	values[4] = Int32GetDatum(m->n_items);
+	values[5] = Int32GetDatum(m->n_baskets);
+	values[6] = Int64GetDatum(m->n_examples);
+	values[7] = Float8GetDatum(m->final_loss);
+	values[8] = Int32GetDatum(m->best_epoch);
+	values[9] = Float8GetDatum(m->seconds);
+	if (m->epochs_run == 0)
+		nulls[7] = nulls[8] = true;
+	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
+}
+
+Datum
+mtdpp_train(PG_FUNCTION_ARGS)
+{
+	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
+	Oid			relid;
+	MtdppParams p;
+	Datum		pjson;
+	MtdppModel *m;
+	bytea	   *value;
+	int			model_id;
+	bool		reports;
+	MtdppTrainedKeys keys = {0};
+
+	mtdpp_check_name("model name", name);
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("source must not be NULL"),
+				 errhint("Name a table or view of order lines, such as 'order_lines'.")));
+	relid = PG_GETARG_OID(1);
+	if (get_rel_name(relid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	/* the columns are read before the hyperparameters are checked, as before */
+	(void) mtdpp_text_arg(fcinfo, 2, "order_col");
+	(void) mtdpp_text_arg(fcinfo, 3, "item_col");
+	pjson = training_params(fcinfo, name, &p);
+	/* seen in mtdpp_progress until stored; an error or a cancel clears it */
+	reports = mtdpp_progress_begin(text_to_cstring(name));
+	mtdpp_progress_kind(mtdpp_kind_name(p.kind));
+	if (PG_NARGS() > 13 && !PG_ARGISNULL(13) && PG_GETARG_BOOL(13) &&
+		OidIsValid(item_key_type(relid, text_to_cstring(PG_GETARG_TEXT_PP(3)))))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("warm_start needs integer item ids"),
+				 errdetail("Items known by bigint, text or uuid keys are numbered anew by each training."),
+				 errhint("Train without warm_start.")));
+	value = run_fit(fcinfo, relid, pjson, &keys);
+	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
+	m = mtdpp_model_deserialize(value);
+	pfree(value);				/* up to 1 GB, copied into m */
+	model_id = mtdpp_store_model(text_to_cstring(name), m,
+								 PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11),
+								 DatumGetCString(DirectFunctionCall1(regclassout,
+																	 ObjectIdGetDatum(relid))),
+								 OidIsValid(keys.type) ? &keys : NULL);
+	if (reports)
+		mtdpp_progress_end();
+	PG_RETURN_DATUM(result_row(fcinfo, model_id, name, m));
+}
