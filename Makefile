@@ -7,12 +7,14 @@ EXTVERSION = 0.5.0
 MODULE_big = mtdpp
 OBJS = \
 	src/fit/fit.o \
-	src/fit/fit_capacity.o \
+	src/fit/fit_bilinear.o \
+	src/train/params_capacity.o \
 	src/fit/fit_ensemble.o \
 	src/fit/fit_epochs.o \
 	src/fit/fit_examples.o \
 	src/fit/fit_loss.o \
 	src/fit/fit_update.o \
+	src/fit/validation_slice.o \
 	src/kinds/bayesian_lowrank/bayes_sgld.o \
 	src/kinds/bayesian_lowrank/bayesian_lowrank.o \
 	src/kinds/cooccurrence.o \
@@ -20,7 +22,6 @@ OBJS = \
 	src/kinds/ease/ease_exact.o \
 	src/kinds/ease/ease_neighborhood.o \
 	src/kinds/fm/fm.o \
-	src/kinds/fm/fm_fit.o \
 	src/kinds/gru/gru.o \
 	src/kinds/gru/gru_fit.o \
 	src/kinds/gru/gru_unit.o \
@@ -67,8 +68,7 @@ OBJS = \
 	src/train/params.o \
 	src/train/params_warm.o \
 	src/train/progress.o \
-	src/train/train_sql.o \
-	src/train/validation_slice.o
+	src/train/train_sql.o
 
 # the install script of the current version is built from sql/mtdpp.sql;
 # the scripts of earlier releases and every upgrade script are found by name

@@ -57,11 +57,8 @@ extern MtdppModel *mtdpp_fit_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 extern MtdppModel *mtdpp_fit_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
 										  MtdppValidation *slice, MtdppParams *chosen);
 
-/* fit_ensemble.c: the fit of the multi-task kinds, several side by side when asked */
-extern MtdppModel *mtdpp_fit_multitask(MtdppBaskets *data, const MtdppParams *p);
-
-/* bayes_sgld.c: the fit of the Bayesian low-rank DPP */
-extern MtdppModel *mtdpp_fit_bayesian_lowrank(MtdppBaskets *data, const MtdppParams *p);
+/* fit_ensemble.c: the fit of a kind that keeps several fits side by side when asked */
+extern MtdppModel *mtdpp_fit_ensemble(MtdppBaskets *data, const MtdppParams *p);
 
 /* fit_epochs.c: one fit at a given rank */
 extern MtdppModel *mtdpp_fit_dpp_rank(MtdppBaskets *data, const MtdppParams *p,

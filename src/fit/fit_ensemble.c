@@ -194,6 +194,7 @@ train_ensemble(MtdppBaskets *data, const MtdppParams *p)
 	MemoryContextSwitchTo(caller);
 	m = combine(data, p, fit, n);
 	m->hyperparams = ensemble_json(p, fit, seeds, n);
+	m->blocks = n;
 	m->log_w = fit[0]->log_w;
 	m->n_baskets = data->n_baskets;
 	m->n_examples = examples;
@@ -215,7 +216,7 @@ train_ensemble(MtdppBaskets *data, const MtdppParams *p)
  * p->fits of them side by side.
  */
 MtdppModel *
-mtdpp_fit_multitask(MtdppBaskets *data, const MtdppParams *p)
+mtdpp_fit_ensemble(MtdppBaskets *data, const MtdppParams *p)
 {
 	if (p->fits > 1)
 		return train_ensemble(data, p);

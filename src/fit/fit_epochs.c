@@ -5,7 +5,7 @@
  *
  * This is the fit of the four DPP kinds (multitask.c, kind_single.c),
  * and of the factorization machine (fm.c), whose scores replace the ln
- * dets (fm_fit.c):
+ * dets (fit_bilinear.c):
  * which parameters train (task factors R, bias D) and how examples are made
  * (targets of a basket, or whole baskets, by likelihood or not) are traits
  * of the kind (kinds.c), and every ln det comes from the numeric core that

@@ -137,7 +137,7 @@ multitask_examples(Shard *sh, Positive pos, double scale, int64 *n_ex)
 	*n_ex += nt;
 	/* the factorization machine's scores, or the DPP's ln dets */
 	if (tr->fm)
-		return fm_context_step(sh, b, nt, scale);
+		return bilinear_context_step(sh, b, nt, scale);
 	return context_step(sh, b, nt, scale);
 }
 

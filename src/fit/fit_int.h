@@ -7,7 +7,7 @@
  * choice of rank), fit_epochs.c (the trainer's set-up and the epoch loop),
  * fit_examples.c (example sampling), fit_loss.c (loss and gradients, and
  * mtdpp.gradient_check), fit_update.c (the optimiser's updates) and
- * fm_fit.c (the factorization machine's scores and gradients, fm.c).
+ * fit_bilinear.c (the factorization machine's scores and gradients, fm.c).
  */
 #ifndef MTDPP_FIT_INT_H
 #define MTDPP_FIT_INT_H
@@ -85,7 +85,7 @@ typedef struct Trainer
 	bool		bias;			/* D is trained */
 	bool		task_factors;	/* R is trained (multi-task kinds) */
 	bool		likelihood;		/* loss is -ln det (low-rank DPP), not logistic */
-	bool		fm;				/* scores are a factorization machine's (fm_fit.c) */
+	bool		fm;				/* scores are a factorization machine's (fit_bilinear.c) */
 	bool		targeted;		/* examples are targets against the rest of a basket */
 	double		mean_pop;
 	int			warm_items;		/* items that took a warm start's parameters */
@@ -145,8 +145,8 @@ extern double context_step(Shard *sh, int b, int nt, double scale);
 extern bool targets_loss(Shard *sh, int nt, double *loss);
 extern double lowrank_normaliser(Trainer *tr, double weight);
 
-/* fm_fit.c */
-extern double fm_context_step(Shard *sh, int b, int nt, double scale);
+/* fit_bilinear.c */
+extern double bilinear_context_step(Shard *sh, int b, int nt, double scale);
 
 /* fit_update.c */
 extern void run_pair(Trainer *tr, void (*fn) (void *), void *a, void *b);

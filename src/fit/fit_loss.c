@@ -17,7 +17,7 @@
  * kinds reuse this machinery: the logistic DPP with R = 1 on whole baskets
  * against baskets with one item swapped; the low-rank DPP with R = 1, D = 0,
  * loss -ln det L_B plus the normaliser ln det(I + V^T V) per minibatch;
- * the factorization machine (fm_fit.c) with its own score in place of
+ * the factorization machine (fit_bilinear.c) with its own score in place of
  * ln det K_t and the same losses over it.
  */
 #include "postgres.h"
@@ -242,7 +242,7 @@ context_step(Shard *sh, int b, int nt, double scale)
 
 /*
  * The loss of one context's NT targets whose scores are in sh->logdet (a
- * factorization machine's, fm_fit.c), added to *LOSS, and its derivatives
+ * factorization machine's, fit_bilinear.c), added to *LOSS, and its derivatives
  * into sh->g; false when the example carries no gradient.
  */
 bool

@@ -28,12 +28,29 @@
 /* every kind, by its number: registered when the library loads (list.c) */
 static const MtdppKindRoutine *kinds[MTDPP_N_KINDS];
 
+/* the kind trained when a call names none */
+static MtdppKind default_kind;
+
 /* enters KIND into the table */
 void
 mtdpp_kind_register(const MtdppKindRoutine *kind)
 {
 	Assert((int) kind->kind >= 0 && kind->kind < MTDPP_N_KINDS);
 	kinds[kind->kind] = kind;
+}
+
+/* makes KIND, entered already, the one trained when a call names none */
+void
+mtdpp_kind_register_default(MtdppKind kind)
+{
+	Assert(mtdpp_kind_exists(kind));
+	default_kind = kind;
+}
+
+MtdppKind
+mtdpp_default_kind(void)
+{
+	return default_kind;
 }
 
 /* whether KIND is the number of a kind (the numbers may have gaps) */

@@ -1,7 +1,8 @@
 /*
  * kinds/kinds.h
- *		The kinds of model: the struct of routines each kind fills (kind_*.c),
- *		the table of them (kinds.c) and what kinds share with one another.
+ *		The kinds of model: the struct of traits and routines each kind
+ *		fills (its folder, kinds/<kind>/), the table of them (kinds.c) and
+ *		what kinds share with one another.
  */
 #ifndef MTDPP_KINDS_H
 #define MTDPP_KINDS_H
@@ -10,27 +11,51 @@
 
 /*
  * A model kind: one struct of traits and routines, as PostgreSQL describes an
- * index access method by its IndexAmRoutine.  Each kind is one file
- * (kind_*.c) that fills its struct, and one line of the table in kinds.c;
- * the rest of the extension asks the kind (mtdpp_kind) rather than testing
- * which kind it is.
+ * index access method by its IndexAmRoutine.  Each kind is one folder
+ * (kinds/<kind>/) whose main file fills its struct, and one line of the list
+ * (list.c); the rest of the extension asks the kind (mtdpp_kind) rather than
+ * testing which kind it is.
+ *
+ * Words: a kind's "fit" makes a model from baskets (its fit routine; the
+ * aggregate mtdpp_fit runs one); "training" is the SQL around it
+ * (mtdpp_train, train/); "validating" a model checks its values
+ * (model_validate.c); a "gradient check" compares the fit's gradients with
+ * finite differences (gradient_check.c).
  */
 typedef struct MtdppKindRoutine
 {
 	MtdppKind	kind;			/* its number in the stored model format */
 	const char *name;			/* as SQL spells it */
-	const MtdppKindDefault *defaults;	/* its own defaults, ended by a NULL key */
+
+	/*
+	 * Its hyperparameters: the keys it defines (their values in its block of
+	 * MtdppParams, ended by a NULL name), the names of the other keys it
+	 * takes beyond those of every kind (ended by NULL), and its defaults
+	 * where they differ from a key's own (ended by a NULL key).
+	 */
+	const MtdppParamKey *own_keys;
+	const char *const *keys;
+	const MtdppKindDefault *defaults;
+
+	/*
+	 * The integer key counting the fits of the rank its models hold side by
+	 * side (an ensemble's fits, a posterior's samples), or NULL: one.  The
+	 * model's rank is that many times a fit's, and a score is their mean.
+	 */
+	const char *blocks_key;
 
 	/* what a model of the kind holds, in memory, in a value and in the tables */
 	bool		factors;		/* item factors V (else rank 0) */
 	bool		task_factors;	/* task factors R, stored (else R = 1) */
 	bool		bias;			/* item bias D (else D = 0) */
 	bool		neighbors;		/* co-occurring items and weights */
-	bool		signed_weights; /* those weights are any finite reals (else in [0, 1]) */
+	bool		signed_weights; /* those weights are any finite reals (else nonnegative) */
+	bool		cosine_weights; /* nonnegative weights are cosines, at most 1 (else MTDPP_MAX_EVIDENCE) */
 	bool		signed_task_factors;	/* R of any sign, cached as it is (Rf), not as R^2 */
 	bool		weights;		/* weights shared by every item (gru's recurrent ones) */
 	bool		single_items;	/* learns from baskets of one item too (counts items alone) */
 	bool		add_order;		/* learns from the order items were added (needs positions) */
+	bool		own_capacity;	/* has factors, but chooses its rank alone (not params_capacity.c) */
 
 	/*
 	 * Training by the stochastic gradient of fit.c (fit = mtdpp_fit_dpp):
@@ -66,6 +91,21 @@ typedef struct MtdppKindRoutine
 
 	/* fits a model to DATA with the resolved hyperparameters P */
 	MtdppModel *(*fit) (MtdppBaskets *data, const MtdppParams *p);
+
+	/*
+	 * What a fit of P chooses on its validation slice, or NULL, and into
+	 * *INSTEAD how to train without one (", or give ..."), for the error of
+	 * a call that leaves no slice.  NULL: a kind with factors chooses its
+	 * rank and L2 when neither is given, and nothing else.
+	 */
+	const char *(*chooses) (const MtdppParams *p, const char **instead);
+
+	/*
+	 * Checks the values of model M that the kind constrains in its own way
+	 * (model_validate.c's rules for factors and for neighbour lists do not
+	 * hold for it), refusing a bad one as REFUSE says.  NULL: those rules.
+	 */
+	void		(*validate) (const MtdppModel *m, const MtdppRefusal *refuse);
 
 	/* scores every item as the completion of the context CTX of B items */
 	void		(*score_all) (const MtdppModel *m, const int32 *ctx, int b,
@@ -122,6 +162,8 @@ extern void mtdpp_score_some(const MtdppModel *m, const int32 *ctx, int b,
 							 const int32 *cands, int n, double *scores);
 extern int	mtdpp_context_limit(const MtdppModel *m);
 extern void mtdpp_kind_register(const MtdppKindRoutine *kind);
+extern void mtdpp_kind_register_default(MtdppKind kind);
+extern MtdppKind mtdpp_default_kind(void);
 
 /* similar.c: the measures of similarity several kinds share */
 extern void mtdpp_similar_cosine(const MtdppModel *m, int item, double *sim, int8 *tier);
@@ -130,51 +172,5 @@ extern void mtdpp_similar_lists(const MtdppModel *m, int item, double *sim, int8
 /* list.c: every kind, registered when the library loads; a fit of any kind */
 extern void mtdpp_kinds_init(void);
 extern MtdppModel *mtdpp_kind_fit(MtdppBaskets *data, const MtdppParams *p);
-
-/*
- * multitask.c, kind_single.c, itemknn.c, popularity.c,
- * ease.c, rules.c, poisson.c, fm.c,
- * bayesian_lowrank.c, gru.c
- */
-extern const MtdppKindRoutine mtdpp_kind_multitask;
-extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
-extern const MtdppKindRoutine mtdpp_kind_logistic;
-extern const MtdppKindRoutine mtdpp_kind_lowrank;
-extern const MtdppKindRoutine mtdpp_kind_itemknn;
-extern const MtdppKindRoutine mtdpp_kind_popularity;
-extern const MtdppKindRoutine mtdpp_kind_ease;
-extern const MtdppKindRoutine mtdpp_kind_hybrid;
-extern const MtdppKindRoutine mtdpp_kind_rules;
-extern const MtdppKindRoutine mtdpp_kind_poisson;
-extern const MtdppKindRoutine mtdpp_kind_fm;
-extern const MtdppKindRoutine mtdpp_kind_gru;
-extern const MtdppKindRoutine mtdpp_kind_bayesian_lowrank;
-
-/* bayesian_lowrank.c: the samples of V a model holds side by side */
-extern int	mtdpp_bayes_samples(const MtdppModel *m);
-
-
-/* itemknn.c: co-occurrence lists, which the hybrid kind shares */
-extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,
-							   MtdppKind kind, int rank);
-extern int64 mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap);
-struct MtdppListTap;
-typedef struct MtdppCosineLists MtdppCosineLists;
-extern MtdppCosineLists *mtdpp_cosine_lists_start(const MtdppBaskets *data, MtdppModel *m, int cap,
-												  struct MtdppListTap *tap);
-extern int64 mtdpp_cosine_lists_finish(MtdppCosineLists *lb);
-extern void mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
-									  int64 distinct, int64 kept);
-
-/* ease.c: EASE's weights as neighbour lists, which the hybrid kind uses */
-struct MtdppValidation;
-extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
-							 MtdppModel *m, bool *neighborhood, struct MtdppValidation *slice,
-							 double *dropout, struct MtdppListTap *tap);
-
-
-/* popularity.c: what the other kinds share with it */
-extern MtdppModel *mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p);
-extern void mtdpp_popularity_scores(const MtdppModel *m, double *scores);
 
 #endif							/* MTDPP_KINDS_H */

@@ -1,7 +1,8 @@
 /*
  * kinds/list.c
- *		Every model kind, entered into the table of kinds (kinds.c) when the
- *		library loads; and the fit of a model of any kind.
+ *		The list of kinds: every model kind, entered into the table of kinds
+ *		(kinds.c) when the library loads, and the default one; and the fit
+ *		of a model of any kind.
  *
  * The table is filled here rather than written out in kinds.c so that the
  * table, which every part of the extension asks about a kind, depends on
@@ -11,6 +12,21 @@
 
 #include "kinds/kinds.h"
 #include "numeric/linalg.h"
+
+/* each kind's struct, defined in its folder */
+extern const MtdppKindRoutine mtdpp_kind_multitask;
+extern const MtdppKindRoutine mtdpp_kind_multitask_nobias;
+extern const MtdppKindRoutine mtdpp_kind_logistic;
+extern const MtdppKindRoutine mtdpp_kind_lowrank;
+extern const MtdppKindRoutine mtdpp_kind_itemknn;
+extern const MtdppKindRoutine mtdpp_kind_popularity;
+extern const MtdppKindRoutine mtdpp_kind_ease;
+extern const MtdppKindRoutine mtdpp_kind_hybrid;
+extern const MtdppKindRoutine mtdpp_kind_rules;
+extern const MtdppKindRoutine mtdpp_kind_poisson;
+extern const MtdppKindRoutine mtdpp_kind_fm;
+extern const MtdppKindRoutine mtdpp_kind_bayesian_lowrank;
+extern const MtdppKindRoutine mtdpp_kind_gru;
 
 /* every kind: one line each, at its number (a number not in use: NULL) */
 static const MtdppKindRoutine *const all_kinds[] = {
@@ -38,6 +54,13 @@ mtdpp_kinds_init(void)
 	for (int k = 0; k < lengthof(all_kinds); k++)
 		if (all_kinds[k] != NULL)
 			mtdpp_kind_register(all_kinds[k]);
+
+	/*
+	 * The kind trained when a call names none: the hybrid since 0.4.0 (the
+	 * multi-task DPP before).  A stored model keeps the kind it was trained
+	 * as; mtdpp.sql's defaults name it too.
+	 */
+	mtdpp_kind_register_default(MTDPP_HYBRID);
 }
 
 /*

@@ -56,6 +56,7 @@ model_items(MtdppKind kind, int n_items, int rank)
 	m->kind = kind;
 	m->n_items = n_items;
 	m->rank = rank;
+	m->blocks = 1;
 	m->item_ids = palloc0(mul_size(Max(n_items, 1), sizeof(int32)));
 	m->popularity = palloc0(mul_size(Max(n_items, 1), sizeof(int32)));
 	m->D = palloc0(mul_size(Max(n_items, 1), sizeof(double)));
@@ -354,6 +355,25 @@ read_weights(const char **pos, const char *end, MtdppModel *m)
 	read_bytes(pos, end, m->weights, sizeof(double) * nw);
 }
 
+/*
+ * The fits side by side of model M, from its stored hyperparameters: the
+ * number after its kind's blocks key ("key": value, as params.c writes it; a
+ * quote inside a string value is escaped, so the pattern matches keys only).
+ */
+static int
+stored_blocks(const MtdppModel *m)
+{
+	const char *key = mtdpp_kind(m->kind)->blocks_key;
+	char		pattern[64];
+	const char *at;
+
+	if (key == NULL)
+		return 1;
+	snprintf(pattern, sizeof(pattern), "\"%s\": ", key);
+	at = m->hyperparams ? strstr(m->hyperparams, pattern) : NULL;
+	return mtdpp_blocks_stored(m->kind, at ? at + strlen(pattern) : NULL);
+}
+
 MtdppModel *
 mtdpp_model_deserialize(bytea *blob)
 {
@@ -402,6 +422,7 @@ mtdpp_model_deserialize(bytea *blob)
 	m->seconds = h.seconds;
 	m->hyperparams = palloc0(h.json_len + 1);
 	read_bytes(&pos, end, m->hyperparams, h.json_len);
+	m->blocks = stored_blocks(m);
 	m->loss_history = palloc0(sizeof(double) * Max(1, h.epochs_run));
 	m->val_history = palloc0(sizeof(double) * Max(1, h.epochs_run));
 	read_bytes(&pos, end, m->loss_history, sizeof(double) * h.epochs_run);
@@ -475,6 +496,7 @@ mtdpp_model_copy(const MtdppModel *m)
 	MtdppModel *result = mtdpp_model_alloc(m->kind, m->n_items, m->rank);
 
 	result->log_w = m->log_w;
+	result->blocks = m->blocks;
 	result->n_baskets = m->n_baskets;
 	result->n_examples = m->n_examples;
 	result->epochs_run = m->epochs_run;

@@ -45,8 +45,8 @@
 /* range of the hyperparameter w (and of exp(log_w) in a stored model) */
 #define MTDPP_MIN_W				1e-12
 #define MTDPP_MAX_W				1e12
-/* EASE weights an item keeps, unless max_neighbors says otherwise */
-#define MTDPP_EASE_NEIGHBORS	200
+/* neighbours an item keeps, unless its kind or max_neighbors says otherwise */
+#define MTDPP_DEFAULT_NEIGHBORS	200
 /* largest neighbour weight of a hybrid model (evidence times its weight) */
 #define MTDPP_MAX_EVIDENCE		1e6
 
@@ -90,6 +90,15 @@ typedef struct MtdppModel
 	int			n_items;
 	int			rank;
 	double		log_w;
+
+	/*
+	 * Fits of rank / blocks held side by side in V and R (an ensemble's
+	 * fits, a posterior's samples: the kind's blocks_key), a score the mean
+	 * of theirs; 1 for one fit.  Read from the hyperparameters once, when
+	 * the model is made or read; 0 or a count that does not divide the rank
+	 * is refused by model_validate.c.
+	 */
+	int			blocks;
 	int32	   *item_ids;		/* ascending: lookups by binary search */
 	int32	   *popularity;
 	double	   *V;				/* n_items x rank, row-major */
@@ -200,9 +209,14 @@ typedef enum MtdppModelOrigin
 	MTDPP_FROM_TABLES			/* read from the model tables */
 } MtdppModelOrigin;
 
+/* how a model that breaks the definition is refused, by where it comes from */
+typedef struct MtdppRefusal
+{
+	int			sqlstate;
+	const char *hint;
+} MtdppRefusal;
+
 extern void mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin);
-extern int	mtdpp_hyperparam_count(const char *json, const char *key);
-extern int	mtdpp_model_fits(const MtdppModel *m);
 
 /* the best validation MPR fit M reached, NaN without a slice */
 static inline double
@@ -211,6 +225,22 @@ mtdpp_best_mpr(const MtdppModel *m)
 	if (m->best_epoch < 1 || m->best_epoch > m->epochs_run)
 		return NAN;
 	return m->val_history[m->best_epoch - 1];
+}
+
+/* a value as the tables hold it: single precision */
+static inline double
+mtdpp_as_real(double x)
+{
+	return (double) (float) x;
+}
+
+/* V[i][j] as the tables (and so the cache) hold it */
+static inline double
+mtdpp_factor_at(const MtdppModel *m, int i, int j)
+{
+	size_t		c = (size_t) i * m->rank + j;
+
+	return m->V ? mtdpp_as_real(m->V[c]) : (double) m->Vf[c];
 }
 
 /* seconds from START to now: the fits' timings, reported and stored */

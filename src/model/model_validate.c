@@ -65,27 +65,21 @@
 #include "kinds/kinds.h"
 #include "model/model.h"
 
-typedef struct Origin
-{
-	int			sqlstate;
-	const char *hint;
-} Origin;
-
-static Origin
+static MtdppRefusal
 origin_of(MtdppModelOrigin origin)
 {
 	switch (origin)
 	{
 		case MTDPP_FROM_TRAINING:
-			return (Origin) {ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
+			return (MtdppRefusal) {ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE,
 				"Train again with a lower learning_rate or a larger l2."};
 		case MTDPP_FROM_VALUE:
-			return (Origin) {ERRCODE_INVALID_BINARY_REPRESENTATION,
+			return (MtdppRefusal) {ERRCODE_INVALID_BINARY_REPRESENTATION,
 				"Pass the value returned by the mtdpp_fit aggregate unchanged."};
 		case MTDPP_FROM_TABLES:
 			break;
 	}
-	return (Origin) {ERRCODE_DATA_CORRUPTED,
+	return (MtdppRefusal) {ERRCODE_DATA_CORRUPTED,
 		"The model tables were changed by hand; train the model again."};
 }
 
@@ -98,22 +92,7 @@ kernel_condition_limit(int rank)
 	return 1.0 / (1.01 * n * (n + Max(rank, 0) + 3) * (DBL_EPSILON / 2));
 }
 
-/* a value as the tables hold it: single precision */
-static inline double
-as_real(double x)
-{
-	return (double) (float) x;
-}
-
-/* V[i][j] and R[i][j]^2 as the tables (and so the cache) hold them */
-static inline double
-factor_at(const MtdppModel *m, int i, int j)
-{
-	size_t		c = (size_t) i * m->rank + j;
-
-	return m->V ? as_real(m->V[c]) : (double) m->Vf[c];
-}
-
+/* R[i][j]^2 as the tables (and so the cache) hold it */
 static inline double
 task_square_at(const MtdppModel *m, int i, int j)
 {
@@ -139,7 +118,7 @@ has_task_factors(const MtdppModel *m)
 }
 
 static void
-validate_header(const MtdppModel *m, Origin o)
+validate_header(const MtdppModel *m, MtdppRefusal o)
 {
 	double		lo = log(MTDPP_MIN_W),
 				hi = log(MTDPP_MAX_W);
@@ -176,7 +155,7 @@ validate_header(const MtdppModel *m, Origin o)
 }
 
 static void
-validate_items(const MtdppModel *m, Origin o)
+validate_items(const MtdppModel *m, MtdppRefusal o)
 {
 	for (int i = 0; i < m->n_items; i++)
 	{
@@ -194,7 +173,7 @@ validate_items(const MtdppModel *m, Origin o)
 					 errdetail("Popularity counts the model's %d training baskets that hold the item.",
 							   m->n_baskets),
 					 errhint("%s", o.hint)));
-		if (!isfinite(as_real(m->D[i])))
+		if (!isfinite(mtdpp_as_real(m->D[i])))
 			ereport(ERROR,
 					(errcode(o.sqlstate),
 					 errmsg("bias of item %d is %g, not a finite real", m->item_ids[i], m->D[i]),
@@ -208,7 +187,7 @@ validate_items(const MtdppModel *m, Origin o)
  * meet in one kernel.
  */
 static void
-validate_factors(const MtdppModel *m, Origin o)
+validate_factors(const MtdppModel *m, MtdppRefusal o)
 {
 	double		limit = kernel_condition_limit(m->rank);
 	double		nu_limit = FLT_MAX / (2.0 * (MTDPP_MAX_CONTEXT + 1));
@@ -222,11 +201,11 @@ validate_factors(const MtdppModel *m, Origin o)
 	for (int i = 0; i < m->n_items; i++)
 	{
 		double		norm2 = 0.0,
-					d2 = (has_bias(m) ? as_real(m->D[i]) * as_real(m->D[i]) : 0.0) + MTDPP_JITTER;
+					d2 = (has_bias(m) ? mtdpp_as_real(m->D[i]) * mtdpp_as_real(m->D[i]) : 0.0) + MTDPP_JITTER;
 
 		for (int j = 0; j < m->rank; j++)
 		{
-			double		v = factor_at(m, i, j);
+			double		v = mtdpp_factor_at(m, i, j);
 
 			if (!isfinite(v))
 				ereport(ERROR,
@@ -292,66 +271,16 @@ validate_factors(const MtdppModel *m, Origin o)
 }
 
 /*
- * gru: its factors (input embeddings), task factors (output embeddings)
- * and weights finite reals, as many weights as its rank asks.  The state h
- * then lies in (-1, 1)^rank, so a score o_i . h + b_i is finite while
- * |o_i|_1 + |b_i| is a finite real, which is checked too.
- */
-static void
-validate_gru(const MtdppModel *m, Origin o)
-{
-	int			d = m->rank;
-
-	if (m->weights == NULL || m->n_weights != 6 * d * d + 3 * d)
-		ereport(ERROR,
-				(errcode(o.sqlstate),
-				 errmsg("the gru model of rank %d has %d weights, not %d",
-						d, m->weights ? m->n_weights : 0, 6 * d * d + 3 * d),
-				 errdetail("A gru model of hidden size d shares 6 d^2 + 3 d recurrent weights."),
-				 errhint("%s", o.hint)));
-	for (int k = 0; k < m->n_weights; k++)
-		if (!isfinite(as_real(m->weights[k])))
-			ereport(ERROR,
-					(errcode(o.sqlstate),
-					 errmsg("weight %d of the gru model is %g, not a finite real", k + 1, m->weights[k]),
-					 errhint("%s", o.hint)));
-	for (int i = 0; i < m->n_items; i++)
-	{
-		double		sum = fabs(as_real(m->D[i]));
-
-		for (int j = 0; j < d; j++)
-		{
-			size_t		c = (size_t) i * d + j;
-			double		r = m->R ? as_real(m->R[c]) : (double) m->Rf[c];
-
-			if (!isfinite(factor_at(m, i, j)) || !isfinite(r))
-				ereport(ERROR,
-						(errcode(o.sqlstate),
-						 errmsg("factor %d of item %d is %g and its task factor %g: not both finite reals",
-								j + 1, m->item_ids[i], factor_at(m, i, j), r),
-						 errhint("%s", o.hint)));
-			sum += fabs(r);
-		}
-		if (!(sum <= FLT_MAX))
-			ereport(ERROR,
-					(errcode(o.sqlstate),
-					 errmsg("task factors and bias of item %d sum to %g in absolute value, beyond a real",
-							m->item_ids[i], sum),
-					 errhint("%s", o.hint)));
-	}
-}
-
-/*
  * Neighbour lists of items of the model, each once; weights in [0, 1] for
  * item-kNN (cosines), in [0, MTDPP_MAX_EVIDENCE] for the hybrid (evidence
  * times its weight), any finite real for EASE, so that every score stays
  * finite.
  */
 static void
-validate_neighbors(const MtdppModel *m, Origin o)
+validate_neighbors(const MtdppModel *m, MtdppRefusal o)
 {
 	int32	   *last_seen;
-	bool		cosine = m->kind == MTDPP_ITEMKNN;
+	bool		cosine = mtdpp_kind(m->kind)->cosine_weights;
 	float4		most = cosine ? 1.0f : (float4) MTDPP_MAX_EVIDENCE;
 
 	if (m->nbr_start == NULL)
@@ -403,178 +332,25 @@ validate_neighbors(const MtdppModel *m, Origin o)
 	pfree(last_seen);
 }
 
-static void
-bad_rule(const MtdppModel *m, Origin o, int i, const char *what)
-{
-	ereport(ERROR,
-			(errcode(o.sqlstate),
-			 errmsg("a rule of item %d %s", m->item_ids[i], what),
-			 errdetail("Each rule in an item's list is its other antecedent items, ascending after the item, of weight minus the baskets holding the antecedent, then its consequent, of weight its confidence."),
-			 errhint("%s", o.hint)));
-}
-
 /*
- * Rules (rules.c): each item's list a run of rules, each at most
- * MTDPP_MAX_ANTECEDENT - 1 antecedent items after the owner, ascending, of
- * weight -n(A) with n(A) a count of baskets, then a consequent outside the
- * antecedent of confidence in (0, 1].
+ * The fits side by side of a kind that keeps several (its blocks_key: an
+ * ensemble's fits, a posterior's samples): a count that divides the rank.
+ * Each fit's kernels meet the condition limit above, since a fit's row of V
+ * is part of the item's row, whose norm nu bounds, and the limit at the
+ * model's rank is below the limit at a fit's.
  */
 static void
-validate_rules(const MtdppModel *m, Origin o)
+validate_blocks(const MtdppModel *m, MtdppRefusal o)
 {
-	if (m->nbr_start == NULL && m->n_items > 0)
+	const char *key = mtdpp_kind(m->kind)->blocks_key;
+
+	if (key != NULL && (m->blocks < 1 || m->rank % m->blocks != 0))
 		ereport(ERROR,
 				(errcode(o.sqlstate),
-				 errmsg("the %s model has no lists of rules", mtdpp_kind_name(m->kind)),
-				 errhint("%s", o.hint)));
-	for (int i = 0; i < m->n_items && m->nbr_start != NULL; i++)
-	{
-		int			markers = 0;
-		int32		last = i;
-		float4		n_ante = 0.0f;
-
-		for (int64 k = m->nbr_start[i]; k < m->nbr_start[i + 1]; k++)
-		{
-			int32		c = m->nbr_index[k];
-			float4		w = m->nbr_weight[k];
-
-			if (c < 0 || c >= m->n_items)
-				bad_rule(m, o, i, "names an item not of the model");
-			if (w < 0.0f)
-			{
-				if (++markers > 2 || c <= last || !(-w >= 1.0f && -w <= (float4) m->n_baskets) ||
-					(markers > 1 && w != n_ante))
-					bad_rule(m, o, i, "has a malformed antecedent");
-				last = c;
-				n_ante = w;
-				continue;
-			}
-			if (!(w > 0.0f && w <= 1.0f))
-				bad_rule(m, o, i, "has a confidence outside (0, 1]");
-			for (int64 t = k - markers; t <= k; t++)
-				if (c == i || (t < k && m->nbr_index[t] == c))
-					bad_rule(m, o, i, "concludes an item of its antecedent");
-			markers = 0;
-			last = i;
-		}
-		if (markers > 0)
-			bad_rule(m, o, i, "has an antecedent without a consequent");
-	}
-}
-
-/*
- * Poisson factorisation (poisson.c): factors E[beta], finite and
- * nonnegative reals; ln w the ln of the prior shape a, in [0.01, 100].
- */
-static void
-validate_poisson(const MtdppModel *m, Origin o)
-{
-	if (!(m->log_w >= log(0.01) - 1e-9 && m->log_w <= log(100.0) + 1e-9))
-		ereport(ERROR,
-				(errcode(o.sqlstate),
-				 errmsg("log_w of the poisson model is %g, outside ln 0.01 to ln 100", m->log_w),
-				 errdetail("A poisson model keeps the ln of its prior shape a, which lies from 0.01 to 100, as its ln w."),
-				 errhint("%s", o.hint)));
-	for (int i = 0; i < m->n_items && (m->V != NULL || m->Vf != NULL); i++)
-		for (int j = 0; j < m->rank; j++)
-		{
-			double		v = factor_at(m, i, j);
-
-			if (!isfinite(v) || v < 0.0)
-				ereport(ERROR,
-						(errcode(o.sqlstate),
-						 errmsg("factor %d of item %d is %g, not a finite nonnegative real", j + 1,
-								m->item_ids[i], m->V ? m->V[(size_t) i * m->rank + j] : v),
-						 errdetail("The factors of a poisson model are the expected values of Gamma variables."),
-						 errhint("%s", o.hint)));
-		}
-}
-
-/*
- * A Bayesian low-rank model's samples: the stored hyperparameters name their
- * count, which divides the rank (bayesian_lowrank.c's layout).  Each
- * sample's kernel meets the condition limit above, since a sample's row of V
- * is part of the item's row, whose norm nu bounds.
- */
-static void
-validate_samples(const MtdppModel *m, Origin o)
-{
-	const char *at = m->hyperparams ? strstr(m->hyperparams, "\"samples\"") : NULL;
-	long		s = 0;
-
-	if (at != NULL)
-	{
-		at += strlen("\"samples\"");
-		while (*at == ' ' || *at == ':')
-			at++;
-		s = strtol(at, NULL, 10);
-	}
-	if (s < 1 || s > MTDPP_MAX_RANK || m->rank % s != 0 || m->rank == 0)
-		ereport(ERROR,
-				(errcode(o.sqlstate),
-				 errmsg("the Bayesian low-rank model of rank %d names %ld samples", m->rank, s),
-				 errdetail("Its hyperparameters give the count of its samples of V, which divides the rank."),
-				 errhint("%s", o.hint)));
-}
-
-/*
- * The integer KEY holds in the hyperparameters JSON, as written by
- * params.c or read back from jsonb ("key": value; a quote inside a string
- * value is escaped, so the pattern matches keys only); -1 when absent.
- */
-int
-mtdpp_hyperparam_count(const char *json, const char *key)
-{
-	char		pattern[64];
-	const char *at;
-	long		v;
-
-	snprintf(pattern, sizeof(pattern), "\"%s\": ", key);
-	if (json == NULL || (at = strstr(json, pattern)) == NULL)
-		return -1;
-	v = strtol(at + strlen(pattern), NULL, 10);
-	return v < 0 || v > MTDPP_MAX_RANK ? 0 : (int) v;
-}
-
-/*
- * The fits a model holds side by side (multitask.c): 1 for a kind without ensembles or
- * without "fits" in its hyperparameters (every model of fits 1: params.c
- * stores the key only above 1); 0 for a count that does not divide the
- * rank, which model_validate.c refuses before the model is scored.
- */
-int
-mtdpp_model_fits(const MtdppModel *m)
-{
-	int			n;
-
-	if (!mtdpp_kind(m->kind)->ensemble)
-		return 1;
-	n = mtdpp_hyperparam_count(m->hyperparams, "fits");
-	if (n < 0)
-		return 1;
-	if (n < 1 || m->rank % n != 0)
-		return 0;
-	return n;
-}
-
-/*
- * An ensemble's fits (multitask.c): the stored hyperparameters name
- * their count, which divides the rank, or name none (one fit).  Each fit's
- * kernels meet the condition limit above: a fit's row of V is part of the
- * item's row, whose norm nu bounds, and the limit at the model's rank is
- * below the limit at a fit's.
- */
-static void
-validate_fits(const MtdppModel *m, Origin o)
-{
-	int			n = mtdpp_hyperparam_count(m->hyperparams, "fits");
-
-	if (n != -1 && mtdpp_model_fits(m) < 1)
-		ereport(ERROR,
-				(errcode(o.sqlstate),
-				 errmsg("the %s model of rank %d names %d fits", mtdpp_kind_name(m->kind), m->rank, n),
-				 errdetail("Its hyperparameters give the count of its fits side by side, from 1 to %d, which divides the rank.",
-						   MTDPP_MAX_RANK),
+				 errmsg("the %s model of rank %d names %d %s", mtdpp_kind_name(m->kind), m->rank,
+						m->blocks, key),
+				 errdetail("Its hyperparameters give the count of its %s side by side, from 1 to %d, which divides the rank.",
+						   key, MTDPP_MAX_RANK),
 				 errhint("%s", o.hint)));
 }
 
@@ -586,22 +362,16 @@ validate_fits(const MtdppModel *m, Origin o)
 void
 mtdpp_model_validate(const MtdppModel *m, MtdppModelOrigin origin)
 {
-	Origin		o = origin_of(origin);
+	MtdppRefusal o = origin_of(origin);
+	const MtdppKindRoutine *kind = mtdpp_kind(m->kind);
 
 	validate_header(m, o);
 	validate_items(m, o);
-	if (m->kind == MTDPP_POISSON)
-		validate_poisson(m, o);
-	else if (mtdpp_kind(m->kind)->weights)
-		validate_gru(m, o);
+	if (kind->validate != NULL)
+		kind->validate(m, &o);
 	else if (m->rank > 0 && (m->V != NULL || m->Vf != NULL))
 		validate_factors(m, o);
-	if (m->kind == MTDPP_BAYESIAN_LOWRANK)
-		validate_samples(m, o);
-	if (mtdpp_kind(m->kind)->ensemble)
-		validate_fits(m, o);
-	if (m->kind == MTDPP_RULES)
-		validate_rules(m, o);
-	else if (mtdpp_kind(m->kind)->neighbors)
+	validate_blocks(m, o);
+	if (kind->validate == NULL && kind->neighbors)
 		validate_neighbors(m, o);
 }

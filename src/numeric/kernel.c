@@ -230,7 +230,7 @@ mtdpp_targets_logdet(const MtdppModel *m, const int32 *ctx, int b, const double 
 					 const int32 *targets, int first, int n, int block, double *logdet)
 {
 	int			npair = b * (b + 1) / 2;
-	int			fits = Max(mtdpp_model_fits(m), 1);
+	int			fits = Max(m->blocks, 1);
 	int			r = m->rank / fits;
 	double	   *rows = palloc(sizeof(double) * (size_t) block * m->rank);
 	double	   *packed = palloc(sizeof(double) * (size_t) block * npair);

@@ -340,7 +340,7 @@ static double
 determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 				   const int32 *cands, int nc, double *bound)
 {
-	int			fits = Max(mtdpp_model_fits(m), 1);
+	int			fits = Max(m->blocks, 1);
 	int			r = m->rank / fits;
 	int			n = cands ? nc : m->n_items;
 	double		offset = fit_bounds(m, ctx, b, cands, nc, 0, r, bound);
@@ -400,7 +400,7 @@ bound_threshold(const MtdppModel *m, double score, double offset)
 {
 	if (isinf(score) && score < 0)
 		return 0.0;
-	return exp(Max(mtdpp_model_fits(m), 1) * (score - offset)) * (1.0 - 1e-12);
+	return exp(Max(m->blocks, 1) * (score - offset)) * (1.0 - 1e-12);
 }
 
 /* candidates scored exactly at a time once the first k are (see mtdpp_top_k) */

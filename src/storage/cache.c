@@ -296,7 +296,6 @@ read_entry(const char *name, bool from_setting, Oid row_security_user, bool shar
 				n_baskets;
 	double		log_w;
 	TransactionId xmin;
-	const char *samples = NULL;
 	int			nest;
 
 	c->context = context;
@@ -336,9 +335,6 @@ read_entry(const char *name, bool from_setting, Oid row_security_user, bool shar
 	n_baskets = first_int(5);
 	log_w = DatumGetFloat8(SPI_getbinval(tup, td, 6, &isnull));
 	xmin = DatumGetTransactionId(SPI_getbinval(tup, td, 7, &isnull));
-	/* a Bayesian low-rank model's scoring reads its count of samples, an ensemble's its fits */
-	samples = mtdpp_read_model_layout(c->model_id, mtdpp_kind(mtdpp_kind_from_name(kind)));
-
 	if (shareable && model_key(&key, c->model_id, xmin, rank, n_items, context))
 		c->model = mtdpp_shared_get(&key, context, &claim);
 	if (c->model == NULL)
@@ -389,8 +385,6 @@ read_entry(const char *name, bool from_setting, Oid row_security_user, bool shar
 			c->model = shared;
 		}
 	}
-	if (samples != NULL)
-		c->model->hyperparams = (char *) samples;
 	if (key.versions != NULL)
 		pfree(key.versions);
 	return c;
@@ -764,15 +758,15 @@ mtdpp_warm_start(MtdppParams *p)
 	int			epochs;
 
 	/* an ensemble's rank is its fits' side by side: no one fit to continue */
-	if (mtdpp_model_fits(warm) != 1)
+	if (warm->blocks != 1 && warm->kind == p->kind)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("cannot warm-start from model \"%s\", an ensemble of %d fits of rank %d",
-						p->warm_start, mtdpp_model_fits(warm),
-						warm->rank / Max(mtdpp_model_fits(warm), 1)),
+						p->warm_start, warm->blocks,
+						warm->rank / Max(warm->blocks, 1)),
 				 errdetail("A warm start continues one fit; an ensemble keeps several side by side."),
 				 errhint("Train it again with fits => %d, without warm_start, or warm-start from a model of one fit.",
-						 mtdpp_model_fits(warm))));
+						 warm->blocks)));
 	warm_schedule(p->warm_start, &rate, &epochs, &l2);
 	/* a rank left to choose is the earlier model's, with its L2: no search */
 	if (p->rank == MTDPP_RANK_CHOSEN)

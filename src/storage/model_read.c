@@ -186,50 +186,31 @@ load_neighbors(MtdppModel *m)
 }
 
 /*
- * The one hyperparameter the scoring of model MODEL_ID, of kind KIND, reads
- * beside its rows: a Bayesian low-rank model's samples of V, {"samples": S},
- * or NULL if its row names none (model_validate.c refuses it); an ensemble's
- * fits (multitask.c), {"fits": N}, or NULL for one fit; NULL for the
- * other kinds.  A count outside 1 .. MTDPP_MAX_RANK is read as 0, which
- * model_validate.c refuses.  Through SPI, connected.  The text lives as long
- * as the backend, one per key and count, so that a model shared between
- * cache entries (shared_models.c) may point to it.
+ * The fits side by side of model MODEL_ID, of kind KIND (MtdppModel.blocks):
+ * what its stored hyperparameters give for the kind's blocks key, read as
+ * a model value's are (mtdpp_blocks_stored).  Through SPI, connected.
  */
-const char *
-mtdpp_read_model_layout(int model_id, const struct MtdppKindRoutine *kind)
+static int
+read_model_blocks(int model_id, const MtdppKindRoutine *kind)
 {
-	static char *texts[2][MTDPP_MAX_RANK + 1];
 	MemoryContext caller = CurrentMemoryContext;
-	const char *key;
-	bool		isnull;
-	int			s,
-				k;
+	char	   *text = NULL;
 	bool		ok;
 
-	if (kind->kind == MTDPP_BAYESIAN_LOWRANK)
-		key = "samples", k = 0;
-	else if (kind->ensemble)
-		key = "fits", k = 1;
-	else
-		return NULL;
+	if (kind->blocks_key == NULL)
+		return 1;
 	/* SPI returns in its own memory context: the caller's is restored */
-	ok = SPI_execute_with_args(psprintf("SELECT (hyperparams OPERATOR(pg_catalog.->>) '%s')::pg_catalog.int4 "
-										"FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1", key),
-							   1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+	ok = SPI_execute_with_args("SELECT hyperparams OPERATOR(pg_catalog.->>) $2 "
+							   "FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1",
+							   2, (Oid[]) {INT4OID, TEXTOID},
+							   (Datum[]) {Int32GetDatum(model_id), CStringGetTextDatum(kind->blocks_key)},
 							   NULL, true, 1) == SPI_OK_SELECT;
 	MemoryContextSwitchTo(caller);
 	if (!ok)
 		elog(ERROR, "could not read the hyperparameters of model %d", model_id);
-	if (SPI_processed != 1)
-		return NULL;
-	s = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (isnull)
-		return NULL;
-	if (s < 1 || s > MTDPP_MAX_RANK)
-		s = 0;
-	if (texts[k][s] == NULL)
-		texts[k][s] = MemoryContextStrdup(TopMemoryContext, psprintf("{\"%s\": %d}", key, s));
-	return texts[k][s];
+	if (SPI_processed == 1)
+		text = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	return mtdpp_blocks_stored(kind->kind, text);
 }
 
 /*
@@ -321,7 +302,7 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 		load_neighbors(m);
 	if (mtdpp_kind(m->kind)->weights)
 		load_weights(m, model_id);
-	m->hyperparams = (char *) mtdpp_read_model_layout(model_id, mtdpp_kind(m->kind));
+	m->blocks = read_model_blocks(model_id, mtdpp_kind(m->kind));
 	mtdpp_model_validate(m, MTDPP_FROM_TABLES);
 	mtdpp_model_prepare(m);
 	MemoryContextSwitchTo(old);

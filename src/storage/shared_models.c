@@ -124,8 +124,9 @@ typedef struct SegmentHeader
 	int32		rank;
 	int32		n_baskets;
 	double		log_w;
+	int32		blocks;			/* fits side by side */
 	int64		n_neighbors;
-	int32		n_weights;		/* gru's shared weights, else 0 */
+	int32		n_weights;		/* shared weights, else 0 */
 	Size		item_ids,
 				popularity,
 				D,
@@ -247,7 +248,7 @@ layout(SegmentHeader *h, int n_items, int rank, int64 nn, bool neighbors)
 	PLACE(Vnorm2, mul_size(n, sizeof(double)));
 	PLACE(Vf, mul_size(cells, sizeof(float)));
 	PLACE(R2f, mul_size(mul_size(panels, MTDPP_PANEL * sizeof(float)), Max(rank, 1)));
-	/* gru: its output embeddings with their sign, its shared weights (n_weights set first) */
+	/* output embeddings with their sign, shared weights (n_weights set first) */
 	PLACE(Rf, h->n_weights > 0 ? mul_size(cells, sizeof(float)) : 0);
 	PLACE(weights, mul_size(h->n_weights, sizeof(double)));
 	PLACE(nbr_start, neighbors ? mul_size(n + 1, sizeof(int64)) : 0);
@@ -270,6 +271,7 @@ point_model(MtdppModel *m, char *base)
 	m->n_items = h->n_items;
 	m->rank = h->rank;
 	m->log_w = h->log_w;
+	m->blocks = h->blocks;
 	m->n_baskets = h->n_baskets;
 	m->item_ids = (int32 *) (base + h->item_ids);
 	m->popularity = (int32 *) (base + h->popularity);
@@ -306,6 +308,7 @@ fill_segment(char *base, const SegmentHeader *layout_of, const MtdppModel *m,
 	h->rank = m->rank;
 	h->n_baskets = m->n_baskets;
 	h->log_w = m->log_w;
+	h->blocks = m->blocks;
 	memcpy(base + h->item_ids, m->item_ids, n * sizeof(int32));
 	memcpy(base + h->popularity, m->popularity, n * sizeof(int32));
 	memcpy(base + h->D, m->D, n * sizeof(double));

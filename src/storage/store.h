@@ -29,7 +29,6 @@ extern void mtdpp_store_metrics(int model_id, const char *json);
 
 /* model_read.c */
 struct MtdppKindRoutine;
-extern const char *mtdpp_read_model_layout(int model_id, const struct MtdppKindRoutine *kind);
 extern int	mtdpp_model_tables_connect(void);
 extern void mtdpp_model_tables_done(int nest);
 extern MtdppModel *mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name,

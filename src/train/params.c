@@ -4,11 +4,15 @@
  *		parsing and checking of jsonb, the error hints, the JSON stored with a
  *		model, and mtdpp_hyperparameters(), the table users read.
  *
- * Every key is checked against the table with its type and range, so a typo
- * is an error whose hint lists the valid keys rather than a setting silently
- * ignored; so is a key the kind does not use (key_scopes), and a kind that
- * chooses something on a validation slice without one.  The resolved values (defaults included) are stored with the
- * model, so a model row always says exactly how it was trained.
+ * The table holds the keys the kinds share and each kind's own keys (its
+ * MtdppKindRoutine.own_keys, whose values live in the kind's block of
+ * MtdppParams).  Every key is checked against it with its type and range,
+ * so a typo is an error whose hint lists the valid keys rather than a
+ * setting silently ignored; so is a key the kind does not take (its own
+ * keys, and those it lists), and a kind that chooses something on a
+ * validation slice without one.  The resolved values (defaults included)
+ * are stored with the model, so a model row always says exactly how it was
+ * trained.
  */
 #include "postgres.h"
 
@@ -29,201 +33,149 @@
 
 PG_FUNCTION_INFO_V1(mtdpp_hyperparameters);
 
-typedef enum ParamType
-{
-	PARAM_INT,					/* int field */
-	PARAM_INT64,				/* int64 field */
-	PARAM_REAL,					/* double field */
-	PARAM_LOG,					/* double field holding the log of the value */
-	PARAM_BOOL,					/* bool field */
-	PARAM_CHOICE,				/* enum field: the index of one of CHOICES */
-	PARAM_TEXT					/* char[] field of MTDPP_NAME_MAX + 1 bytes, "" by default */
-} ParamType;
-
-typedef struct ParamKey
-{
-	const char *name;
-	ParamType	type;
-	size_t		offset;			/* of the field in MtdppParams */
-	double		value;			/* default (for PARAM_LOG, the value itself) */
-	double		lo,
-				hi;				/* range, for numbers */
-	const char *const *choices; /* PARAM_CHOICE: names, NULL-terminated;
-								 * NULL for the kind, named by kinds.c */
-	const char *expect;			/* what an error says a valid value is */
-	bool		stored;			/* written into the model's hyperparams */
-	const char *description;
-	bool		unless_default; /* stored only when not its default (fits) */
-} ParamKey;
-
 static const char *const target_names[] = {"random", "last", NULL};
 static const char *const optimizer_names[] = {"adam", "momentum", NULL};
 static const char *const loss_names[] = {"logistic", "softmax", NULL};
-static const char *const ease_solver_names[] = {"auto", "exact", "neighborhood", NULL};
 
 #define F(field) offsetof(MtdppParams, field)
 
-/* In the order of doc/hyperparameters.md's table and of the stored JSON. */
-static const ParamKey param_keys[] = {
-	{"kind", PARAM_CHOICE, F(kind), MTDPP_DEFAULT_KIND, 0, 0, NULL, "a model kind", true,
-	"model kind"},
-	{"rank", PARAM_INT, F(rank), 32, 1, MTDPP_MAX_RANK, NULL, "an integer from 1 to 1024", true,
-	"number of latent factors; null: chosen on validation baskets with l2 (multi-task kinds)"},
-	{"epochs", PARAM_INT, F(epochs), 30, 1, 100000, NULL, "an integer from 1 to 100000", true,
-	"maximum number of passes over the training baskets (hybrid: at most 10 where an epoch is a sample, epoch_baskets)"},
-	{"target", PARAM_CHOICE, F(target), MTDPP_TARGET_RANDOM, 0, 0, target_names,
+/*
+ * The keys the kinds share: those before the kinds' own keys, then those
+ * after (the order of doc/hyperparameters.md's table and of the stored
+ * JSON).  The kind's default is the list's (mtdpp_default_kind).
+ */
+static const MtdppParamKey shared_keys_before[] = {
+	{"kind", MTDPP_PARAM_CHOICE, F(kind), 0, 0, 0, NULL, "a model kind", true,
+	"model kind", false, MTDPP_KEY_EVERY_KIND},
+	{"rank", MTDPP_PARAM_INT, F(rank), 32, 1, MTDPP_MAX_RANK, NULL, "an integer from 1 to 1024", true,
+	"number of latent factors; null: chosen on validation baskets with l2 (multi-task kinds)", false, MTDPP_KEY_ACCEPTED},
+	{"epochs", MTDPP_PARAM_INT, F(epochs), 30, 1, 100000, NULL, "an integer from 1 to 100000", true,
+	"maximum number of passes over the training baskets (hybrid: at most 10 where an epoch is a sample, epoch_baskets)", false, MTDPP_KEY_ACCEPTED},
+	{"target", MTDPP_PARAM_CHOICE, F(target), MTDPP_TARGET_RANDOM, 0, 0, target_names,
 		"'random' or 'last'", true,
-	"which item of a training basket is a target: any, or the last added (needs positions)"},
-	{"seed", PARAM_INT64, F(seed), 0, (double) PG_INT64_MIN, (double) PG_INT64_MAX, NULL,
+	"which item of a training basket is a target: any, or the last added (needs positions)", false, MTDPP_KEY_EVERY_KIND},
+	{"seed", MTDPP_PARAM_INT64, F(seed), 0, (double) PG_INT64_MIN, (double) PG_INT64_MAX, NULL,
 		"an integer from -9223372036854775808 to 9223372036854775807", true,
-	"random seed"},
-	{"verbose", PARAM_BOOL, F(verbose), 0, 0, 0, NULL, "true or false", false,
-	"one NOTICE per epoch"},
-	{"learning_rate", PARAM_REAL, F(learning_rate), 0.01, 1e-9, 10.0, NULL, "a number in (0, 10]", true,
+	"random seed", false, MTDPP_KEY_EVERY_KIND},
+	{"verbose", MTDPP_PARAM_BOOL, F(verbose), 0, 0, 0, NULL, "true or false", false,
+	"one NOTICE per epoch", false, MTDPP_KEY_EVERY_KIND},
+	{"learning_rate", MTDPP_PARAM_REAL, F(learning_rate), 0.01, 1e-9, 10.0, NULL, "a number in (0, 10]", true,
 	"step size"},
-	{"lr_decay", PARAM_REAL, F(lr_decay), 0.95, 0.01, 1.0, NULL, "a number in [0.01, 1]", true,
+	{"lr_decay", MTDPP_PARAM_REAL, F(lr_decay), 0.95, 0.01, 1.0, NULL, "a number in [0.01, 1]", true,
 	"learning rate multiplied by this after each epoch"},
-	{"batch_size", PARAM_INT, F(batch_size), 64, 1, 1000000, NULL, "an integer from 1 to 1000000", true,
+	{"batch_size", MTDPP_PARAM_INT, F(batch_size), 64, 1, 1000000, NULL, "an integer from 1 to 1000000", true,
 	"positive examples per minibatch"},
-	{"negatives", PARAM_INT, F(negatives), 5, 1, 100, NULL, "an integer from 1 to 100", true,
+	{"negatives", MTDPP_PARAM_INT, F(negatives), 5, 1, 100, NULL, "an integer from 1 to 100", true,
 	"negative examples (random items not in the basket) per positive"},
-	{"positives", PARAM_INT, F(positives), 4, 0, 1000, NULL, "an integer from 0 (every item) to 1000", true,
+	{"positives", MTDPP_PARAM_INT, F(positives), 4, 0, 1000, NULL, "an integer from 0 (every item) to 1000", true,
 	"positive examples (targets) drawn per basket and epoch, 0 = every item of the basket"},
-	{"patience", PARAM_INT, F(patience), 4, 1, 100000, NULL, "an integer from 1 to 100000", true,
+	{"patience", MTDPP_PARAM_INT, F(patience), 4, 1, 100000, NULL, "an integer from 1 to 100000", true,
 	"epochs without validation gain before training stops"},
-	{"l2", PARAM_REAL, F(l2), 1e-5, 0.0, 100.0, NULL, "a number in [0, 100]", true,
+	{"l2", MTDPP_PARAM_REAL, F(l2), 1e-5, 0.0, 100.0, NULL, "a number in [0, 100]", true,
 	"L2 regularisation of the factors, weighted by item rarity; null: chosen on validation baskets with the rank (multi-task kinds)"},
-	{"l2_bias", PARAM_REAL, F(l2_bias), 1e-5, 0.0, 100.0, NULL, "a number in [0, 100]", true,
+	{"l2_bias", MTDPP_PARAM_REAL, F(l2_bias), 1e-5, 0.0, 100.0, NULL, "a number in [0, 100]", true,
 	"L2 regularisation of the item bias"},
-	{"w", PARAM_LOG, F(log_w), 0.01, MTDPP_MIN_W, MTDPP_MAX_W, NULL, "a number in [1e-12, 1e12]", true,
+	{"w", MTDPP_PARAM_LOG, F(log_w), 0.01, MTDPP_MIN_W, MTDPP_MAX_W, NULL, "a number in [1e-12, 1e12]", true,
 	"scale w of P(y = 1) = 1 - exp(-w det K)"},
-	{"init_scale", PARAM_REAL, F(init_scale), 0.1, 0.0, 10.0, NULL, "a number in [0, 10]", true,
+	{"init_scale", MTDPP_PARAM_REAL, F(init_scale), 0.1, 0.0, 10.0, NULL, "a number in [0, 10]", true,
 	"scale of the random initial factors"},
-	{"optimizer", PARAM_CHOICE, F(optimizer), MTDPP_OPT_ADAM, 0, 0, optimizer_names, "'adam' or 'momentum'", true,
+	{"optimizer", MTDPP_PARAM_CHOICE, F(optimizer), MTDPP_OPT_ADAM, 0, 0, optimizer_names, "'adam' or 'momentum'", true,
 	"'adam' or 'momentum' (the paper's)"},
-	{"momentum", PARAM_REAL, F(momentum), 0.9, 0.0, 0.999, NULL, "a number in [0, 0.999]", true,
+	{"momentum", MTDPP_PARAM_REAL, F(momentum), 0.9, 0.0, 0.999, NULL, "a number in [0, 0.999]", true,
 	"momentum of the 'momentum' optimizer"},
-	{"validation_fraction", PARAM_REAL, F(validation_fraction), 0.1, 0.0, 0.5, NULL,
+	{"validation_fraction", MTDPP_PARAM_REAL, F(validation_fraction), 0.1, 0.0, 0.5, NULL,
 		"a number in [0, 0.5]", true,
 	"share of the training baskets set aside for early stopping"},
-	{"validation_baskets", PARAM_INT, F(validation_baskets), -1, -1, 1000000, NULL,
+	{"validation_baskets", MTDPP_PARAM_INT, F(validation_baskets), -1, -1, 1000000, NULL,
 		"an integer from 0 to 1000000, or -1 (automatic)", true,
 	"at most this many validation baskets; -1: automatic"},
-	{"validation_candidates", PARAM_INT, F(validation_candidates), 1000, 0, PG_INT32_MAX, NULL,
+	{"validation_candidates", MTDPP_PARAM_INT, F(validation_candidates), 1000, 0, PG_INT32_MAX, NULL,
 		"an integer, 0 (every item) or more", true,
 	"each validation basket's held-out item is ranked among a fixed random sample of this many items; 0: the whole catalog"},
-	{"max_context", PARAM_INT, F(max_context), 24, 1, MTDPP_MAX_CONTEXT, NULL,
+	{"max_context", MTDPP_PARAM_INT, F(max_context), 24, 1, MTDPP_MAX_CONTEXT, NULL,
 		"an integer from 1 to 100", true,
 	"larger training contexts are subsampled to this many items"},
-	{"epoch_baskets", PARAM_INT, F(epoch_baskets), 200000, 0, PG_INT32_MAX, NULL,
+	{"epoch_baskets", MTDPP_PARAM_INT, F(epoch_baskets), 200000, 0, PG_INT32_MAX, NULL,
 		"an integer, 0 (every basket) or more", true,
 	"each epoch trains on a fresh random sample of about this many training baskets when there are more; 0: all of them"},
-	{"loss", PARAM_CHOICE, F(loss), MTDPP_LOSS_SOFTMAX, 0, 0, loss_names, "'logistic' or 'softmax'", true,
+	{"loss", MTDPP_PARAM_CHOICE, F(loss), MTDPP_LOSS_SOFTMAX, 0, 0, loss_names, "'logistic' or 'softmax'", true,
 	"'softmax' (each positive against its negatives) or 'logistic' (the paper's)"},
-	{"negative_power", PARAM_REAL, F(negative_power), 0.0, 0.0, 2.0, NULL, "a number in [0, 2]", true,
+	{"negative_power", MTDPP_PARAM_REAL, F(negative_power), 0.0, 0.0, 2.0, NULL, "a number in [0, 2]", true,
 	"negatives drawn with probability proportional to popularity^negative_power (0: uniform)"},
-	{"lambda", PARAM_REAL, F(lambda), -1, 0.0, 1e12, NULL, "a number in [0, 1e12], or null (chosen on validation baskets)", true,
-	"ease: L2 regularisation of the item-item weights, (X^T X + lambda I)^-1; null: chosen on validation baskets, relative to the mean item popularity"},
-	{"ease_solver", PARAM_CHOICE, F(ease_solver), MTDPP_EASE_AUTO, 0, 0, ease_solver_names,
-		"'auto', 'exact' or 'neighborhood'", true,
-	"ease, hybrid: how EASE's weights are fitted: 'exact' inverts X^T X + lambda I (the catalog cubed), 'neighborhood' solves each item's regression on its co-occurring items (linear in the catalog); 'auto': exact up to 8,000 items"},
-	{"ease_dropout", PARAM_REAL, F(ease_dropout), 0.0, 0.0, 0.9, NULL, "a number in [0, 0.9], or null", true,
-	"ease, hybrid: EASE's weights fitted as if each item of a basket were dropped with this probability, which regularises each item's weights by lambda plus dropout / (1 - dropout) times its popularity; 0: EASE itself (ease's default); null (hybrid's): 0.5 where the weights are fitted exactly, 0 on neighbourhoods"},
-	{"max_neighbors", PARAM_INT, F(max_neighbors), MTDPP_EASE_NEIGHBORS, 1, 1000000, NULL,
+	{"max_neighbors", MTDPP_PARAM_INT, F(max_neighbors), MTDPP_DEFAULT_NEIGHBORS, 1, 1000000, NULL,
 		"an integer from 1 to 1000000, or null (the kind's default)", true,
-	"each item keeps its strongest weights to at most this many other items; null (itemknn, hybrid): all, unless the lists would outgrow a model value"},
-	{"min_support", PARAM_REAL, F(min_support), -1, 1e-9, 1.0, NULL,
-		"a number in (0, 1], or null (chosen on validation baskets)", true,
-	"rules: share of the training baskets holding a rule's antecedent and consequent, at least; null: chosen on validation baskets"},
-	{"min_confidence", PARAM_REAL, F(min_confidence), -1, 0.0, 1.0, NULL,
-		"a number in [0, 1], or null (chosen on validation baskets)", true,
-	"rules: share of the baskets holding a rule's antecedent that hold its consequent, at least; null: chosen on validation baskets"},
-	{"max_antecedent", PARAM_INT, F(max_antecedent), -1, 1, 3, NULL,
-		"an integer from 1 to 3, or null (chosen on validation baskets)", true,
-	"rules: items of a rule's antecedent, at most; null: chosen on validation baskets"},
-	{"a", PARAM_REAL, F(poisson_a), 0.3, 0.01, 100.0, NULL, "a number in [0.01, 100]", true, "poisson: shape of the Gamma prior of a basket's factors"},
-	{"c", PARAM_REAL, F(poisson_c), -1, 0.01, 100.0, NULL, "a number in [0.01, 100], or null (chosen on validation baskets)", true, "poisson: shape of the Gamma prior of an item's factors; null: chosen on validation baskets"},
-	{"samples", PARAM_INT, F(samples), 8, 1, 64, NULL, "an integer from 1 to 64", true, "bayesian_lowrank: posterior samples of the factors kept (samples x rank at most 1024); a score is their mean"},
-	{"burn_in", PARAM_INT, F(burn_in), 1, 0, 1000, NULL, "an integer from 0 to 1000", true, "bayesian_lowrank: Langevin epochs from the posterior mode before the first sample is kept"},
-	{"thinning", PARAM_INT, F(thinning), -1, 1, 1000000, NULL, "an integer from 1 to 1000000, or null", true, "bayesian_lowrank: Langevin steps between two samples kept; null: a quarter of an epoch's"},
-	{"prior_precision", PARAM_REAL, F(prior_precision), -1, 1e-6, 1e6, NULL, "a number in [1e-6, 1e6], or null", true, "bayesian_lowrank: precision lambda of the Gaussian prior N(0, 1/lambda) on each factor; null: 1 / the mean square of the posterior mode's factors"},
-	{"step_size", PARAM_REAL, F(step_size), -1, 1e-12, 1.0, NULL, "a number in [1e-12, 1], or null", true, "bayesian_lowrank: the first Langevin step, then times (1 + t/T)^-0.55 at step t (T: an epoch's steps); null: 1e-3, 1e-4 or 1e-5, the best on validation baskets"},
-	{"fits", PARAM_INT, F(fits), 1, 1, 32, NULL, "an integer from 1 to 32", true,
-	"multitask, multitask_nobias: independent fits, seeds seed, seed + 1, ..., kept side by side (fits x rank at most 1024); a score is the mean of theirs; 1: one fit", true},
-	{"warm_start", PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
+	"each item keeps its strongest weights to at most this many other items; null: the kind's default (for some, every co-occurring item while the lists fit in a model value)"},
+};
+
+static const MtdppParamKey shared_keys_after[] = {
+	{"fits", MTDPP_PARAM_INT, F(fits), 1, 1, 32, NULL, "an integer from 1 to 32", true,
+	"independent fits, seeds seed, seed + 1, ..., kept side by side (fits x rank at most 1024); a score is the mean of theirs; 1: one fit", true},
+	{"warm_start", MTDPP_PARAM_TEXT, F(warm_start), 0, 0, 0, NULL, "the name of a model", true,
 	"start from the active version of this model: items it knows keep their parameters, new items start fresh"},
-	{"warm_learning_rate", PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
+	{"warm_learning_rate", MTDPP_PARAM_REAL, F(warm_learning_rate), -1, 1e-9, 10.0, NULL,
 		"a number in (0, 10], or null (continue the schedule of the model started from)", true,
 	"step size a warm start begins at; null: where the schedule of the model started from left off (learning_rate if given)"},
-	{"warm_epochs", PARAM_INT, F(warm_epochs), 10, 1, 100000, NULL, "an integer from 1 to 100000", true,
+	{"warm_epochs", MTDPP_PARAM_INT, F(warm_epochs), 10, 1, 100000, NULL, "an integer from 1 to 100000", true,
 	"a warm start's epochs, unless epochs is given"},
-	{"warm_patience", PARAM_INT, F(warm_patience), 2, 1, 100000, NULL, "an integer from 1 to 100000", true,
+	{"warm_patience", MTDPP_PARAM_INT, F(warm_patience), 2, 1, 100000, NULL, "an integer from 1 to 100000", true,
 	"a warm start's patience, unless patience is given"},
-	{"warm_old_baskets", PARAM_REAL, F(warm_old_baskets), 3.0, 0.0, 1e6, NULL, "a number in [0, 1e6]", true,
+	{"warm_old_baskets", MTDPP_PARAM_REAL, F(warm_old_baskets), 3.0, 0.0, 1e6, NULL, "a number in [0, 1e6]", true,
 	"an epoch of a warm start trains on every new basket and this many old ones per new one, drawn afresh; 0: every basket"},
 };
 
-StaticAssertDecl(lengthof(param_keys) <= 64, "MtdppParams.given has a bit per key");
-
 /*
- * The kinds a key applies to.  Most keys steer the stochastic gradient of
- * the kinds with factors (SCOPE_FACTORS); the exceptions are listed here.  A
- * key given for a kind it does not apply to is an error rather than a
- * setting silently stored and ignored, but for rank and epochs, named
- * arguments of mtdpp_train that a loop over kinds may pass to every kind:
- * the kinds without factors ignore them, as they always have.
+ * Every key, in order: the shared keys before, each kind's own keys (by the
+ * kind's number), the shared keys after; with the kind that defines it
+ * (-1: shared).  Made when first needed, from the table of kinds.
  */
-typedef enum KeyScope
-{
-	SCOPE_FACTORS,				/* the kinds with factors trained by the stochastic gradient */
-	SCOPE_FACTOR_COUNT,			/* the kinds with factors: their rank and passes */
-	SCOPE_ALL,					/* every kind */
-	SCOPE_VALIDATION,			/* the kinds that choose on a validation slice */
-	SCOPE_EASE,					/* ease */
-	SCOPE_RULES,				/* rules */
-	SCOPE_POISSON,				/* poisson */
-	SCOPE_BAYES,				/* bayesian_lowrank */
-	SCOPE_EASE_WEIGHTS,			/* the kinds that fit EASE's weights: ease, hybrid */
-	SCOPE_ENSEMBLE,				/* the kinds that keep several fits side by side */
-	SCOPE_NEIGHBORS				/* the kinds with neighbour lists */
-} KeyScope;
+#define MAX_KEYS 64				/* MtdppParams.given has a bit per key */
+static const MtdppParamKey *param_keys[MAX_KEYS];
+static int	key_owner[MAX_KEYS];
+static int	n_keys;
 
-static const struct
+static void
+add_key(const MtdppParamKey *key, int owner)
 {
-	const char *name;
-	KeyScope	scope;
-	bool		ignored;		/* accepted (and ignored) by the other kinds */
-}			key_scopes[] = {
-	{"kind", SCOPE_ALL, false},
-	{"target", SCOPE_ALL, false},
-	{"seed", SCOPE_ALL, false},
-	{"verbose", SCOPE_ALL, false},
-	{"rank", SCOPE_FACTOR_COUNT, true},
-	{"epochs", SCOPE_FACTOR_COUNT, true},
-	{"validation_fraction", SCOPE_VALIDATION, false},
-	{"validation_baskets", SCOPE_VALIDATION, false},
-	{"validation_candidates", SCOPE_VALIDATION, false},
-	{"max_context", SCOPE_VALIDATION, false},
-	{"lambda", SCOPE_EASE, false},
-	{"ease_solver", SCOPE_EASE_WEIGHTS, false},
-	{"ease_dropout", SCOPE_EASE_WEIGHTS, false},
-	{"max_neighbors", SCOPE_NEIGHBORS, false},
-	{"min_support", SCOPE_RULES, false},
-	{"min_confidence", SCOPE_RULES, false},
-	{"max_antecedent", SCOPE_RULES, false},
-	{"a", SCOPE_POISSON, false}, {"c", SCOPE_POISSON, false},
-	{"samples", SCOPE_BAYES, false}, {"burn_in", SCOPE_BAYES, false}, {"thinning", SCOPE_BAYES, false},
-	{"prior_precision", SCOPE_BAYES, false}, {"step_size", SCOPE_BAYES, false},
-	{"fits", SCOPE_ENSEMBLE, false},
-};
+	if (n_keys == MAX_KEYS)
+		elog(ERROR, "more than %d hyperparameter keys", MAX_KEYS);
+	key_owner[n_keys] = owner;
+	param_keys[n_keys++] = key;
+}
 
-static const ParamKey *
+static void
+list_keys(void)
+{
+	if (n_keys > 0)
+		return;
+	for (int k = 0; k < lengthof(shared_keys_before); k++)
+		add_key(&shared_keys_before[k], -1);
+	for (int kind = 0; kind < MTDPP_N_KINDS; kind++)
+	{
+		const MtdppParamKey *own = mtdpp_kind_exists(kind) ? mtdpp_kind(kind)->own_keys : NULL;
+
+		for (int k = 0; own != NULL && own[k].name != NULL; k++)
+			add_key(&own[k], kind);
+	}
+	for (int k = 0; k < lengthof(shared_keys_after); k++)
+		add_key(&shared_keys_after[k], -1);
+}
+
+static int
+find_key_index(const char *name)
+{
+	list_keys();
+	for (int k = 0; k < n_keys; k++)
+		if (strcmp(param_keys[k]->name, name) == 0)
+			return k;
+	return -1;
+}
+
+static const MtdppParamKey *
 find_key(const char *name)
 {
-	for (int k = 0; k < lengthof(param_keys); k++)
-		if (strcmp(param_keys[k].name, name) == 0)
-			return &param_keys[k];
-	return NULL;
+	int			k = find_key_index(name);
+
+	return k < 0 ? NULL : param_keys[k];
 }
 
 static char *
@@ -231,70 +183,41 @@ valid_keys(void)
 {
 	StringInfoData s;
 
+	list_keys();
 	initStringInfo(&s);
-	for (int k = 0; k < lengthof(param_keys); k++)
-		appendStringInfo(&s, "%s%s", k > 0 ? ", " : "", param_keys[k].name);
+	for (int k = 0; k < n_keys; k++)
+		appendStringInfo(&s, "%s%s", k > 0 ? ", " : "", param_keys[k]->name);
 	return s.data;
 }
 
-/* the kinds KEY applies to */
-static KeyScope
-key_scope(const ParamKey *key)
+/*
+ * Whether key K applies to KIND: a key of every kind, a kind's own, or one
+ * the kind lists among its keys.  *IGNORED: whether KIND accepts it anyway
+ * (rank and epochs, named arguments of mtdpp_train that a loop over kinds
+ * may pass to every kind; the kinds without factors ignore them).
+ */
+static bool
+key_applies(int k, MtdppKind kind, bool *ignored)
 {
-	for (int k = 0; k < lengthof(key_scopes); k++)
-		if (strcmp(key_scopes[k].name, key->name) == 0)
-			return key_scopes[k].scope;
-	return SCOPE_FACTORS;
+	const char *const *listed = mtdpp_kind(kind)->keys;
+
+	*ignored = param_keys[k]->reach == MTDPP_KEY_ACCEPTED;
+	if (param_keys[k]->reach == MTDPP_KEY_EVERY_KIND || key_owner[k] == (int) kind)
+		return true;
+	for (int i = 0; listed != NULL && listed[i] != NULL; i++)
+		if (strcmp(listed[i], param_keys[k]->name) == 0)
+			return true;
+	return false;
 }
 
-/* the keys of the stochastic gradient that steer gru's fit (gru_fit.c) */
-static const char *const gru_keys[] = {
-	"rank", "epochs", "learning_rate", "negatives", "negative_power", "patience", "l2",
-	"init_scale", "epoch_baskets", NULL
-};
-
-/* Whether KEY applies to KIND; *IGNORED: whether KIND accepts it anyway. */
-static bool
-key_applies(const ParamKey *key, MtdppKind kind, bool *ignored)
+/* Whether key NAME applies to KIND. */
+bool
+mtdpp_kind_takes(MtdppKind kind, const char *name)
 {
-	const MtdppKindRoutine *routine = mtdpp_kind(kind);
-	KeyScope	scope = key_scope(key);
+	int			k = find_key_index(name);
+	bool		ignored;
 
-	*ignored = false;
-	for (int k = 0; k < lengthof(key_scopes); k++)
-		if (strcmp(key_scopes[k].name, key->name) == 0)
-			*ignored = key_scopes[k].ignored;
-	switch (scope)
-	{
-		case SCOPE_ALL:
-			return true;
-		case SCOPE_FACTORS:
-			for (int k = 0; kind == MTDPP_GRU && gru_keys[k] != NULL; k++)
-				if (strcmp(gru_keys[k], key->name) == 0)
-					return true;
-			/* but a warm start of bayesian_lowrank: samples side by side are no starting point */
-			return routine->factors && kind != MTDPP_POISSON && kind != MTDPP_GRU &&
-				(kind != MTDPP_BAYESIAN_LOWRANK || strncmp(key->name, "warm_", 5) != 0);
-		case SCOPE_FACTOR_COUNT:
-			return routine->factors;
-		case SCOPE_VALIDATION:
-			return routine->factors || kind == MTDPP_EASE || kind == MTDPP_RULES;
-		case SCOPE_EASE:
-			return kind == MTDPP_EASE;
-		case SCOPE_RULES:
-			return kind == MTDPP_RULES;
-		case SCOPE_POISSON:
-			return kind == MTDPP_POISSON;
-		case SCOPE_BAYES:
-			return kind == MTDPP_BAYESIAN_LOWRANK;
-		case SCOPE_EASE_WEIGHTS:
-			return kind == MTDPP_EASE || kind == MTDPP_HYBRID;
-		case SCOPE_NEIGHBORS:
-			return routine->neighbors && kind != MTDPP_RULES;
-		case SCOPE_ENSEMBLE:
-			return routine->ensemble;
-	}
-	pg_unreachable();
+	return k >= 0 && key_applies(k, kind, &ignored);
 }
 
 /* The keys that apply to KIND, for a hint. */
@@ -305,9 +228,10 @@ keys_of_kind(MtdppKind kind)
 	bool		ignored;
 
 	initStringInfo(&s);
-	for (int k = 0; k < lengthof(param_keys); k++)
-		if (key_applies(&param_keys[k], kind, &ignored))
-			appendStringInfo(&s, "%s%s", s.len > 0 ? ", " : "", param_keys[k].name);
+	list_keys();
+	for (int k = 0; k < n_keys; k++)
+		if (key_applies(k, kind, &ignored))
+			appendStringInfo(&s, "%s%s", s.len > 0 ? ", " : "", param_keys[k]->name);
 	return s.data;
 }
 
@@ -323,32 +247,32 @@ choice_index(const char *const *choices, const char *name)
 
 /* Stores VALUE (a number, a choice's index, a flag) into P's field for KEY. */
 static void
-set_field(MtdppParams *p, const ParamKey *key, double value)
+set_field(MtdppParams *p, const MtdppParamKey *key, double value)
 {
 	char	   *field = (char *) p + key->offset;
 
 	switch (key->type)
 	{
-		case PARAM_INT:
+		case MTDPP_PARAM_INT:
 			*(int *) field = (int) value;
 			break;
-		case PARAM_INT64:
+		case MTDPP_PARAM_INT64:
 			*(int64 *) field = (int64) value;
 			break;
-		case PARAM_REAL:
+		case MTDPP_PARAM_REAL:
 			*(double *) field = value;
 			break;
-		case PARAM_LOG:
+		case MTDPP_PARAM_LOG:
 			*(double *) field = log(value);
 			break;
-		case PARAM_BOOL:
+		case MTDPP_PARAM_BOOL:
 			*(bool *) field = value != 0;
 			break;
-		case PARAM_CHOICE:
+		case MTDPP_PARAM_CHOICE:
 			/* every enum of MtdppParams is int-sized */
 			*(int *) field = (int) value;
 			break;
-		case PARAM_TEXT:
+		case MTDPP_PARAM_TEXT:
 			field[0] = '\0';	/* the default; text is set by parsing */
 			break;
 	}
@@ -356,24 +280,24 @@ set_field(MtdppParams *p, const ParamKey *key, double value)
 
 /* The value of KEY in P, as set_field takes it. */
 static double
-get_field(const MtdppParams *p, const ParamKey *key)
+get_field(const MtdppParams *p, const MtdppParamKey *key)
 {
 	const char *field = (const char *) p + key->offset;
 
 	switch (key->type)
 	{
-		case PARAM_INT:
-		case PARAM_CHOICE:
+		case MTDPP_PARAM_INT:
+		case MTDPP_PARAM_CHOICE:
 			return *(const int *) field;
-		case PARAM_INT64:
+		case MTDPP_PARAM_INT64:
 			return (double) *(const int64 *) field;
-		case PARAM_REAL:
+		case MTDPP_PARAM_REAL:
 			return *(const double *) field;
-		case PARAM_LOG:
+		case MTDPP_PARAM_LOG:
 			return exp(*(const double *) field);
-		case PARAM_BOOL:
+		case MTDPP_PARAM_BOOL:
 			return *(const bool *) field;
-		case PARAM_TEXT:
+		case MTDPP_PARAM_TEXT:
 			return 0;
 	}
 	pg_unreachable();
@@ -398,8 +322,9 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 	const MtdppKindDefault *defaults;
 
 	memset(p, 0, sizeof(*p));
-	for (int k = 0; k < lengthof(param_keys); k++)
-		set_field(p, &param_keys[k], param_keys[k].value);
+	list_keys();
+	for (int k = 0; k < n_keys; k++)
+		set_field(p, param_keys[k], param_keys[k]->value);
 	p->kind = kind;
 	/* where the kind's defaults differ from the table's */
 	defaults = mtdpp_kind(kind)->defaults;
@@ -408,7 +333,7 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 }
 
 static void
-bad_value_expecting(const ParamKey *key, const char *value, const char *expect)
+bad_value_expecting(const MtdppParamKey *key, const char *value, const char *expect)
 {
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -417,14 +342,14 @@ bad_value_expecting(const ParamKey *key, const char *value, const char *expect)
 }
 
 static void
-bad_value(const ParamKey *key, const char *value)
+bad_value(const MtdppParamKey *key, const char *value)
 {
 	bad_value_expecting(key, value, key->expect);
 }
 
-/* The integer V given for KEY (PARAM_INT64), checked against the whole of int64. */
+/* The integer V given for KEY (MTDPP_PARAM_INT64), checked against the whole of int64. */
 static int64
-checked_int64(const ParamKey *key, JsonbValue *v)
+checked_int64(const MtdppParamKey *key, JsonbValue *v)
 {
 	Datum		num;
 
@@ -444,7 +369,7 @@ checked_int64(const ParamKey *key, JsonbValue *v)
 
 /* The value V given for KEY, checked, as set_field takes it. */
 static double
-checked_value(const ParamKey *key, JsonbValue *v)
+checked_value(const MtdppParamKey *key, JsonbValue *v)
 {
 	double		d;
 	char	   *s;
@@ -452,11 +377,11 @@ checked_value(const ParamKey *key, JsonbValue *v)
 
 	switch (key->type)
 	{
-		case PARAM_BOOL:
+		case MTDPP_PARAM_BOOL:
 			if (v->type != jbvBool)
 				bad_value(key, "not a boolean");
 			return v->val.boolean;
-		case PARAM_CHOICE:
+		case MTDPP_PARAM_CHOICE:
 			if (v->type != jbvString)
 				bad_value(key, "not a string");
 			s = pnstrdup(v->val.string.val, v->val.string.len);
@@ -478,7 +403,7 @@ checked_value(const ParamKey *key, JsonbValue *v)
 										   NumericGetDatum(v->val.numeric)));
 	if (!(d >= key->lo && d <= key->hi))
 		bad_value(key, mtdpp_numeric_shown(v->val.numeric));
-	if (key->type == PARAM_INT && d != floor(d))
+	if (key->type == MTDPP_PARAM_INT && d != floor(d))
 		bad_value(key, "not a whole number");
 	return d;
 }
@@ -490,7 +415,8 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 	JsonbIterator *it;
 	JsonbValue	v;
 	JsonbIteratorToken tok;
-	const ParamKey *key = NULL;
+	const MtdppParamKey *key = NULL;
+	int			key_index = -1;
 
 	if (json == NULL)
 		return;
@@ -507,7 +433,8 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 		{
 			char	   *name = pnstrdup(v.val.string.val, v.val.string.len);
 
-			key = find_key(name);
+			key_index = find_key_index(name);
+			key = key_index < 0 ? NULL : param_keys[key_index];
 			if (key == NULL)
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -517,8 +444,8 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 		}
 		if (tok != WJB_VALUE || v.type == jbvNull)
 			continue;			/* null means "the default" */
-		p->given |= UINT64CONST(1) << (key - param_keys);
-		if (key->type == PARAM_TEXT)
+		p->given |= UINT64CONST(1) << key_index;
+		if (key->type == MTDPP_PARAM_TEXT)
 		{
 			char	   *field = (char *) p + key->offset;
 
@@ -531,7 +458,7 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 			field[v.val.string.len] = '\0';
 			continue;
 		}
-		if (key->type == PARAM_INT64)
+		if (key->type == MTDPP_PARAM_INT64)
 		{
 			*(int64 *) ((char *) p + key->offset) = checked_int64(key, &v);
 			continue;
@@ -544,33 +471,22 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 }
 
 /*
- * What a fit of P chooses on its validation slice, or NULL: the kind
- * hybrid its evidence weights, the multi-task kinds their rank and L2 when
- * neither is given (and no warm start keeps its model's), ease its lambda
- * when it is not given.  *INSTEAD: how to train without a slice, if at all.
+ * What a fit of P chooses on its validation slice, or NULL: what the kind
+ * says (MtdppKindRoutine.chooses), else the rank and L2 of a kind with
+ * factors when neither is given (and no warm start keeps its model's).
+ * *INSTEAD: how to train without a slice, if at all.
  */
 static const char *
 chosen_on_validation(const MtdppParams *p, const char **instead)
 {
+	const MtdppKindRoutine *kind = mtdpp_kind(p->kind);
+
 	*instead = "";
-	if (p->kind == MTDPP_HYBRID)
-		return "weighs its co-occurrence evidence on the validation baskets";
-	*instead = ", or give rank => ... and \"c\" to train without a validation slice";
-	if (p->kind == MTDPP_POISSON && (p->rank == MTDPP_RANK_CHOSEN || p->poisson_c < 0.0))
-		return "chooses its rank and the prior shape c not given on the validation baskets";
-	*instead = ", or give rank => ... and \"learning_rate\" to train without a validation slice";
-	if (p->kind == MTDPP_GRU && (p->rank == MTDPP_RANK_CHOSEN || !mtdpp_param_given(p, "learning_rate")))
-		return "chooses its hidden size (rank) and learning_rate on the validation baskets when they are not given";
+	if (kind->chooses != NULL)
+		return kind->chooses(p, instead);
 	*instead = ", or give rank => ... to train without a validation slice";
-	if (mtdpp_kind(p->kind)->factors && p->rank == MTDPP_RANK_CHOSEN && p->warm_start[0] == '\0')
+	if (kind->factors && p->rank == MTDPP_RANK_CHOSEN && p->warm_start[0] == '\0')
 		return "chooses its rank and l2 on the validation baskets when neither is given";
-	*instead = ", or give \"lambda\" to train without a validation slice";
-	if (p->kind == MTDPP_EASE && p->lambda < 0.0)
-		return "chooses its lambda on the validation baskets when it is not given";
-	*instead = ", or give \"min_support\", \"min_confidence\" and \"max_antecedent\" to train without a validation slice";
-	if (p->kind == MTDPP_RULES &&
-		(p->min_support < 0.0 || p->min_confidence < 0.0 || p->max_antecedent < 0))
-		return "chooses the thresholds not given on the validation baskets";
 	return NULL;
 }
 
@@ -586,15 +502,15 @@ check_scopes(const MtdppParams *p)
 			   *instead,
 			   *none;
 
-	for (int k = 0; k < lengthof(param_keys); k++)
+	for (int k = 0; k < n_keys; k++)
 	{
 		bool		ignored;
 
 		if ((p->given & (UINT64CONST(1) << k)) &&
-			!key_applies(&param_keys[k], p->kind, &ignored) && !ignored)
+			!key_applies(k, p->kind, &ignored) && !ignored)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("hyperparameter \"%s\" does not apply to kind %s", param_keys[k].name, kind),
+					 errmsg("hyperparameter \"%s\" does not apply to kind %s", param_keys[k]->name, kind),
 					 errhint("Leave it out. The keys of kind %s are %s.", kind, keys_of_kind(p->kind))));
 	}
 	chooses = chosen_on_validation(p, &instead);
@@ -613,9 +529,9 @@ check_scopes(const MtdppParams *p)
 void
 mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 {
-	mtdpp_params_defaults(p, MTDPP_DEFAULT_KIND);
+	mtdpp_params_defaults(p, mtdpp_default_kind());
 	mtdpp_params_parse(p, json);
-	if (p->kind != MTDPP_DEFAULT_KIND)
+	if (p->kind != mtdpp_default_kind())
 	{
 		MtdppKind	kind = p->kind;
 
@@ -629,8 +545,8 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 	 * A single-kernel DPP trained on swapped baskets has one score per
 	 * example, over which a softmax is constant: it would learn nothing.
 	 */
-	if (p->loss == MTDPP_LOSS_SOFTMAX && mtdpp_kind(p->kind)->factors &&
-		p->kind != MTDPP_POISSON && !mtdpp_kind(p->kind)->task_factors && !mtdpp_kind(p->kind)->likelihood &&
+	if (p->loss == MTDPP_LOSS_SOFTMAX && mtdpp_kind_takes(p->kind, "loss") &&
+		!mtdpp_kind(p->kind)->task_factors && !mtdpp_kind(p->kind)->likelihood &&
 		!mtdpp_kind(p->kind)->bilinear)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
@@ -643,39 +559,39 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 
 /* KEY's value in P as JSON. */
 static void
-append_json_value(StringInfo s, const MtdppParams *p, const ParamKey *key)
+append_json_value(StringInfo s, const MtdppParams *p, const MtdppParamKey *key)
 {
 	double		d = get_field(p, key);
 
 	switch (key->type)
 	{
-		case PARAM_INT:
+		case MTDPP_PARAM_INT:
 			/* a negative default below the range: automatic, as null */
 			if (d < key->lo && d < 0)
 				appendStringInfoString(s, "null");
 			else
 				appendStringInfo(s, "%d", (int) d);
 			break;
-		case PARAM_INT64:
+		case MTDPP_PARAM_INT64:
 			appendStringInfo(s, INT64_FORMAT, *(const int64 *) ((const char *) p + key->offset));
 			break;
-		case PARAM_REAL:
+		case MTDPP_PARAM_REAL:
 			/* a default below the range: chosen from the data, not given */
 			if (d < key->lo)
 				appendStringInfoString(s, "null");
 			else
 				appendStringInfo(s, "%.15g", d);
 			break;
-		case PARAM_LOG:
+		case MTDPP_PARAM_LOG:
 			appendStringInfo(s, "%.15g", d);
 			break;
-		case PARAM_BOOL:
+		case MTDPP_PARAM_BOOL:
 			appendStringInfoString(s, d != 0 ? "true" : "false");
 			break;
-		case PARAM_CHOICE:
+		case MTDPP_PARAM_CHOICE:
 			escape_json(s, key->choices ? key->choices[(int) d] : mtdpp_kind_name((MtdppKind) d));
 			break;
-		case PARAM_TEXT:
+		case MTDPP_PARAM_TEXT:
 			{
 				const char *text = (const char *) p + key->offset;
 
@@ -710,11 +626,46 @@ mtdpp_params_for_data(MtdppParams *p, int n_items)
 bool
 mtdpp_param_given(const MtdppParams *p, const char *name)
 {
-	const ParamKey *key = find_key(name);
+	int			k = find_key_index(name);
+
+	if (k < 0)
+		elog(ERROR, "unknown hyperparameter key \"%s\"", name);
+	return (p->given & (UINT64CONST(1) << k)) != 0;
+}
+
+/*
+ * The fits side by side (MtdppModel.blocks) of a model of KIND whose stored
+ * hyperparameters give TEXT for the kind's blocks key (NULL: none): 1 for a
+ * kind without one; the key's default where the key is stored only when it
+ * is not; 0, which validation refuses, where it is missing or out of range.
+ */
+int
+mtdpp_blocks_stored(MtdppKind kind, const char *text)
+{
+	const char *name = mtdpp_kind(kind)->blocks_key;
+	const MtdppParamKey *key = name ? find_key(name) : NULL;
+	char	   *end;
+	long		v;
 
 	if (key == NULL)
-		elog(ERROR, "unknown hyperparameter key \"%s\"", name);
-	return (p->given & (UINT64CONST(1) << (key - param_keys))) != 0;
+		return 1;
+	if (text == NULL)
+		return key->unless_default ? (int) key->value : 0;
+	v = strtol(text, &end, 10);
+	if (end == text || v < 1 || v > MTDPP_MAX_RANK)
+		return 0;
+	return (int) v;
+}
+
+/* The value of the integer key NAME in P. */
+int
+mtdpp_param_int(const MtdppParams *p, const char *name)
+{
+	const MtdppParamKey *key = find_key(name);
+
+	if (key == NULL || key->type != MTDPP_PARAM_INT)
+		elog(ERROR, "no integer hyperparameter key \"%s\"", name);
+	return (int) get_field(p, key);
 }
 
 char *
@@ -725,13 +676,14 @@ mtdpp_params_to_json(const MtdppParams *p)
 
 	initStringInfo(&s);
 	appendStringInfoChar(&s, '{');
-	for (int k = 0; k < lengthof(param_keys); k++)
+	list_keys();
+	for (int k = 0; k < n_keys; k++)
 	{
-		if (!param_keys[k].stored ||
-			(param_keys[k].unless_default && get_field(p, &param_keys[k]) == param_keys[k].value))
+		if (!param_keys[k]->stored ||
+			(param_keys[k]->unless_default && get_field(p, param_keys[k]) == param_keys[k]->value))
 			continue;
-		appendStringInfo(&s, "%s\"%s\": ", first ? "" : ", ", param_keys[k].name);
-		append_json_value(&s, p, &param_keys[k]);
+		appendStringInfo(&s, "%s\"%s\": ", first ? "" : ", ", param_keys[k]->name);
+		append_json_value(&s, p, param_keys[k]);
 		first = false;
 	}
 	appendStringInfoChar(&s, '}');
@@ -748,17 +700,18 @@ mtdpp_hyperparameters(PG_FUNCTION_ARGS)
 	ReturnSetInfo *rsinfo = (ReturnSetInfo *) fcinfo->resultinfo;
 	MtdppParams p;
 	static const char *const type_names[] = {
-		[PARAM_INT] = "integer",[PARAM_INT64] = "integer",[PARAM_REAL] = "number",
-		[PARAM_LOG] = "number",[PARAM_BOOL] = "boolean",[PARAM_CHOICE] = "string",
-		[PARAM_TEXT] = "string"
+		[MTDPP_PARAM_INT] = "integer",[MTDPP_PARAM_INT64] = "integer",[MTDPP_PARAM_REAL] = "number",
+		[MTDPP_PARAM_LOG] = "number",[MTDPP_PARAM_BOOL] = "boolean",[MTDPP_PARAM_CHOICE] = "string",
+		[MTDPP_PARAM_TEXT] = "string"
 	};
 
-	mtdpp_params_defaults(&p, PG_ARGISNULL(0) ? MTDPP_DEFAULT_KIND :
+	mtdpp_params_defaults(&p, PG_ARGISNULL(0) ? mtdpp_default_kind() :
 						  mtdpp_kind_from_name(text_to_cstring(PG_GETARG_TEXT_PP(0))));
 	InitMaterializedSRF(fcinfo, 0);
-	for (int k = 0; k < lengthof(param_keys); k++)
+	list_keys();
+	for (int k = 0; k < n_keys; k++)
 	{
-		const ParamKey *key = &param_keys[k];
+		const MtdppParamKey *key = param_keys[k];
 		Datum		values[5];
 		bool		nulls[5] = {false, false, false, false, false};
 		StringInfoData def;

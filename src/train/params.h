@@ -1,7 +1,7 @@
 /*
  * train/params.h
  *		The hyperparameters of a fit: parsed from the call's jsonb, given their
- *		defaults by kind (params.c), the rank and L2 policy (fit_capacity.c),
+ *		defaults by kind (params.c), the rank and L2 policy (params_capacity.c),
  *		a warm start's own (params_warm.c).
  */
 #ifndef MTDPP_PARAMS_H
@@ -10,12 +10,6 @@
 #include "utils/jsonb.h"
 
 #include "model/model.h"
-
-/*
- * The kind trained when a call names none: the hybrid since 0.4.0 (the
- * multi-task DPP before).  A stored model keeps the kind it was trained as.
- */
-#define MTDPP_DEFAULT_KIND	MTDPP_HYBRID
 
 typedef enum MtdppTarget
 {
@@ -29,19 +23,23 @@ typedef enum MtdppLoss
 	MTDPP_LOSS_SOFTMAX			/* the positive against its negatives */
 } MtdppLoss;
 
-/* how EASE's weights are fitted (kind ease, and the hybrid's evidence) */
-typedef enum MtdppEaseSolver
-{
-	MTDPP_EASE_AUTO = 0,		/* exact up to MTDPP_EASE_EXACT_ITEMS items */
-	MTDPP_EASE_EXACT,			/* the inverse of X^T X + lambda I (ease_exact.c) */
-	MTDPP_EASE_NEIGHBORHOOD		/* item by item, on neighbourhoods (ease_neighborhood.c) */
-} MtdppEaseSolver;
-
 typedef enum MtdppOptimizer
 {
 	MTDPP_OPT_ADAM = 0,
 	MTDPP_OPT_MOMENTUM
 } MtdppOptimizer;
+
+/*
+ * The values of the keys a kind defines for itself (its folder's struct of
+ * them, within MTDPP_KIND_VALUES_SIZE bytes), one block per kind.
+ */
+#define MTDPP_KIND_VALUES_SIZE	64
+typedef union MtdppKindValues
+{
+	char		bytes[MTDPP_KIND_VALUES_SIZE];
+	double		align_double;
+	int64		align_int64;
+} MtdppKindValues;
 
 /* Hyperparameters, resolved: every field holds a value after parsing. */
 typedef struct MtdppParams
@@ -69,21 +67,8 @@ typedef struct MtdppParams
 	double		validation_fraction;
 	int			validation_baskets;	/* cap on the validation slice */
 	int			validation_candidates;	/* candidates ranked per validation basket */
-	double		lambda;			/* ease: L2 of its weights, < 0: chosen on validation */
-	MtdppEaseSolver ease_solver;
-	double		ease_dropout;	/* ease, hybrid: lambda I + dropout / (1 - dropout) diag(G) */
 	int			max_neighbors;	/* neighbour lists kept per item, < 0: automatic */
-	double		min_support;	/* rules: share of baskets, < 0: chosen on validation */
-	double		min_confidence; /* rules: < 0: chosen on validation */
-	int			max_antecedent; /* rules: items of an antecedent, < 0: chosen */
-	double		poisson_a;		/* poisson: shape of the basket factors' prior */
-	double		poisson_c;		/* poisson: shape of the item factors' prior */
-	int			samples;		/* bayesian_lowrank: samples of V kept */
-	int			burn_in;		/* bayesian_lowrank: Langevin epochs before the first */
-	int			thinning;		/* bayesian_lowrank: steps between samples, < 0: automatic */
-	double		prior_precision;	/* bayesian_lowrank: of the Gaussian prior on V */
-	double		step_size;		/* bayesian_lowrank: the first Langevin step */
-	int			fits;			/* multi-task kinds: independent fits kept side by side */
+	int			fits;			/* independent fits kept side by side (an ensemble) */
 	int64		seed;
 	bool		verbose;
 	char		warm_start[MTDPP_NAME_MAX + 1];	/* model to start from, "" for none */
@@ -94,7 +79,69 @@ typedef struct MtdppParams
 	double		warm_old_baskets;	/* old baskets per new one in its epochs, 0 = all */
 	bool		warm_slice;		/* a warm start chooses its validation slice */
 	uint64		given;			/* keys the caller set, a bit per key of params.c */
+	MtdppKindValues own[MTDPP_N_KINDS]; /* the values of each kind's own keys */
 } MtdppParams;
+
+/* the block of P holding the values of KIND's own keys */
+static inline void *
+mtdpp_kind_values(const MtdppParams *p, MtdppKind kind)
+{
+	return (void *) &p->own[kind];
+}
+
+/* the offset of FIELD of KIND's struct TYPE of values, as a key names it */
+#define MTDPP_KIND_FIELD(kind, type, field) \
+	(offsetof(MtdppParams, own) + sizeof(MtdppKindValues) * (kind) + offsetof(type, field))
+
+typedef enum MtdppParamType
+{
+	MTDPP_PARAM_INT,			/* int field */
+	MTDPP_PARAM_INT64,			/* int64 field */
+	MTDPP_PARAM_REAL,			/* double field */
+	MTDPP_PARAM_LOG,			/* double field holding the log of the value */
+	MTDPP_PARAM_BOOL,			/* bool field */
+	MTDPP_PARAM_CHOICE,			/* enum field: the index of one of CHOICES */
+	MTDPP_PARAM_TEXT			/* char[] field of MTDPP_NAME_MAX + 1 bytes, "" by default */
+} MtdppParamType;
+
+/* which kinds a key applies to */
+typedef enum MtdppKeyReach
+{
+	MTDPP_KEY_LISTED = 0,		/* the kind that defines it and those that list it */
+	MTDPP_KEY_EVERY_KIND,		/* every kind */
+	MTDPP_KEY_ACCEPTED			/* those that list it; the others accept it and ignore it */
+} MtdppKeyReach;
+
+/* A hyperparameter key: params.c's table and each kind's own keys. */
+typedef struct MtdppParamKey
+{
+	const char *name;
+	MtdppParamType type;
+	size_t		offset;			/* of the field in MtdppParams */
+	double		value;			/* default (for MTDPP_PARAM_LOG, the value itself) */
+	double		lo,
+				hi;				/* range, for numbers */
+	const char *const *choices; /* MTDPP_PARAM_CHOICE: names, NULL-terminated;
+								 * NULL for the kind, named by kinds.c */
+	const char *expect;			/* what an error says a valid value is */
+	bool		stored;			/* written into the model's hyperparams */
+	const char *description;
+	bool		unless_default; /* stored only when not its default (fits) */
+	MtdppKeyReach reach;
+} MtdppParamKey;
+
+/*
+ * The keys the kinds share, by what uses them, for the lists of keys each
+ * kind takes (MtdppKindRoutine.keys): those of the stochastic gradient
+ * (fit/), of the validation slice and of a warm start.
+ */
+#define MTDPP_SGD_KEYS "rank", "epochs", "learning_rate", "lr_decay", "batch_size", \
+	"negatives", "positives", "patience", "l2", "l2_bias", "w", "init_scale", \
+	"optimizer", "momentum", "epoch_baskets", "loss", "negative_power"
+#define MTDPP_VALIDATION_KEYS "validation_fraction", "validation_baskets", \
+	"validation_candidates", "max_context"
+#define MTDPP_WARM_KEYS "warm_start", "warm_learning_rate", "warm_epochs", \
+	"warm_patience", "warm_old_baskets"
 
 /* A hyperparameter whose default differs for a kind (params.c's keys). */
 typedef struct MtdppKindDefault
@@ -105,6 +152,9 @@ typedef struct MtdppKindDefault
 
 /* params.c */
 extern void mtdpp_params_defaults(MtdppParams *p, MtdppKind kind);
+extern bool mtdpp_kind_takes(MtdppKind kind, const char *name);
+extern int	mtdpp_param_int(const MtdppParams *p, const char *name);
+extern int	mtdpp_blocks_stored(MtdppKind kind, const char *text);
 extern void mtdpp_params_parse(MtdppParams *p, Jsonb *json);
 extern void mtdpp_params_resolve(MtdppParams *p, Jsonb *json);
 extern void mtdpp_params_for_data(MtdppParams *p, int n_items);
@@ -115,8 +165,9 @@ extern char *mtdpp_params_to_json(const MtdppParams *p);
 extern void mtdpp_params_warm(MtdppParams *p, double old_rate, int old_epochs);
 
 /*
- * params_params_capacity.c: the rank and L2 of the multi-task kinds, chosen on the
- * validation slice when neither is given (rank MTDPP_RANK_CHOSEN)
+ * train/params_capacity.c: the rank and L2 of the kinds fitted by the stochastic
+ * gradient, chosen on the validation slice when neither is given (rank
+ * MTDPP_RANK_CHOSEN)
  */
 #define MTDPP_RANK_CHOSEN		(-1)
 #define MTDPP_CAPACITY_LOW_RANK	32	/* the smaller rank the choice tries, */

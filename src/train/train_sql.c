@@ -226,11 +226,11 @@ training_params(FunctionCallInfo fcinfo, text *name, MtdppParams *p)
 	if (params != NULL)
 		pjson = DirectFunctionCall2(jsonb_concat, pjson, JsonbPGetDatum(params));
 	mtdpp_params_resolve(p, DatumGetJsonbP(pjson));
-	if (p->kind == MTDPP_GRU && PG_ARGISNULL(4))
+	if (mtdpp_kind(p->kind)->add_order && PG_ARGISNULL(4))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("kind gru needs a position column"),
-				 errdetail("A gru reads the items of a basket in the order they were added."),
+				 errmsg("kind %s needs a position column", mtdpp_kind_name(p->kind)),
+				 errdetail("It learns from the order in which the items of a basket were added."),
 				 errhint("Name the column that orders the items of a basket with position_col => '...'.")));
 	if (p->target == MTDPP_TARGET_LAST && PG_ARGISNULL(4))
 		ereport(ERROR,

@@ -58,6 +58,7 @@
 #include "fit/fit.h"
 #include "fit/fit_int.h"
 #include "kinds/kinds.h"
+#include "kinds/bayesian_lowrank/bayesian_lowrank.h"
 #include "model/model.h"
 #include "train/params.h"
 #include "train/progress.h"
@@ -118,8 +119,8 @@ langevin_step(Chain *c, int64 first, int64 last)
 	MtdppModel *m = tr->m;
 	Shard	   *sh;
 	int			r = m->rank;
-	double		eps = c->p->step_size * pow(1.0 + (double) c->t / Max(c->per_epoch, 1), -SGLD_DECAY);
-	double		lambda = c->p->prior_precision;
+	double		eps = mtdpp_bayes_params(c->p)->step_size * pow(1.0 + (double) c->t / Max(c->per_epoch, 1), -SGLD_DECAY);
+	double		lambda = mtdpp_bayes_params(c->p)->prior_precision;
 	double		loss = 0.0;
 	int64		n_ex = 0;
 
@@ -177,7 +178,7 @@ check_chain(const MtdppModel *m, const MtdppParams *p, int epoch, double loss)
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("sampling diverged at epoch %d of the Langevin chain: the loss is %g", epoch + 1, loss),
 				 errhint("Lower step_size (now %g) or raise prior_precision (now %g).",
-						 p->step_size, p->prior_precision)));
+						 mtdpp_bayes_params(p)->step_size, mtdpp_bayes_params(p)->prior_precision)));
 }
 
 /*
@@ -206,27 +207,27 @@ static int
 fitting_samples(const MtdppBaskets *d, const MtdppParams *p, const MtdppParams *q)
 {
 	Size		limit = (Size) maintenance_work_mem * 1024;
-	Size		need = sgld_memory(d, q, p->samples);
-	int			fewer = p->samples;
+	Size		need = sgld_memory(d, q, mtdpp_bayes_params(p)->samples);
+	int			fewer = mtdpp_bayes_params(p)->samples;
 
 	if (need <= limit)
-		return p->samples;
+		return mtdpp_bayes_params(p)->samples;
 	while (fewer > 1 && sgld_memory(d, q, fewer) > limit)
 		fewer--;
 	if (!mtdpp_param_given(p, "samples") && sgld_memory(d, q, fewer) <= limit)
 	{
 		ereport(NOTICE,
 				(errmsg("%d samples are kept, not %d: %d rank %d factorisations of %d items need %zu kB, more than maintenance_work_mem (%d kB)",
-						fewer, p->samples, p->samples, q->rank, d->n_items, (need + 1023) / 1024,
+						fewer, mtdpp_bayes_params(p)->samples, mtdpp_bayes_params(p)->samples, q->rank, d->n_items, (need + 1023) / 1024,
 						maintenance_work_mem),
 				 errhint("SET maintenance_work_mem = '%zuMB' lets the fit keep %d.", (need >> 20) + 1,
-						 p->samples)));
+						 mtdpp_bayes_params(p)->samples)));
 		return fewer;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("sampling %d rank %d factorisations of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
-					p->samples, q->rank, d->n_items, (need + 1023) / 1024, maintenance_work_mem),
+					mtdpp_bayes_params(p)->samples, q->rank, d->n_items, (need + 1023) / 1024, maintenance_work_mem),
 			 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train with fewer samples or a lower rank.",
 					 (need >> 20) + 1)));
 	return 0;					/* not reached */
@@ -283,9 +284,9 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 		if (epoch == 0)
 		{
 			c.per_epoch = (n_pos + p->batch_size - 1) / p->batch_size;
-			*thinning = p->thinning > 0 ? p->thinning : (int) Max(1, c.per_epoch / 4);
+			*thinning = mtdpp_bayes_params(p)->thinning > 0 ? mtdpp_bayes_params(p)->thinning : (int) Max(1, c.per_epoch / 4);
 			/* the chain's epochs: burn-in, then enough steps for S samples */
-			mtdpp_progress_fit(r, p->burn_in +
+			mtdpp_progress_fit(r, mtdpp_bayes_params(p)->burn_in +
 							   (int) Min(((int64) S * *thinning + c.per_epoch - 1) / Max(c.per_epoch, 1), 100000));
 		}
 		for (int64 first = 0; first < n_pos && kept < S; first += p->batch_size)
@@ -293,7 +294,7 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 			CHECK_FOR_INTERRUPTS();
 			loss += langevin_step(&c, first, Min(first + p->batch_size, n_pos));
 			batches++;
-			if (epoch >= p->burn_in && ++since % *thinning == 0)
+			if (epoch >= mtdpp_bayes_params(p)->burn_in && ++since % *thinning == 0)
 			{
 				for (int i = 0; i < data->n_items; i++)
 					memcpy(samples + ((size_t) i * S + kept) * r,
@@ -307,10 +308,10 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 		if (p->verbose)
 			ereport(NOTICE,
 					(errmsg("Langevin epoch %d: loss %.5f, step %.3g, validation MPR of this state %.2f, %d of %d samples kept, %.1f s",
-							epoch + 1, loss, p->step_size * pow(1.0 + (double) c.t / Max(c.per_epoch, 1), -SGLD_DECAY),
+							epoch + 1, loss, mtdpp_bayes_params(p)->step_size * pow(1.0 + (double) c.t / Max(c.per_epoch, 1), -SGLD_DECAY),
 							mtdpp_validation_mpr(&tr.val, tr.m), kept, S, mtdpp_seconds_since(start))));
 		/* a chain on a tiny catalog may need more epochs than it has steps */
-		if (epoch > p->burn_in + 100000)
+		if (epoch > mtdpp_bayes_params(p)->burn_in + 100000)
 			break;
 	}
 	*steps = c.t;
@@ -336,15 +337,15 @@ sampled_model(MtdppBaskets *data, const MtdppParams *p, const MtdppModel *mode,
 											   ALLOCSET_DEFAULT_SIZES);
 	MtdppParams q = *p;
 	MtdppParams stored = *p;
-	int			S = p->samples;
+	int			S = mtdpp_bayes_params(p)->samples;
 	int			r = p->rank;
 	double	   *samples;
 	MtdppModel *m;
 
-	q.samples = 1;
+	mtdpp_bayes_params(&q)->samples = 1;
 	MemoryContextSwitchTo(work);
 	samples = mtdpp_alloc_huge(sizeof(double) * (size_t) data->n_items * r * S);
-	*epochs = run_chain(data, &q, mode, slice, S, samples, &stored.thinning, steps, start);
+	*epochs = run_chain(data, &q, mode, slice, S, samples, &mtdpp_bayes_params(&stored)->thinning, steps, start);
 
 	MemoryContextSwitchTo(caller);
 	m = mtdpp_model_alloc(MTDPP_BAYESIAN_LOWRANK, data->n_items, r * S);
@@ -352,6 +353,7 @@ sampled_model(MtdppBaskets *data, const MtdppParams *p, const MtdppModel *mode,
 	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
 	memcpy(m->V, samples, sizeof(double) * (size_t) data->n_items * r * S);
 	m->hyperparams = mtdpp_params_to_json(&stored);
+	m->blocks = S;
 	mtdpp_model_prepare(m);
 	MemoryContextDelete(work);
 	*mpr = mtdpp_validation_mpr(slice, m);
@@ -421,8 +423,8 @@ mtdpp_fit_bayesian_lowrank(MtdppBaskets *data, const MtdppParams *given)
 						(long long) SGLD_MAX_CELLS, data->n_items, r, (long long) data->n_items * r),
 				 errdetail("Every Langevin step draws noise for every item's factors: above this an epoch takes minutes."),
 				 errhint("Train with a lower rank, or train kind lowrank (its mode) instead.")));
-	q.samples = 1;
-	chosen.samples = fitting_samples(data, given, &q);
+	mtdpp_bayes_params(&q)->samples = 1;
+	mtdpp_bayes_params(&chosen)->samples = fitting_samples(data, given, &q);
 	work = AllocSetContextCreate(CurrentMemoryContext, "mtdpp Bayesian low-rank fit",
 								 ALLOCSET_DEFAULT_SIZES);
 	MemoryContextSwitchTo(work);
@@ -437,7 +439,7 @@ mtdpp_fit_bayesian_lowrank(MtdppBaskets *data, const MtdppParams *given)
 				(errmsg("mode: %d epochs (best %d), validation MPR %.2f; Langevin chain from it",
 						mode->epochs_run, mode->best_epoch, mpr_mode)));
 
-	q.prior_precision = mtdpp_param_given(p, "prior_precision") ? p->prior_precision :
+	mtdpp_bayes_params(&q)->prior_precision = mtdpp_param_given(p, "prior_precision") ? mtdpp_bayes_params(p)->prior_precision :
 		mode_precision(mode);
 
 	choose = !mtdpp_param_given(p, "step_size") && slice.n > 0;
@@ -450,15 +452,15 @@ mtdpp_fit_bayesian_lowrank(MtdppBaskets *data, const MtdppParams *given)
 		int64		n_steps;
 
 		if (!mtdpp_param_given(p, "step_size"))
-			c.step_size = step_candidates[k];
-		c.prior_precision = q.prior_precision;
+			mtdpp_bayes_params(&c)->step_size = step_candidates[k];
+		mtdpp_bayes_params(&c)->prior_precision = mtdpp_bayes_params(&q)->prior_precision;
 		fit = sampled_model(data, &c, mode, &slice, &mpr, &epochs, &n_steps, start);
-		tried[n_tried] = c.step_size;
+		tried[n_tried] = mtdpp_bayes_params(&c)->step_size;
 		mprs[n_tried++] = mpr;
 		if (p->verbose)
 			ereport(NOTICE,
 					(errmsg("step size %g: %d samples, validation MPR %.2f (mode %.2f)",
-							c.step_size, p->samples, mpr, mpr_mode)));
+							mtdpp_bayes_params(&c)->step_size, mtdpp_bayes_params(p)->samples, mpr, mpr_mode)));
 		if (m == NULL || mpr > mpr_mean)
 		{
 			m = fit;
@@ -498,7 +500,7 @@ mtdpp_fit_bayesian_lowrank(MtdppBaskets *data, const MtdppParams *given)
 	if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("%d samples kept: validation MPR of their mean %.2f, against %.2f at the mode",
-						p->samples, mpr_mean, mpr_mode)));
+						mtdpp_bayes_params(p)->samples, mpr_mean, mpr_mode)));
 	MemoryContextDelete(work);
 	m->seconds = mtdpp_seconds_since(start);
 	return m;

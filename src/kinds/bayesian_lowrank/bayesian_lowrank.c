@@ -37,32 +37,11 @@
 
 #include "fit/fit.h"
 #include "kinds/kinds.h"
+#include "kinds/bayesian_lowrank/bayesian_lowrank.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
 #include "numeric/linalg.h"
 #include "train/params.h"
-
-/*
- * The samples a model holds: the stored hyperparameters' "samples", 1 when
- * there is none (a fit's burn-in, not yet stored) or when it does not divide
- * the rank (model_validate.c refuses such a model before it is scored).
- */
-int
-mtdpp_bayes_samples(const MtdppModel *m)
-{
-	const char *at;
-	long		s;
-
-	if (m->hyperparams == NULL || (at = strstr(m->hyperparams, "\"samples\"")) == NULL)
-		return 1;
-	at += strlen("\"samples\"");
-	while (*at == ' ' || *at == ':')
-		at++;
-	s = strtol(at, NULL, 10);
-	if (s < 1 || s > MTDPP_MAX_RANK || m->rank % s != 0)
-		return 1;
-	return (int) s;
-}
 
 /*
  * Scores every item: the mean over the samples of ln det L_s[B + c] -
@@ -72,7 +51,7 @@ mtdpp_bayes_samples(const MtdppModel *m)
 static void
 bayes_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 {
-	int			S = mtdpp_bayes_samples(m);
+	int			S = Max(m->blocks, 1);
 	int			R = m->rank;
 	int			r = R / S;
 	int			block = mtdpp_score_block_rows(m, b);
@@ -146,8 +125,22 @@ bayes_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 static int
 bayes_context_limit(const MtdppModel *m)
 {
-	return Max(0, Min(MTDPP_MAX_CONTEXT, m->rank / mtdpp_bayes_samples(m) - 1));
+	return Max(0, Min(MTDPP_MAX_CONTEXT, m->rank / Max(m->blocks, 1) - 1));
 }
+
+#define OWN(field) MTDPP_KIND_FIELD(MTDPP_BAYESIAN_LOWRANK, MtdppBayesParams, field)
+
+/* its own hyperparameters (params.c lists them among the others) */
+static const MtdppParamKey bayes_keys[] = {
+	{"samples", MTDPP_PARAM_INT, OWN(samples), 8, 1, 64, NULL, "an integer from 1 to 64", true, "bayesian_lowrank: posterior samples of the factors kept (samples x rank at most 1024); a score is their mean"},
+	{"burn_in", MTDPP_PARAM_INT, OWN(burn_in), 1, 0, 1000, NULL, "an integer from 0 to 1000", true, "bayesian_lowrank: Langevin epochs from the posterior mode before the first sample is kept"},
+	{"thinning", MTDPP_PARAM_INT, OWN(thinning), -1, 1, 1000000, NULL, "an integer from 1 to 1000000, or null", true, "bayesian_lowrank: Langevin steps between two samples kept; null: a quarter of an epoch's"},
+	{"prior_precision", MTDPP_PARAM_REAL, OWN(prior_precision), -1, 1e-6, 1e6, NULL, "a number in [1e-6, 1e6], or null", true, "bayesian_lowrank: precision lambda of the Gaussian prior N(0, 1/lambda) on each factor; null: 1 / the mean square of the posterior mode's factors"},
+	{"step_size", MTDPP_PARAM_REAL, OWN(step_size), -1, 1e-12, 1.0, NULL, "a number in [1e-12, 1], or null", true, "bayesian_lowrank: the first Langevin step, then times (1 + t/T)^-0.55 at step t (T: an epoch's steps); null: 1e-3, 1e-4 or 1e-5, the best on validation baskets"},
+	{NULL}
+};
+
+#undef OWN
 
 static const MtdppKindDefault bayes_defaults[] = {
 	/* the burn-in's descent: lowrank's rate */
@@ -155,9 +148,13 @@ static const MtdppKindDefault bayes_defaults[] = {
 	{NULL, 0}
 };
 
+/* the shared keys it takes */
+static const char *const bayes_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, NULL};
+
 const MtdppKindRoutine mtdpp_kind_bayesian_lowrank = {
 	.kind = MTDPP_BAYESIAN_LOWRANK,
 	.name = "bayesian_lowrank",
+	.own_keys = bayes_keys,
 	.defaults = bayes_defaults,
 	.factors = true,
 	.likelihood = true,
@@ -165,4 +162,6 @@ const MtdppKindRoutine mtdpp_kind_bayesian_lowrank = {
 	.score_all = bayes_score_all,
 	.context_limit = bayes_context_limit,
 	.similar = mtdpp_similar_cosine,
+	.keys = bayes_keys_taken,
+	.blocks_key = "samples",
 };

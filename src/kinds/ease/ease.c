@@ -81,6 +81,8 @@
 #include "kinds/ease/ease_exact.h"
 #include "kinds/ease/ease_neighborhood.h"
 #include "kinds/kinds.h"
+#include "kinds/popularity/popularity.h"
+#include "kinds/ease/ease.h"
 #include "model/model.h"
 #include "train/params.h"
 
@@ -123,9 +125,9 @@ typedef struct EaseWork
 static bool
 ease_by_neighborhood(const MtdppParams *p, const MtdppBaskets *d)
 {
-	if (p->ease_solver == MTDPP_EASE_AUTO)
+	if (mtdpp_ease_params(p)->solver == MTDPP_EASE_AUTO)
 		return d->n_items > EASE_EXACT_ITEMS;
-	return p->ease_solver == MTDPP_EASE_NEIGHBORHOOD;
+	return mtdpp_ease_params(p)->solver == MTDPP_EASE_NEIGHBORHOOD;
 }
 
 /* What a fit holds at its peak, in bytes; lines and baskets are DATA's. */
@@ -164,7 +166,7 @@ ease_neighborhood_within(const MtdppParams *p, const MtdppBaskets *d, int cap)
 				nb_need,
 				limit = (Size) maintenance_work_mem * 1024;
 
-	if (ease_by_neighborhood(p, d) || p->ease_solver != MTDPP_EASE_AUTO)
+	if (ease_by_neighborhood(p, d) || mtdpp_ease_params(p)->solver != MTDPP_EASE_AUTO)
 		return ease_by_neighborhood(p, d);
 	need = ease_memory(d, cap, false);
 	if (need <= limit)
@@ -499,13 +501,13 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	ease_check_size(data, cap, neighborhood);
 	m = mtdpp_counts_model(data, &p);
 	/* the model says which fit it had */
-	p.ease_solver = neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
-	if (!ease_fit_lists(data, &p, &p.lambda, p.ease_dropout / (1.0 - p.ease_dropout), m, cap,
+	mtdpp_ease_params(&p)->solver = neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
+	if (!ease_fit_lists(data, &p, &mtdpp_ease_params(&p)->lambda, mtdpp_ease_params(&p)->dropout / (1.0 - mtdpp_ease_params(&p)->dropout), m, cap,
 						neighborhood, NULL, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 				 errmsg("X^T X + lambda I of %d items is not positive definite in single precision at lambda %g",
-						n, p.lambda),
+						n, mtdpp_ease_params(&p)->lambda),
 				 errdetail("X^T X is singular when the columns of X of some items are linearly dependent, as those of items always bought together; a large enough lambda makes up for it."),
 				 errhint("Give a larger lambda, or leave lambda out to have it chosen on validation baskets.")));
 	/* the lambda used, chosen or given */
@@ -514,7 +516,7 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	if (p.verbose)
 		ereport(NOTICE,
 				(errmsg("fitted %d items at lambda %g (%s), %d weights kept per item, in %.1f s",
-						n, p.lambda, neighborhood ? "on neighbourhoods" : "exactly", cap, m->seconds)));
+						n, mtdpp_ease_params(&p)->lambda, neighborhood ? "on neighbourhoods" : "exactly", cap, m->seconds)));
 	return m;
 }
 
@@ -538,7 +540,7 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 				 MtdppListTap *tap)
 {
 	MtdppParams p = *given;
-	int			cap = Min(p.max_neighbors > 0 ? p.max_neighbors : MTDPP_EASE_NEIGHBORS,
+	int			cap = Min(p.max_neighbors > 0 ? p.max_neighbors : MTDPP_DEFAULT_NEIGHBORS,
 						  Max(data->n_items - 1, 0));
 	Size		limit = (Size) maintenance_work_mem * 1024;
 	Size		lists = mul_size(mul_size(data->n_items, cap), sizeof(int32) + sizeof(float4));
@@ -561,14 +563,14 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 	if (!*neighborhood || *lambda >= 0.0 ||
 		add_size(ease_memory(data, cap, true), lists) > limit)
 		slice = NULL;
-	if (p.ease_dropout < 0.0)
-		p.ease_dropout = *neighborhood ? 0.0 : EASE_HYBRID_DROPOUT;
-	*dropout = p.ease_dropout;
+	if (mtdpp_ease_params(&p)->dropout < 0.0)
+		mtdpp_ease_params(&p)->dropout = *neighborhood ? 0.0 : EASE_HYBRID_DROPOUT;
+	*dropout = mtdpp_ease_params(&p)->dropout;
 	/* the kind, slice and candidates of ease */
 	p.kind = MTDPP_EASE;
 	p.validation_candidates = 0;
 	p.validation_baskets = 5000;
-	return ease_fit_lists(data, &p, lambda, p.ease_dropout / (1.0 - p.ease_dropout), m, cap,
+	return ease_fit_lists(data, &p, lambda, mtdpp_ease_params(&p)->dropout / (1.0 - mtdpp_ease_params(&p)->dropout), m, cap,
 						  *neighborhood, slice, tap);
 }
 
@@ -590,6 +592,24 @@ ease_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 	}
 }
 
+static const char *const solver_names[] = {"auto", "exact", "neighborhood", NULL};
+
+#define OWN(field) MTDPP_KIND_FIELD(MTDPP_EASE, MtdppEaseParams, field)
+
+/* its own hyperparameters (params.c lists them among the others) */
+static const MtdppParamKey ease_keys[] = {
+	{"lambda", MTDPP_PARAM_REAL, OWN(lambda), -1, 0.0, 1e12, NULL, "a number in [0, 1e12], or null (chosen on validation baskets)", true,
+	"ease: L2 regularisation of the item-item weights, (X^T X + lambda I)^-1; null: chosen on validation baskets, relative to the mean item popularity"},
+	{"ease_solver", MTDPP_PARAM_CHOICE, OWN(solver), MTDPP_EASE_AUTO, 0, 0, solver_names,
+		"'auto', 'exact' or 'neighborhood'", true,
+	"ease, hybrid: how EASE's weights are fitted: 'exact' inverts X^T X + lambda I (the catalog cubed), 'neighborhood' solves each item's regression on its co-occurring items (linear in the catalog); 'auto': exact up to 8,000 items"},
+	{"ease_dropout", MTDPP_PARAM_REAL, OWN(dropout), 0.0, 0.0, 0.9, NULL, "a number in [0, 0.9], or null", true,
+	"ease, hybrid: EASE's weights fitted as if each item of a basket were dropped with this probability, which regularises each item's weights by lambda plus dropout / (1 - dropout) times its popularity; 0: EASE itself (ease's default); null (hybrid's): 0.5 where the weights are fitted exactly, 0 on neighbourhoods"},
+	{NULL}
+};
+
+#undef OWN
+
 static const MtdppKindDefault ease_defaults[] = {
 	/* no factors */
 	{"rank", 0},
@@ -599,13 +619,29 @@ static const MtdppKindDefault ease_defaults[] = {
 	{NULL, 0}
 };
 
+/* the shared keys it takes */
+static const char *const ease_keys_taken[] = {MTDPP_VALIDATION_KEYS, "max_neighbors", NULL};
+
+/* what it chooses on its validation slice: its lambda, unless given */
+static const char *
+ease_chooses(const MtdppParams *p, const char **instead)
+{
+	*instead = ", or give \"lambda\" to train without a validation slice";
+	if (mtdpp_ease_params(p)->lambda < 0.0)
+		return "chooses its lambda on the validation baskets when it is not given";
+	return NULL;
+}
+
 const MtdppKindRoutine mtdpp_kind_ease = {
 	.kind = MTDPP_EASE,
 	.name = "ease",
+	.own_keys = ease_keys,
 	.defaults = ease_defaults,
 	.neighbors = true,
 	.signed_weights = true,
 	.fit = ease_fit,
 	.score_all = ease_score_all,
 	.similar = mtdpp_similar_lists,
+	.keys = ease_keys_taken,
+	.chooses = ease_chooses,
 };

@@ -19,7 +19,7 @@
  * c among the candidates of B under the sampled softmax it is trained by.
  *
  * Training.  The stochastic gradient of the DPP kinds (fit.c, fit_epochs.c),
- * with the machine's score in place of a ln det (fm_fit.c): every positive
+ * with the machine's score in place of a ln det (fit_bilinear.c): every positive
  * is a target against the rest of its basket and `negatives` items drawn
  * outside it, as the multi-task kinds' are (fit_examples.c), the softmax of
  * the positive among them the loss (loss => 'logistic' takes the paper's
@@ -46,6 +46,7 @@
 
 #include "fit/fit.h"
 #include "kinds/kinds.h"
+#include "kinds/popularity/popularity.h"
 #include "model/model.h"
 #include "train/params.h"
 
@@ -155,6 +156,9 @@ static const MtdppKindDefault fm_defaults[] = {
 	{NULL, 0}
 };
 
+/* the shared keys it takes */
+static const char *const fm_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, MTDPP_WARM_KEYS, NULL};
+
 const MtdppKindRoutine mtdpp_kind_fm = {
 	.kind = MTDPP_FM,
 	.name = "fm",
@@ -167,4 +171,5 @@ const MtdppKindRoutine mtdpp_kind_fm = {
 	.score_some = fm_score_some,
 	.contributions = fm_contributions,
 	.similar = mtdpp_similar_cosine,
+	.keys = fm_keys_taken,
 };

@@ -32,6 +32,7 @@
  */
 #include "postgres.h"
 
+#include <float.h>
 #include <math.h>
 
 #include "kinds/gru/gru.h"
@@ -88,6 +89,69 @@ static const MtdppKindDefault gru_defaults[] = {
 	{NULL, 0}
 };
 
+/*
+ * gru: its factors (input embeddings), task factors (output embeddings)
+ * and weights finite reals, as many weights as its rank asks.  The state h
+ * then lies in (-1, 1)^rank, so a score o_i . h + b_i is finite while
+ * |o_i|_1 + |b_i| is a finite real, which is checked too.
+ */
+static void
+gru_validate(const MtdppModel *m, const MtdppRefusal *o)
+{
+	int			d = m->rank;
+
+	if (m->weights == NULL || m->n_weights != 6 * d * d + 3 * d)
+		ereport(ERROR,
+				(errcode(o->sqlstate),
+				 errmsg("the gru model of rank %d has %d weights, not %d",
+						d, m->weights ? m->n_weights : 0, 6 * d * d + 3 * d),
+				 errdetail("A gru model of hidden size d shares 6 d^2 + 3 d recurrent weights."),
+				 errhint("%s", o->hint)));
+	for (int k = 0; k < m->n_weights; k++)
+		if (!isfinite(mtdpp_as_real(m->weights[k])))
+			ereport(ERROR,
+					(errcode(o->sqlstate),
+					 errmsg("weight %d of the gru model is %g, not a finite real", k + 1, m->weights[k]),
+					 errhint("%s", o->hint)));
+	for (int i = 0; i < m->n_items; i++)
+	{
+		double		sum = fabs(mtdpp_as_real(m->D[i]));
+
+		for (int j = 0; j < d; j++)
+		{
+			size_t		c = (size_t) i * d + j;
+			double		r = m->R ? mtdpp_as_real(m->R[c]) : (double) m->Rf[c];
+
+			if (!isfinite(mtdpp_factor_at(m, i, j)) || !isfinite(r))
+				ereport(ERROR,
+						(errcode(o->sqlstate),
+						 errmsg("factor %d of item %d is %g and its task factor %g: not both finite reals",
+								j + 1, m->item_ids[i], mtdpp_factor_at(m, i, j), r),
+						 errhint("%s", o->hint)));
+			sum += fabs(r);
+		}
+		if (!(sum <= FLT_MAX))
+			ereport(ERROR,
+					(errcode(o->sqlstate),
+					 errmsg("task factors and bias of item %d sum to %g in absolute value, beyond a real",
+							m->item_ids[i], sum),
+					 errhint("%s", o->hint)));
+	}
+}
+
+/* the shared keys it takes */
+static const char *const gru_keys_taken[] = {"rank", "epochs", "learning_rate", "negatives", "negative_power", "patience", "l2", "init_scale", "epoch_baskets", MTDPP_VALIDATION_KEYS, NULL};
+
+/* what it chooses on its validation slice: its hidden size and step, unless given */
+static const char *
+gru_chooses(const MtdppParams *p, const char **instead)
+{
+	*instead = ", or give rank => ... and \"learning_rate\" to train without a validation slice";
+	if (p->rank == MTDPP_RANK_CHOSEN || !mtdpp_param_given(p, "learning_rate"))
+		return "chooses its hidden size (rank) and learning_rate on the validation baskets when they are not given";
+	return NULL;
+}
+
 const MtdppKindRoutine mtdpp_kind_gru = {
 	.kind = MTDPP_GRU,
 	.name = "gru",
@@ -101,4 +165,8 @@ const MtdppKindRoutine mtdpp_kind_gru = {
 	.fit = mtdpp_gru_fit,
 	.score_all = gru_score_all,
 	.similar = mtdpp_similar_cosine,
+	.validate = gru_validate,
+	.keys = gru_keys_taken,
+	.own_capacity = true,
+	.chooses = gru_chooses,
 };

@@ -71,6 +71,9 @@
 #include "kinds/cooccurrence.h"
 #include "kinds/hybrid/hybrid_weights.h"
 #include "kinds/kinds.h"
+#include "kinds/multitask/multitask.h"
+#include "kinds/ease/ease.h"
+#include "kinds/itemknn/itemknn.h"
 #include "model/model.h"
 #include "query/score.h"
 #include "train/params.h"
@@ -256,7 +259,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 		/* lambda scales with the baskets: the same multiple of the mean popularity */
 		lambda = alpha * data->n_lines / Max(data->n_items, 1);
 		/* and the weights are fitted as they were on the slice */
-		ep.ease_solver = ease_neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
+		mtdpp_ease_params(&ep)->solver = ease_neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
 		if (form == FORM_COSINE_EASE)
 			cosine = mtdpp_cosine_lists_start(data, m, cap, &tap);
 		built = mtdpp_ease_lists(data, &ep, &lambda, ease, &ease_neighborhood, NULL, &dropout,
@@ -306,7 +309,7 @@ hybrid_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 {
 	double	   *ev;
 
-	mtdpp_kind_multitask.score_all(m, ctx, b, scores);
+	mtdpp_multitask_score_all(m, ctx, b, scores);
 	if (b == 0)
 		return;
 	ev = palloc(sizeof(double) * Max(m->n_items, 1));
@@ -322,7 +325,7 @@ hybrid_score_some(const MtdppModel *m, const int32 *ctx, int b,
 {
 	double	   *ev = palloc(sizeof(double) * Max(m->n_items, 1));
 
-	mtdpp_kind_multitask.score_some(m, ctx, b, cands, n, scores);
+	mtdpp_multitask_score_some(m, ctx, b, cands, n, scores);
 	mtdpp_evidence(m, ctx, b, ev);
 	for (int t = 0; t < n; t++)
 		scores[t] += ev[cands[t]];
@@ -364,6 +367,17 @@ static const MtdppKindDefault hybrid_defaults[] = {
 	{NULL, 0}
 };
 
+/* the shared keys it takes */
+static const char *const hybrid_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, "ease_solver", "ease_dropout", "max_neighbors", MTDPP_WARM_KEYS, NULL};
+
+/* what it chooses on its validation slice: the weights of its evidence, always */
+static const char *
+hybrid_chooses(const MtdppParams *p, const char **instead)
+{
+	*instead = "";
+	return "weighs its co-occurrence evidence on the validation baskets";
+}
+
 const MtdppKindRoutine mtdpp_kind_hybrid = {
 	.kind = MTDPP_HYBRID,
 	.name = "hybrid",
@@ -377,4 +391,6 @@ const MtdppKindRoutine mtdpp_kind_hybrid = {
 	.score_all = hybrid_score_all,
 	.score_some = hybrid_score_some,
 	.similar = hybrid_similar,
+	.keys = hybrid_keys_taken,
+	.chooses = hybrid_chooses,
 };

@@ -34,6 +34,8 @@
 #include "kinds/cooccurrence.h"
 #include "kinds/hybrid/hybrid_weights.h"
 #include "kinds/kinds.h"
+#include "kinds/ease/ease.h"
+#include "kinds/itemknn/itemknn.h"
 #include "query/score.h"
 
 const char *const mtdpp_hybrid_form_names[N_FORMS + 1] = {"cosine", "log_cosine", "confidence", "ease", "cosine+ease"};

@@ -25,6 +25,9 @@
 
 #include "kinds/cooccurrence.h"
 #include "kinds/kinds.h"
+#include "kinds/ease/ease.h"
+#include "kinds/popularity/popularity.h"
+#include "kinds/itemknn/itemknn.h"
 #include "model/model.h"
 #include "train/params.h"
 
@@ -310,6 +313,9 @@ static const MtdppKindDefault itemknn_defaults[] = {
 	{NULL, 0}
 };
 
+/* the shared keys it takes */
+static const char *const itemknn_keys_taken[] = {"max_neighbors", NULL};
+
 const MtdppKindRoutine mtdpp_kind_itemknn = {
 	.kind = MTDPP_ITEMKNN,
 	.name = "itemknn",
@@ -318,4 +324,6 @@ const MtdppKindRoutine mtdpp_kind_itemknn = {
 	.fit = itemknn_fit,
 	.score_all = itemknn_score_all,
 	.similar = mtdpp_similar_lists,
+	.keys = itemknn_keys_taken,
+	.cosine_weights = true,
 };

@@ -39,6 +39,9 @@ static const MtdppKindDefault logistic_defaults[] = {
 	{NULL, 0}
 };
 
+/* the shared keys it takes */
+static const char *const logistic_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, MTDPP_WARM_KEYS, NULL};
+
 const MtdppKindRoutine mtdpp_kind_logistic = {
 	.kind = MTDPP_LOGISTIC,
 	.name = "logistic",
@@ -48,4 +51,5 @@ const MtdppKindRoutine mtdpp_kind_logistic = {
 	.fit = mtdpp_fit_dpp,
 	.score_all = logistic_score_all,
 	.similar = mtdpp_similar_cosine,
+	.keys = logistic_keys_taken,
 };

@@ -36,6 +36,9 @@ static const MtdppKindDefault lowrank_defaults[] = {
 	{NULL, 0}
 };
 
+/* the shared keys it takes */
+static const char *const lowrank_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, MTDPP_WARM_KEYS, NULL};
+
 const MtdppKindRoutine mtdpp_kind_lowrank = {
 	.kind = MTDPP_LOWRANK,
 	.name = "lowrank",
@@ -46,4 +49,5 @@ const MtdppKindRoutine mtdpp_kind_lowrank = {
 	.score_all = lowrank_score_all,
 	.similar = mtdpp_similar_cosine,
 	.context_limit = lowrank_context_limit,
+	.keys = lowrank_keys_taken,
 };

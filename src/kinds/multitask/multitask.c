@@ -41,6 +41,7 @@
 
 #include "fit/fit.h"
 #include "kinds/kinds.h"
+#include "kinds/popularity/popularity.h"
 #include "kinds/multitask/multitask.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
@@ -81,6 +82,9 @@ mtdpp_multitask_score_some(const MtdppModel *m, const int32 *ctx, int b,
 	pfree(P);
 }
 
+/* the shared keys it takes */
+static const char *const multitask_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, "fits", MTDPP_WARM_KEYS, NULL};
+
 const MtdppKindRoutine mtdpp_kind_multitask = {
 	.kind = MTDPP_MULTITASK,
 	.name = "multitask",
@@ -90,8 +94,10 @@ const MtdppKindRoutine mtdpp_kind_multitask = {
 	.bias = true,
 	.bounded = true,
 	.ensemble = true,
-	.fit = mtdpp_fit_multitask,
+	.fit = mtdpp_fit_ensemble,
 	.score_all = mtdpp_multitask_score_all,
 	.similar = mtdpp_similar_cosine,
 	.score_some = mtdpp_multitask_score_some,
+	.keys = multitask_keys_taken,
+	.blocks_key = "fits",
 };

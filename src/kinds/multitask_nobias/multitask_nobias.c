@@ -10,6 +10,9 @@
 #include "kinds/kinds.h"
 #include "kinds/multitask/multitask.h"
 
+/* the shared keys it takes */
+static const char *const nobias_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, "fits", MTDPP_WARM_KEYS, NULL};
+
 const MtdppKindRoutine mtdpp_kind_multitask_nobias = {
 	.kind = MTDPP_MULTITASK_NOBIAS,
 	.name = "multitask_nobias",
@@ -18,8 +21,10 @@ const MtdppKindRoutine mtdpp_kind_multitask_nobias = {
 	.task_factors = true,
 	.bounded = true,
 	.ensemble = true,
-	.fit = mtdpp_fit_multitask,
+	.fit = mtdpp_fit_ensemble,
 	.score_all = mtdpp_multitask_score_all,
 	.similar = mtdpp_similar_cosine,
 	.score_some = mtdpp_multitask_score_some,
+	.keys = nobias_keys_taken,
+	.blocks_key = "fits",
 };

@@ -48,6 +48,7 @@
 
 #include "fit/fit.h"
 #include "kinds/kinds.h"
+#include "kinds/popularity/popularity.h"
 #include "kinds/poisson/poisson.h"
 #include "model/model.h"
 #include "train/params.h"
@@ -107,11 +108,11 @@ poisson_model(const MtdppBaskets *data, const MtdppParams *p)
 	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
 	m->n_baskets = data->n_baskets;
 	m->n_examples = data->n_lines;
-	m->log_w = log(p->poisson_a);
+	m->log_w = log(mtdpp_poisson_params(p)->a);
 	/* no task factors: R = 1 */
 	for (Size c = 0; c < cells; c++)
 		m->R[c] = 1.0;
-	mtdpp_poisson_fit(data, p->rank, p->poisson_a, p->poisson_c, p->epochs, p->seed,
+	mtdpp_poisson_fit(data, p->rank, mtdpp_poisson_params(p)->a, mtdpp_poisson_params(p)->c, p->epochs, p->seed,
 					  p->verbose, m->V);
 	/* below MTDPP_NEGLIGIBLE a factor is zero (model.h) */
 	for (Size c = 0; c < cells; c++)
@@ -152,7 +153,7 @@ poisson_try(PoissonSearch *s, double c, int rank)
 			return s->tried[t].criterion;
 	INSTR_TIME_SET_CURRENT(start);
 	s->p.rank = rank;
-	s->p.poisson_c = c;
+	mtdpp_poisson_params(&s->p)->c = c;
 	m = poisson_model(s->rest, &s->p);
 	mtdpp_validation_measure(s->v, m, &mm);
 	crit = mm.mpr + mm.p5 + mm.p10 + mm.p20;
@@ -223,7 +224,7 @@ poisson_choose(MtdppBaskets *data, MtdppParams *p)
 	pg_prng_state rng;
 	PoissonSearch s;
 	int			rank = p->rank == MTDPP_RANK_CHOSEN ? 32 : p->rank;
-	double		c = p->poisson_c < 0.0 ? 3.0 : p->poisson_c;
+	double		c = mtdpp_poisson_params(p)->c < 0.0 ? 3.0 : mtdpp_poisson_params(p)->c;
 
 	pg_prng_seed(&rng, (uint64) p->seed);
 	mtdpp_validation_carve(&v, data, p, &rng);
@@ -233,7 +234,7 @@ poisson_choose(MtdppBaskets *data, MtdppParams *p)
 		s.v = &v;
 		s.rest = mtdpp_baskets_without(data, v.is_val);
 		s.p = *p;
-		if (p->poisson_c < 0.0)
+		if (mtdpp_poisson_params(p)->c < 0.0)
 			c = POISSON_C[poisson_ladder(&s, true, 1, 0.0, rank)];
 		if (p->rank == MTDPP_RANK_CHOSEN)
 			rank = 1 << poisson_ladder(&s, false, 5, c, 0);
@@ -246,7 +247,7 @@ poisson_choose(MtdppBaskets *data, MtdppParams *p)
 						v.n > 0 ? "chose" : "too few baskets for a validation slice:", rank, c,
 						v.n > 0 ? psprintf(" on %d validation baskets", v.n) : "", data->n_baskets)));
 	p->rank = rank;
-	p->poisson_c = c;
+	mtdpp_poisson_params(p)->c = c;
 }
 
 static MtdppModel *
@@ -266,7 +267,7 @@ poisson_fit(MtdppBaskets *data, const MtdppParams *given)
 	}
 	else
 		poisson_check_size(data, p.rank, p.epochs);
-	if (p.rank == MTDPP_RANK_CHOSEN || p.poisson_c < 0.0)
+	if (p.rank == MTDPP_RANK_CHOSEN || mtdpp_poisson_params(&p)->c < 0.0)
 	{
 		mtdpp_progress_phase(MTDPP_PHASE_CHOOSING_RANK);
 		poisson_choose(data, &p);
@@ -321,6 +322,17 @@ poisson_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 	pfree(etheta);
 }
 
+#define OWN(field) MTDPP_KIND_FIELD(MTDPP_POISSON, MtdppPoissonParams, field)
+
+/* its own hyperparameters (params.c lists them among the others) */
+static const MtdppParamKey poisson_keys[] = {
+	{"a", MTDPP_PARAM_REAL, OWN(a), 0.3, 0.01, 100.0, NULL, "a number in [0.01, 100]", true, "poisson: shape of the Gamma prior of a basket's factors"},
+	{"c", MTDPP_PARAM_REAL, OWN(c), -1, 0.01, 100.0, NULL, "a number in [0.01, 100], or null (chosen on validation baskets)", true, "poisson: shape of the Gamma prior of an item's factors; null: chosen on validation baskets"},
+	{NULL}
+};
+
+#undef OWN
+
 static const MtdppKindDefault poisson_defaults[] = {
 	/* chosen on validation baskets */
 	{"rank", MTDPP_RANK_CHOSEN},
@@ -332,12 +344,58 @@ static const MtdppKindDefault poisson_defaults[] = {
 	{NULL, 0}
 };
 
+/*
+ * Poisson factorisation (poisson.c): factors E[beta], finite and
+ * nonnegative reals; ln w the ln of the prior shape a, in [0.01, 100].
+ */
+static void
+poisson_validate(const MtdppModel *m, const MtdppRefusal *o)
+{
+	if (!(m->log_w >= log(0.01) - 1e-9 && m->log_w <= log(100.0) + 1e-9))
+		ereport(ERROR,
+				(errcode(o->sqlstate),
+				 errmsg("log_w of the poisson model is %g, outside ln 0.01 to ln 100", m->log_w),
+				 errdetail("A poisson model keeps the ln of its prior shape a, which lies from 0.01 to 100, as its ln w."),
+				 errhint("%s", o->hint)));
+	for (int i = 0; i < m->n_items && (m->V != NULL || m->Vf != NULL); i++)
+		for (int j = 0; j < m->rank; j++)
+		{
+			double		v = mtdpp_factor_at(m, i, j);
+
+			if (!isfinite(v) || v < 0.0)
+				ereport(ERROR,
+						(errcode(o->sqlstate),
+						 errmsg("factor %d of item %d is %g, not a finite nonnegative real", j + 1,
+								m->item_ids[i], m->V ? m->V[(size_t) i * m->rank + j] : v),
+						 errdetail("The factors of a poisson model are the expected values of Gamma variables."),
+						 errhint("%s", o->hint)));
+		}
+}
+
+/* the shared keys it takes */
+static const char *const poisson_keys_taken[] = {"rank", "epochs", MTDPP_VALIDATION_KEYS, NULL};
+
+/* what it chooses on its validation slice: its rank and c, unless given */
+static const char *
+poisson_chooses(const MtdppParams *p, const char **instead)
+{
+	*instead = ", or give rank => ... and \"c\" to train without a validation slice";
+	if (p->rank == MTDPP_RANK_CHOSEN || mtdpp_poisson_params(p)->c < 0.0)
+		return "chooses its rank and the prior shape c not given on the validation baskets";
+	return NULL;
+}
+
 const MtdppKindRoutine mtdpp_kind_poisson = {
 	.kind = MTDPP_POISSON,
 	.name = "poisson",
+	.own_keys = poisson_keys,
 	.defaults = poisson_defaults,
 	.factors = true,
 	.fit = poisson_fit,
 	.score_all = poisson_score_all,
 	.similar = mtdpp_similar_cosine,
+	.validate = poisson_validate,
+	.keys = poisson_keys_taken,
+	.own_capacity = true,
+	.chooses = poisson_chooses,
 };

@@ -8,6 +8,16 @@
 #define MTDPP_POISSON_H
 
 #include "model/model.h"
+#include "train/params.h"
+
+/* the values of its own keys, in its block of MtdppParams */
+typedef struct MtdppPoissonParams
+{
+	double		a;				/* shape of the basket factors' prior */
+	double		c;				/* shape of the item factors' prior, < 0: chosen */
+} MtdppPoissonParams;
+
+#define mtdpp_poisson_params(p) ((MtdppPoissonParams *) mtdpp_kind_values((p), MTDPP_POISSON))
 
 /*
  * The hierarchical priors of Gopalan, Hofman and Blei (2015), shape and

@@ -18,6 +18,7 @@
 #include <math.h>
 
 #include "kinds/kinds.h"
+#include "kinds/popularity/popularity.h"
 #include "model/model.h"
 #include "train/params.h"
 

@@ -51,6 +51,7 @@
 
 #include "fit/fit.h"
 #include "kinds/kinds.h"
+#include "kinds/popularity/popularity.h"
 #include "kinds/rules/rules.h"
 #include "model/model.h"
 #include "train/params.h"
@@ -333,9 +334,9 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 	double		cut_support = 0.0;
 	int			cut_ante = 0;
 
-	if (p->min_support > 0.0)
-		s->supports[n++] = p->min_support;
-	for (int t = 0; n < lengthof(s->supports) && p->min_support <= 0.0; t++)
+	if (mtdpp_rules_params(p)->min_support > 0.0)
+		s->supports[n++] = mtdpp_rules_params(p)->min_support;
+	for (int t = 0; n < lengthof(s->supports) && mtdpp_rules_params(p)->min_support <= 0.0; t++)
 	{
 		double		sup = RULES_MAX_SUPPORT * steps[t % 3] / pow(10.0, t / 3);
 
@@ -344,7 +345,7 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 		s->supports[n++] = sup;
 	}
 	/* and the fewest baskets a rule is counted in */
-	if (p->min_support <= 0.0 && n < lengthof(s->supports) &&
+	if (mtdpp_rules_params(p)->min_support <= 0.0 && n < lengthof(s->supports) &&
 		(n == 0 || support_count(s->supports[n - 1], rest->n_baskets) > RULES_MIN_COUNT))
 		s->supports[n++] = (double) RULES_MIN_COUNT / Max(rest->n_baskets, RULES_MIN_COUNT);
 	/* of the lowest support, the longest antecedents that fit: coverage first */
@@ -410,12 +411,12 @@ rules_choose(MtdppBaskets *data, MtdppParams *p)
 	s.verbose = p->verbose;
 	s.n_baskets = rest->n_baskets;
 	s.m = mtdpp_counts_model(rest, p);
-	if (p->min_confidence >= 0.0)
-		s.confidences[s.n_confidences++] = p->min_confidence;
-	for (int t = 0; t < lengthof(confidences) && p->min_confidence < 0.0; t++)
+	if (mtdpp_rules_params(p)->min_confidence >= 0.0)
+		s.confidences[s.n_confidences++] = mtdpp_rules_params(p)->min_confidence;
+	for (int t = 0; t < lengthof(confidences) && mtdpp_rules_params(p)->min_confidence < 0.0; t++)
 		s.confidences[s.n_confidences++] = confidences[t];
 	for (int t = 1; t <= MTDPP_MAX_ANTECEDENT; t++)
-		if (p->max_antecedent <= 0 || p->max_antecedent == t)
+		if (mtdpp_rules_params(p)->max_antecedent <= 0 || mtdpp_rules_params(p)->max_antecedent == t)
 			s.antes[s.n_antes++] = t;
 	rules_mine_floor(&s, rest, p);
 
@@ -448,13 +449,13 @@ rules_choose(MtdppBaskets *data, MtdppParams *p)
 				}
 			}
 		}
-	p->min_support = s.supports[at[0]];
-	p->min_confidence = s.confidences[at[1]];
-	p->max_antecedent = s.antes[at[2]];
+	mtdpp_rules_params(p)->min_support = s.supports[at[0]];
+	mtdpp_rules_params(p)->min_confidence = s.confidences[at[1]];
+	mtdpp_rules_params(p)->max_antecedent = s.antes[at[2]];
 	if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("chose min_support %g, min_confidence %g, max_antecedent %d on %d validation baskets; mining all %d training baskets",
-						p->min_support, p->min_confidence, p->max_antecedent, v.n, data->n_baskets)));
+						mtdpp_rules_params(p)->min_support, mtdpp_rules_params(p)->min_confidence, mtdpp_rules_params(p)->max_antecedent, v.n, data->n_baskets)));
 	pfree(s.set.rules);
 	pfree(rest->items);
 	return true;
@@ -470,31 +471,31 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 	bool		chosen = false;
 
 	INSTR_TIME_SET_CURRENT(start);
-	if (p.min_support < 0.0 || p.min_confidence < 0.0 || p.max_antecedent <= 0)
+	if (mtdpp_rules_params(&p)->min_support < 0.0 || mtdpp_rules_params(&p)->min_confidence < 0.0 || mtdpp_rules_params(&p)->max_antecedent <= 0)
 		chosen = rules_choose(data, &p);
-	if (p.min_support < 0.0)
-		p.min_support = RULES_PAPER_SUPPORT;
-	if (p.min_confidence < 0.0)
-		p.min_confidence = RULES_PAPER_CONFIDENCE;
-	if (p.max_antecedent <= 0)
-		p.max_antecedent = MTDPP_MAX_ANTECEDENT;
+	if (mtdpp_rules_params(&p)->min_support < 0.0)
+		mtdpp_rules_params(&p)->min_support = RULES_PAPER_SUPPORT;
+	if (mtdpp_rules_params(&p)->min_confidence < 0.0)
+		mtdpp_rules_params(&p)->min_confidence = RULES_PAPER_CONFIDENCE;
+	if (mtdpp_rules_params(&p)->max_antecedent <= 0)
+		mtdpp_rules_params(&p)->max_antecedent = MTDPP_MAX_ANTECEDENT;
 
 	/* thresholds chosen on fewer baskets may not fit for all: a higher support then */
-	while (!mtdpp_mine_rules(data, support_count(p.min_support, data->n_baskets),
-							 p.max_antecedent,
+	while (!mtdpp_mine_rules(data, support_count(mtdpp_rules_params(&p)->min_support, data->n_baskets),
+							 mtdpp_rules_params(&p)->max_antecedent,
 							 !chosen || mtdpp_param_given(&p, "min_support") ||
-							 p.min_support >= RULES_MAX_SUPPORT, &set))
+							 mtdpp_rules_params(&p)->min_support >= RULES_MAX_SUPPORT, &set))
 	{
 		ereport(NOTICE,
 				(errmsg("association rules of all %d training baskets at min_support %g stopped at %s, at %zu kB; mining at min_support %g",
-						data->n_baskets, p.min_support, set.over_what, set.over_bytes / 1024,
-						Min(p.min_support * 2.0, RULES_MAX_SUPPORT))));
-		p.min_support = Min(p.min_support * 2.0, RULES_MAX_SUPPORT);
+						data->n_baskets, mtdpp_rules_params(&p)->min_support, set.over_what, set.over_bytes / 1024,
+						Min(mtdpp_rules_params(&p)->min_support * 2.0, RULES_MAX_SUPPORT))));
+		mtdpp_rules_params(&p)->min_support = Min(mtdpp_rules_params(&p)->min_support * 2.0, RULES_MAX_SUPPORT);
 	}
 	pg_qsort(set.rules, set.n, sizeof(MtdppRule), cmp_rule);
 	m = mtdpp_counts_model(data, &p);
-	rules_lists(&set, m, support_count(p.min_support, data->n_baskets), p.min_confidence,
-				p.max_antecedent);
+	rules_lists(&set, m, support_count(mtdpp_rules_params(&p)->min_support, data->n_baskets), mtdpp_rules_params(&p)->min_confidence,
+				mtdpp_rules_params(&p)->max_antecedent);
 	m->hyperparams = mtdpp_params_to_json(&p);
 	m->seconds = mtdpp_seconds_since(start);
 	if (p.verbose)
@@ -505,6 +506,24 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 	return m;
 }
 
+#define OWN(field) MTDPP_KIND_FIELD(MTDPP_RULES, MtdppRulesParams, field)
+
+/* its own hyperparameters (params.c lists them among the others) */
+static const MtdppParamKey rules_keys[] = {
+	{"min_support", MTDPP_PARAM_REAL, OWN(min_support), -1, 1e-9, 1.0, NULL,
+		"a number in (0, 1], or null (chosen on validation baskets)", true,
+	"rules: share of the training baskets holding a rule's antecedent and consequent, at least; null: chosen on validation baskets"},
+	{"min_confidence", MTDPP_PARAM_REAL, OWN(min_confidence), -1, 0.0, 1.0, NULL,
+		"a number in [0, 1], or null (chosen on validation baskets)", true,
+	"rules: share of the baskets holding a rule's antecedent that hold its consequent, at least; null: chosen on validation baskets"},
+	{"max_antecedent", MTDPP_PARAM_INT, OWN(max_antecedent), -1, 1, 3, NULL,
+		"an integer from 1 to 3, or null (chosen on validation baskets)", true,
+	"rules: items of a rule's antecedent, at most; null: chosen on validation baskets"},
+	{NULL}
+};
+
+#undef OWN
+
 static const MtdppKindDefault rules_defaults[] = {
 	/* no factors */
 	{"rank", 0},
@@ -514,9 +533,84 @@ static const MtdppKindDefault rules_defaults[] = {
 	{NULL, 0}
 };
 
+static void
+bad_rule(const MtdppModel *m, const MtdppRefusal *o, int i, const char *what)
+{
+	ereport(ERROR,
+			(errcode(o->sqlstate),
+			 errmsg("a rule of item %d %s", m->item_ids[i], what),
+			 errdetail("Each rule in an item's list is its other antecedent items, ascending after the item, of weight minus the baskets holding the antecedent, then its consequent, of weight its confidence."),
+			 errhint("%s", o->hint)));
+}
+
+/*
+ * Rules (rules.c): each item's list a run of rules, each at most
+ * MTDPP_MAX_ANTECEDENT - 1 antecedent items after the owner, ascending, of
+ * weight -n(A) with n(A) a count of baskets, then a consequent outside the
+ * antecedent of confidence in (0, 1].
+ */
+static void
+rules_validate(const MtdppModel *m, const MtdppRefusal *o)
+{
+	if (m->nbr_start == NULL && m->n_items > 0)
+		ereport(ERROR,
+				(errcode(o->sqlstate),
+				 errmsg("the %s model has no lists of rules", mtdpp_kind_name(m->kind)),
+				 errhint("%s", o->hint)));
+	for (int i = 0; i < m->n_items && m->nbr_start != NULL; i++)
+	{
+		int			markers = 0;
+		int32		last = i;
+		float4		n_ante = 0.0f;
+
+		for (int64 k = m->nbr_start[i]; k < m->nbr_start[i + 1]; k++)
+		{
+			int32		c = m->nbr_index[k];
+			float4		w = m->nbr_weight[k];
+
+			if (c < 0 || c >= m->n_items)
+				bad_rule(m, o, i, "names an item not of the model");
+			if (w < 0.0f)
+			{
+				if (++markers > 2 || c <= last || !(-w >= 1.0f && -w <= (float4) m->n_baskets) ||
+					(markers > 1 && w != n_ante))
+					bad_rule(m, o, i, "has a malformed antecedent");
+				last = c;
+				n_ante = w;
+				continue;
+			}
+			if (!(w > 0.0f && w <= 1.0f))
+				bad_rule(m, o, i, "has a confidence outside (0, 1]");
+			for (int64 t = k - markers; t <= k; t++)
+				if (c == i || (t < k && m->nbr_index[t] == c))
+					bad_rule(m, o, i, "concludes an item of its antecedent");
+			markers = 0;
+			last = i;
+		}
+		if (markers > 0)
+			bad_rule(m, o, i, "has an antecedent without a consequent");
+	}
+}
+
+/* the shared keys it takes */
+static const char *const rules_keys_taken[] = {MTDPP_VALIDATION_KEYS, NULL};
+
+/* what it chooses on its validation slice: the thresholds not given */
+static const char *
+rules_chooses(const MtdppParams *p, const char **instead)
+{
+	const MtdppRulesParams *r = mtdpp_rules_params(p);
+
+	*instead = ", or give \"min_support\", \"min_confidence\" and \"max_antecedent\" to train without a validation slice";
+	if (r->min_support < 0.0 || r->min_confidence < 0.0 || r->max_antecedent < 0)
+		return "chooses the thresholds not given on the validation baskets";
+	return NULL;
+}
+
 const MtdppKindRoutine mtdpp_kind_rules = {
 	.kind = MTDPP_RULES,
 	.name = "rules",
+	.own_keys = rules_keys,
 	.defaults = rules_defaults,
 	.neighbors = true,
 	.signed_weights = true,
@@ -524,4 +618,7 @@ const MtdppKindRoutine mtdpp_kind_rules = {
 	.score_all = rules_score_all,
 	.explain = rules_explain,
 	.similar = rules_similar,
+	.validate = rules_validate,
+	.keys = rules_keys_taken,
+	.chooses = rules_chooses,
 };

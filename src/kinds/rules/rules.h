@@ -8,6 +8,17 @@
 #define MTDPP_RULES_H
 
 #include "model/model.h"
+#include "train/params.h"
+
+/* the values of its own keys, in its block of MtdppParams (< 0: chosen on validation) */
+typedef struct MtdppRulesParams
+{
+	double		min_support;	/* share of baskets */
+	double		min_confidence;
+	int			max_antecedent; /* items of an antecedent */
+} MtdppRulesParams;
+
+#define mtdpp_rules_params(p) ((MtdppRulesParams *) mtdpp_kind_values((p), MTDPP_RULES))
 
 /* the most items an antecedent holds */
 #define MTDPP_MAX_ANTECEDENT	3

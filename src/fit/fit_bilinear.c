@@ -1,7 +1,7 @@
 /*
- * kinds/fm/fm_fit.c
- *		The factorization machine's scores and gradients, in the trainer of
- *		the DPP kinds (fm.c).
+ * fit/fit_bilinear.c
+ *		Bilinear scores (a factorization machine's) and their gradients, in
+ *		the trainer of the DPP kinds, for the kinds that score so (bilinear).
  *
  * A basket is a user of Rendle's second-order factorization machine
  * (Rendle 2010, eq. 1): its features are the context items C, each of
@@ -116,7 +116,7 @@ fm_gradients(Shard *sh, int b, int nt, double scale)
  * adds the gradients (scaled by SCALE) and returns the summed loss.
  */
 double
-fm_context_step(Shard *sh, int b, int nt, double scale)
+bilinear_context_step(Shard *sh, int b, int nt, double scale)
 {
 	double		loss = 0.0;
 

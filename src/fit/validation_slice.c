@@ -1,5 +1,5 @@
 /*
- * train/validation_slice.c
+ * fit/validation_slice.c
  *		A validation slice of the training baskets, and how well a model
  *		completes it.
  *

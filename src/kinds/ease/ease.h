@@ -1,0 +1,35 @@
+/*
+ * kinds/ease/ease.h
+ *		The kind "ease" (ease.c): its hyperparameters, and its weights as
+ *		neighbour lists, which the hybrid kind uses as evidence.
+ */
+#ifndef MTDPP_EASE_H
+#define MTDPP_EASE_H
+
+#include "train/params.h"
+
+/* how EASE's weights are fitted (the key ease_solver) */
+typedef enum MtdppEaseSolver
+{
+	MTDPP_EASE_AUTO = 0,		/* exact up to EASE_EXACT_ITEMS items (ease.c) */
+	MTDPP_EASE_EXACT,			/* the inverse of X^T X + lambda I (ease_exact.c) */
+	MTDPP_EASE_NEIGHBORHOOD		/* item by item, on neighbourhoods (ease_neighborhood.c) */
+} MtdppEaseSolver;
+
+/* the values of its own keys, in its block of MtdppParams */
+typedef struct MtdppEaseParams
+{
+	double		lambda;			/* L2 of its weights, < 0: chosen on validation */
+	int			solver;			/* MtdppEaseSolver */
+	double		dropout;		/* lambda I + dropout / (1 - dropout) diag(G) */
+} MtdppEaseParams;
+
+#define mtdpp_ease_params(p) ((MtdppEaseParams *) mtdpp_kind_values((p), MTDPP_EASE))
+
+struct MtdppValidation;
+struct MtdppListTap;
+extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
+							 MtdppModel *m, bool *neighborhood, struct MtdppValidation *slice,
+							 double *dropout, struct MtdppListTap *tap);
+
+#endif							/* MTDPP_EASE_H */
