@@ -61,6 +61,34 @@ mtdpp_param_given(const MtdppParams *p, const char *name)
 	return false;
 }
 
+bool
+mtdpp_kind_takes(MtdppKind kind, const char *name)
+{
+	return false;
+}
+
+int
+mtdpp_param_int(const MtdppParams *p, const char *name)
+{
+	return 1;
+}
+
+/* params.c's rule: "fits" is stored only above 1, "samples" always */
+int
+mtdpp_blocks_stored(MtdppKind kind, const char *text)
+{
+	const char *key = mtdpp_kind(kind)->blocks_key;
+	char	   *end;
+	long		v;
+
+	if (key == NULL)
+		return 1;
+	if (text == NULL)
+		return strcmp(key, "fits") == 0 ? 1 : 0;
+	v = strtol(text, &end, 10);
+	return end == text || v < 1 || v > MTDPP_MAX_RANK ? 0 : (int) v;
+}
+
 char *
 mtdpp_params_to_json(const MtdppParams *p)
 {

@@ -243,8 +243,7 @@ mtdpp_fit_dpp_slice(MtdppBaskets *data, const MtdppParams *p,
 
 /*
  * Trains a DPP model of kind p->kind on DATA: the fit of the DPP kinds
- * (multitask.c, kind_single.c), its rank chosen below when not
- * given.  The result is allocated in the caller's memory context.
+ * with factors, its rank chosen below when not given.  The result is allocated in the caller's memory context.
  */
 MtdppModel *
 mtdpp_fit_dpp(MtdppBaskets *data, const MtdppParams *p)

@@ -40,7 +40,7 @@
  * stays in sh->GVC and the targets' rows in sh->R2rows for the gradients.
  */
 static void
-fm_scores(Shard *sh, int b, int nt)
+bilinear_scores(Shard *sh, int b, int nt)
 {
 	const MtdppModel *m = sh->tr->m;
 	int			r = m->rank;
@@ -74,7 +74,7 @@ fm_scores(Shard *sh, int b, int nt)
  * derivatives) and scaled by SCALE, into the shard's gradients.
  */
 static void
-fm_gradients(Shard *sh, int b, int nt, double scale)
+bilinear_gradients(Shard *sh, int b, int nt, double scale)
 {
 	const MtdppModel *m = sh->tr->m;
 	int			r = m->rank;
@@ -120,8 +120,8 @@ bilinear_context_step(Shard *sh, int b, int nt, double scale)
 {
 	double		loss = 0.0;
 
-	fm_scores(sh, b, nt);
+	bilinear_scores(sh, b, nt);
 	if (targets_loss(sh, nt, &loss))
-		fm_gradients(sh, b, nt, scale);
+		bilinear_gradients(sh, b, nt, scale);
 	return loss;
 }

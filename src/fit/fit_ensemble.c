@@ -2,7 +2,7 @@
  * fit/fit_ensemble.c
  *		An ensemble of the multi-task kinds ("fits" above 1): independent
  *		fits from seeds seed, seed + 1, ..., kept side by side in one model
- *		(multitask.c says how they are stored and scored).
+ *		(the kinds that keep them say how they are stored and scored).
  *
  * Why.  One fit of the multi-task DPP lands in one of many local optima of
  * a nonconvex loss; fits from other seeds make errors of their own, and the
@@ -24,7 +24,7 @@
  *
  * The fits share one bias, the geometric mean of theirs (with the jitter),
  * their factors rescaled so that each fit's ln det is kept up to a term of
- * the context alone, which sums to 0 over the fits (multitask.c).
+ * the context alone, which sums to 0 over the fits.
  */
 #include "postgres.h"
 
@@ -212,7 +212,7 @@ train_ensemble(MtdppBaskets *data, const MtdppParams *p)
 }
 
 /*
- * The fit of the multi-task kinds (multitask.c): one fit (fit.c), or
+ * The fit of a kind that keeps an ensemble: one fit (fit.c), or
  * p->fits of them side by side.
  */
 MtdppModel *

@@ -3,9 +3,8 @@
  *		One fit of the DPP kinds at a given rank, by minibatch stochastic
  *		gradient: the trainer's set-up and the epoch loop.
  *
- * This is the fit of the four DPP kinds (multitask.c, kind_single.c),
- * and of the factorization machine (fm.c), whose scores replace the ln
- * dets (fit_bilinear.c):
+ * This is the fit of the DPP kinds and of the kinds whose bilinear scores
+ * (a factorization machine's) replace the ln dets (fit_bilinear.c):
  * which parameters train (task factors R, bias D) and how examples are made
  * (targets of a basket, or whole baskets, by likelihood or not) are traits
  * of the kind (kinds.c), and every ln det comes from the numeric core that
@@ -196,7 +195,7 @@ initialise(Trainer *tr)
 		m->R[c] = !tr->task_factors ? 1.0 :
 			(typical_R ? typical_R[c % m->rank] : 1.0) * (1.0 + p->init_scale * gaussian(&tr->rng));
 	for (int i = 0; i < m->n_items; i++)
-		m->D[i] = tr->bias && !tr->fm ? typical_D * (1.0 + p->init_scale * gaussian(&tr->rng)) : 0.0;
+		m->D[i] = tr->bias && !tr->bilinear ? typical_D * (1.0 + p->init_scale * gaussian(&tr->rng)) : 0.0;
 	for (int i = 0; warm != NULL && i < m->n_items; i++)
 	{
 		int32		j = mtdpp_model_index(warm, m->item_ids[i]);
@@ -318,7 +317,7 @@ run_shard(void *arg)
 	{
 		pg_prng_seed(&sh->rng, tr->epoch_seed + (uint64) k);
 		if (tr->targeted)
-			loss += multitask_examples(sh, tr->positives[k], sh->scale, &n_ex);
+			loss += targeted_examples(sh, tr->positives[k], sh->scale, &n_ex);
 		else
 			loss += single_kernel_examples(sh, tr->positives[k], sh->scale, &n_ex);
 	}
@@ -397,7 +396,7 @@ trainer_setup(Trainer *tr, MtdppBaskets *data, const MtdppParams *p,
 	tr->bias = kind->bias;
 	tr->task_factors = kind->task_factors;
 	tr->likelihood = kind->likelihood;
-	tr->fm = kind->bilinear;
+	tr->bilinear = kind->bilinear;
 	tr->targeted = kind->task_factors || kind->bilinear;
 	pg_prng_seed(&tr->rng, (uint64) p->seed);
 
@@ -649,7 +648,7 @@ train_epochs(Trainer *tr, instr_time start)
  * One fit at p->rank: on the validation slice GIVEN (another fit's) if not
  * NULL, else on one it carves; that slice is copied into SLICE (if not NULL,
  * in the caller's memory context), so that a fit that chooses more on it
- * (fit.c, hybrid.c) measures on baskets the model never learnt
+ * (fit.c, and the kinds that weigh evidence) measures on baskets the model never learnt
  * from.  TO_BEAT: NAN, or the validation MPR on GIVEN of a rival fit,
  * which this one stops racing once it cannot reach it.  The working set
  * lives in a context deleted on return.

@@ -114,7 +114,7 @@ negative_item(Shard *sh, int basket)
  * context, plus negative targets.
  */
 double
-multitask_examples(Shard *sh, Positive pos, double scale, int64 *n_ex)
+targeted_examples(Shard *sh, Positive pos, double scale, int64 *n_ex)
 {
 	Trainer    *tr = sh->tr;
 	const MtdppBaskets *d = tr->data;
@@ -136,7 +136,7 @@ multitask_examples(Shard *sh, Positive pos, double scale, int64 *n_ex)
 	}
 	*n_ex += nt;
 	/* the factorization machine's scores, or the DPP's ln dets */
-	if (tr->fm)
+	if (tr->bilinear)
 		return bilinear_context_step(sh, b, nt, scale);
 	return context_step(sh, b, nt, scale);
 }

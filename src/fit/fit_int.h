@@ -7,7 +7,7 @@
  * choice of rank), fit_epochs.c (the trainer's set-up and the epoch loop),
  * fit_examples.c (example sampling), fit_loss.c (loss and gradients, and
  * mtdpp.gradient_check), fit_update.c (the optimiser's updates) and
- * fit_bilinear.c (the factorization machine's scores and gradients, fm.c).
+ * fit_bilinear.c (bilinear scores, a factorization machine's, and their gradients).
  */
 #ifndef MTDPP_FIT_INT_H
 #define MTDPP_FIT_INT_H
@@ -85,7 +85,7 @@ typedef struct Trainer
 	bool		bias;			/* D is trained */
 	bool		task_factors;	/* R is trained (multi-task kinds) */
 	bool		likelihood;		/* loss is -ln det (low-rank DPP), not logistic */
-	bool		fm;				/* scores are a factorization machine's (fit_bilinear.c) */
+	bool		bilinear;		/* scores are bilinear, a factorization machine's (fit_bilinear.c) */
 	bool		targeted;		/* examples are targets against the rest of a basket */
 	double		mean_pop;
 	int			warm_items;		/* items that took a warm start's parameters */
@@ -155,7 +155,7 @@ extern void merge_shards(Trainer *tr);
 
 /* fit_examples.c */
 extern int build_context(Shard *sh, Positive pos);
-extern double multitask_examples(Shard *sh, Positive pos, double scale, int64 *n_ex);
+extern double targeted_examples(Shard *sh, Positive pos, double scale, int64 *n_ex);
 extern double single_kernel_examples(Shard *sh, Positive pos, double scale, int64 *n_ex);
 extern double epoch_share(const MtdppParams *p, int64 n_train);
 extern int64 sampled_pool(int64 lines, double share, int max_len);

@@ -79,7 +79,8 @@ mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
  * A model in a backend's cache keeps only what scoring reads, in float: V and
  * R^2 (half the memory of double, the precision the tables store), R^2 in
  * panels (see MTDPP_PANEL), zero past the last item; or, for a kind whose
- * task factors have a sign that matters (gru), R itself in rows (Rf).
+ * task factors have a sign that matters (signed_task_factors), R itself in
+ * rows (Rf).
  */
 MtdppModel *
 mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank)
@@ -187,7 +188,7 @@ serialized_size(MtdppKind kind, int n_items, int rank, int epochs, int json_padd
 	if (mtdpp_kind(kind)->neighbors)
 		s = add_size(s, add_size(mul_size(n_items + 1, sizeof(int64)),
 								 mul_size(neighbors, sizeof(int32) + sizeof(float4))));
-	/* gru: its count (8 bytes), then its shared weights */
+	/* a kind with shared weights: their count (8 bytes), then the weights */
 	if (mtdpp_kind(kind)->weights)
 		s = add_size(s, add_size(sizeof(int64), mul_size(6 * rank * rank + 3 * rank, sizeof(double))));
 	return s;
@@ -338,7 +339,7 @@ read_bytes(const char **pos, const char *end, void *dst, Size len)
 	*pos += len;
 }
 
-/* gru: the count of its shared weights, then the weights, into M */
+/* a kind with shared weights: their count, then the weights, into M */
 static void
 read_weights(const char **pos, const char *end, MtdppModel *m)
 {

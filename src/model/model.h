@@ -29,6 +29,8 @@
 
 #include "portability/instr_time.h"
 
+#include "kinds/list.h"
+
 /* bumped whenever the serialised model or aggregate state changes shape */
 #define MTDPP_FORMAT_VERSION	1
 #define MTDPP_MODEL_MAGIC		0x4d444450	/* "MDDP" */
@@ -47,27 +49,9 @@
 #define MTDPP_MAX_W				1e12
 /* neighbours an item keeps, unless its kind or max_neighbors says otherwise */
 #define MTDPP_DEFAULT_NEIGHBORS	200
-/* largest neighbour weight of a hybrid model (evidence times its weight) */
+/* largest unsigned neighbour weight but a cosine (evidence times its weight) */
 #define MTDPP_MAX_EVIDENCE		1e6
 
-/* a model kind's number, in the stored model format; its routines: kinds.c */
-typedef enum MtdppKind
-{
-	MTDPP_MULTITASK = 0,
-	MTDPP_MULTITASK_NOBIAS,
-	MTDPP_LOGISTIC,
-	MTDPP_LOWRANK,
-	MTDPP_ITEMKNN,
-	MTDPP_POPULARITY,
-	MTDPP_EASE,
-	MTDPP_HYBRID,
-	MTDPP_RULES,
-	MTDPP_POISSON = 9,
-	MTDPP_FM = 10,
-	MTDPP_BAYESIAN_LOWRANK = 11,
-	MTDPP_GRU = 12,
-	MTDPP_N_KINDS
-} MtdppKind;
 
 /* Baskets gathered by the training aggregate: CSR over dense item indices. */
 typedef struct MtdppBaskets
@@ -109,17 +93,16 @@ typedef struct MtdppModel
 	float	   *R2f;			/* (V, R and R2 are then NULL); R2f in panels */
 	double	   *D2;				/* D squared plus jitter, likewise */
 	double	   *Vnorm2;			/* squared norms of V's rows, likewise */
-	float	   *Rf;				/* a cached model's task factors of any sign (gru), rows */
+	float	   *Rf;				/* a cached model's task factors of any sign, rows */
 
-	/* gru: the recurrent weights every item shares (mtdpp.models.weights) */
+	/* the weights every item shares, if the kind has them (mtdpp.models.weights) */
 	int			n_weights;
 	double	   *weights;
 
 	/*
-	 * itemknn, ease: each item's neighbours and their weights (CSR);
-	 * hybrid: co-occurrence lists, weighted by its evidence (hybrid.c);
-	 * rules: the association rules whose antecedent starts with the item
-	 * (rules.c)
+	 * a kind with neighbours: each item's neighbours and their weights
+	 * (CSR), which the kind reads as it means them (item-item weights,
+	 * evidence of items bought together, association rules)
 	 */
 	int64	   *nbr_start;		/* n_items + 1 entries */
 	int32	   *nbr_index;

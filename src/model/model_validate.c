@@ -50,11 +50,9 @@
  * cosines of co-occurrence counts, in [0, 1], EASE weights any finite reals,
  * so a score (a sum over at most MTDPP_MAX_CONTEXT basket items, in double
  * precision) stays finite; a neighbour is an item of the model, listed once.
- * The lists of rules hold antecedents and consequents (validate_rules).
- * Poisson factors are expected Gamma variables: finite and nonnegative
- * reals, so that a score, a sum of their products with a basket's expected
- * factors, is finite and nonnegative; its ln w is the ln of the shape a of
- * the prior of a basket's factors, within a's range (validate_poisson).
+ * A kind whose values obey rules of their own (lists of association rules,
+ * factors that are expected Gamma variables, weights shared by every item)
+ * checks them itself: its routine validate.
  */
 #include "postgres.h"
 
@@ -272,8 +270,8 @@ validate_factors(const MtdppModel *m, MtdppRefusal o)
 
 /*
  * Neighbour lists of items of the model, each once; weights in [0, 1] for
- * item-kNN (cosines), in [0, MTDPP_MAX_EVIDENCE] for the hybrid (evidence
- * times its weight), any finite real for EASE, so that every score stays
+ * cosines (cosine_weights), in [0, MTDPP_MAX_EVIDENCE] for evidence times
+ * its weight, any finite real for signed weights (signed_weights), so that every score stays
  * finite.
  */
 static void

@@ -22,11 +22,11 @@
  * are at hand; training keeps the Cholesky factors it returns for the
  * gradients (fit_loss.c), the single-kernel kinds train through it with R = 1
  * (L = V V^T + D^2).  mtdpp_targets_logdet runs it over a list of candidates
- * or a range of the catalog, a block at a time: scoring (multitask.c),
+ * or a range of the catalog, a block at a time: scoring (the multi-task kinds),
  * the exact scores of the top k and of validation (topk.c).  So the trainer
  * and the scorer cannot drift apart.
  *
- * An ensemble of the multi-task kinds (multitask.c) keeps its fits side
+ * An ensemble of the multi-task kinds keeps its fits side
  * by side in the columns of V and R: the pairs of the whole rank hold each
  * fit's pairs in turn, so mtdpp_targets_logdet runs the core once per fit on
  * its columns and returns the mean.
@@ -221,7 +221,7 @@ mtdpp_kernels_logdet(const MtdppModel *m, const int32 *ctx, int b, const double 
 /*
  * ln det K_t[CTX] for N targets, BLOCK of them per BLAS call, from the
  * context's pairs P: the items TARGETS lists, or (TARGETS NULL) the items
- * FIRST .. FIRST + N - 1 of the catalog.  For an ensemble (multitask.c),
+ * FIRST .. FIRST + N - 1 of the catalog.  For an ensemble,
  * the mean over its fits: fit f's pairs are the rows f r .. f r + r - 1 of
  * P, its R^2 the same columns of a target's row.
  */

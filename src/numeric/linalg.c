@@ -6,7 +6,7 @@
  * many small kernels at once (level-3 BLAS), Cholesky factorisations of those
  * kernels for their log-determinants, and solves with (or, for the low-rank
  * normaliser, the inverse of) a factorised kernel for the gradients; and
- * one large inverse, of the items x items Gram matrix of the kind ease, in
+ * one large inverse, of the items x items Gram matrix of an item-item regression (EASE), in
  * single precision.  Determinants are never formed: ln det K is twice the
  * sum of the logs of the Cholesky diagonal, so a basket of 100 items neither
  * underflows nor overflows.
@@ -25,7 +25,7 @@
  * linalg_fixed.c, and Cholesky factors and inverses of every size by the
  * loops below, so that a fit by stochastic gradient gives the same model
  * under every BLAS and kernel set (linalg_fixed.c says why it would not).
- * The single-precision inverse of ease is a closed form: BLAS's rounding
+ * The single-precision inverse of EASE is a closed form: BLAS's rounding
  * stays within float tolerance there, and its sgemm keeps its speed.
  */
 #include "postgres.h"
@@ -357,7 +357,7 @@ mtdpp_gemm_nn(int m, int n, int k, const double *A, int lda,
 
 /*
  * y (m) = A (m x k, row-major, float) x: a cached model's rows against one
- * vector (gru's scores).  GEMM with one column, not GEMV, for the reason
+ * vector (a recurrent state's scores).  GEMM with one column, not GEMV, for the reason
  * above; in reproducible mode a loop in a fixed order.
  */
 void

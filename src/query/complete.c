@@ -213,11 +213,11 @@ completion_candidates(FunctionCallInfo fcinfo, const MtdppCallItems *ci,
 
 /*
  * Where each candidate's score comes from: the basket's context CTX (B
- * items), or the fallback.  A kind with item factors (the DPP kinds, the
- * hybrid, poisson, fm, gru) scores every item from the basket whenever it
- * knows an item of it; a kind of lists alone (itemknn, ease) only the items
- * on the lists of the basket's items, and rules those a rule from the
- * basket reaches; popularity none.  The rest rank by the fallback (the
+ * items), or the fallback.  A kind with item factors scores every item
+ * from the basket whenever it knows an item of it; a kind of lists alone
+ * only the items on the lists of the basket's items, or those its explain
+ * routine names (a rule from the basket reaches them); a kind with
+ * neither, none.  The rest rank by the fallback (the
  * items' popularity, or ties).
  */
 typedef struct Evidence

@@ -3,11 +3,11 @@
  *		mtdpp_similar: the items most like an item, by the model's own measure.
  *
  * Each kind says how alike two of its items are (the routine similar of
- * its struct, kinds.h): the weights of its neighbour lists (itemknn, ease),
- * the confidence of a rule of one antecedent item (rules), the cosine of its
- * item factors (the kinds with factors), the evidence of its lists and then
- * that cosine (hybrid).  A measure may rank items in tiers (the hybrid's
- * items with evidence before those without) and may say nothing of an item
+ * its struct, kinds.h): the weights of its neighbour lists, the confidence
+ * of a rule of one antecedent item, the cosine of its item factors (the
+ * kinds with factors), the evidence of its lists and then that cosine.  A
+ * measure may rank items in tiers (items with evidence before those
+ * without) and may say nothing of an item
  * (a list's measure, of the items off the list): such an item is never
  * proposed, so fewer than k rows can come back.  Here: the arguments, the
  * filters of mtdpp_complete, and the k best, ties broken by item id; the

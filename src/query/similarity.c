@@ -69,8 +69,8 @@ mtdpp_similar_cosine(const MtdppModel *m, int item, double *sim, int8 *tier)
 }
 
 /*
- * mtdpp_similar of the kinds that keep neighbour lists of weights (itemknn:
- * cosines of co-occurrence; ease: the item-item weights B_ij): the weight of
+ * mtdpp_similar of the kinds that keep neighbour lists of weights (cosines
+ * of co-occurrence, item-item regression weights B_ij): the weight of
  * j in ITEM's list, the evidence ITEM alone gives j as a completion (the
  * weights of an item listed twice add up).  The items of the list rank in
  * one tier; the others have no measure.

@@ -17,11 +17,11 @@
  *		k-th best; every candidate whose bound reaches tau is scored exactly
  *		(in one batch), the others provably cannot enter the top k.
  * The answer is the same as scoring everything (ties broken by item id).
- * A kind that adds co-occurrence evidence to the DPP's score (hybrid) adds
+ * A kind that adds co-occurrence evidence to the DPP's score adds
  * it to the bound as well: the evidence is exact and nonzero only on the
  * neighbours of the basket's items, so ln bound + evidence still bounds the
  * score, and the pruning stays exact.
- * An ensemble's score is the mean of its fits' (multitask.c), which
+ * An ensemble's score is the mean of its fits', which
  * share D: the product of the fits' bounds, taken to the power 1/N, bounds
  * it, so the pruning stays exact with a threshold raised to the power N.
  * The exact scores come from the numeric core (kernel.c) that training and
@@ -208,7 +208,7 @@ panel_bounds(const float *panels, int n, int r, int stride, const float *W, int 
  * is exact when R_c^2 is constant and tight when it varies little: far
  * tighter than the bound on K_c itself, whose off-diagonal entries (similar
  * basket items) it ignores.  This is one fit's bound, the fit of the columns
- * COL .. COL + R - 1 of an ensemble (multitask.c; all of them for a
+ * COL .. COL + R - 1 of an ensemble (all of them for a
  * model of one fit).
  */
 static double
@@ -361,7 +361,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 
 /*
  * The co-occurrence evidence of every item as a completion of CTX, for a
- * bounded kind that adds it to the DPP's score (hybrid.c); NULL for
+ * bounded kind that adds it to the DPP's score; NULL for
  * the others.  Raises each item's bound (as determinant_bounds returns
  * them, at the place of item AT(j) for j < N; AT NULL: every item at its
  * own place) by the factor exp(evidence), an overflow being an infinite
@@ -675,7 +675,7 @@ mtdpp_ranks_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude
  * scores, into CANDS and SCORES (room for every item); returns how many.  A
  * bounded kind scores exactly only the candidates whose bound reaches FLOOR
  * or that ALSO flags.  A fit that weighs evidence beside a DPP's score
- * (hybrid.c) so learns the rank of a held-out item scoring FLOOR under
+ * (a kind that weighs evidence) so learns the rank of a held-out item scoring FLOOR under
  * any nonnegative weight of evidence held by ALSO's items alone: no other
  * candidate can pass it.
  */
@@ -727,7 +727,7 @@ mtdpp_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
 /*
  * The evidence of every item as a completion of the context CTX of B items
  * into EV (n_items entries): the sum of the basket items' neighbour-list
- * weights (the hybrid kind's evidence, which topk.c adds to its bounds).
+ * weights (evidence, which topk.c adds to its bounds).
  */
 void
 mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev)

@@ -66,7 +66,7 @@ fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const 
 }
 
 /*
- * gru: the weights every item shares, from mtdpp.models.weights of model
+ * The weights every item shares (a kind with weights), from mtdpp.models.weights of model
  * MODEL_ID (read after the items: it replaces SPI_tuptable).  Called with
  * the cache context current.
  */
@@ -107,7 +107,7 @@ load_weights(MtdppModel *m, int model_id)
 }
 
 /*
- * itemknn, ease: the neighbour lists of the rows just read (columns 6 and 7), as
+ * A kind with neighbours: the neighbour lists of the rows just read (columns 6 and 7), as
  * dense indices.  Called with the cache context current.
  */
 static void
@@ -283,7 +283,7 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
 		if (mtdpp_kind(m->kind)->signed_task_factors)
 		{
-			/* read as they are, not squared (gru's output embeddings) */
+			/* read as they are, not squared (task factors of any sign) */
 			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
 						 m->Rf + (size_t) i * rank, rank, false, m->item_ids[i], "task factors");
 			continue;

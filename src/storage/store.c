@@ -219,7 +219,7 @@ float4_array(const double *v, int n)
 
 /*
  * The row of a model in mtdpp.models, with the weights column only for a
- * kind that has them (gru): a database whose extension is not yet updated
+ * kind that has them: a database whose extension is not yet updated
  * to 0.4.0 has no such column, and stores the other kinds as before.
  */
 static const char *const insert_model[2] = {
@@ -258,7 +258,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	MemoryContext row;
 	Oid			item_types[9] = {INT4OID, INT4OID, INT4OID, FLOAT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID,
 	INT4ARRAYOID, FLOAT4ARRAYOID, TEXTOID};
-	bool		multitask = mtdpp_kind(m->kind)->task_factors;
+	bool		task_factors = mtdpp_kind(m->kind)->task_factors;
 	bool		knn = mtdpp_kind(m->kind)->neighbors;
 
 	spi_connect();
@@ -292,7 +292,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		nulls[11] = nulls[12] = 'n';	/* nothing was fitted by SGD */
 	if (source == NULL)
 		nulls[14] = 'n';
-	/* the weights every item shares (gru), else NULL */
+	/* the weights every item shares, if the kind has them, else NULL */
 	if (mtdpp_kind(m->kind)->weights)
 		values[15] = float4_array(m->weights, m->n_weights);
 	else
@@ -332,7 +332,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		iv[3] = Float4GetDatum((float4) m->D[i]);
 		iv[4] = float4_array(m->V + (size_t) i * m->rank, m->rank);
 		/* single-kernel kinds have no task factors (R = 1) */
-		iv[5] = float4_array(m->R + (size_t) i * m->rank, multitask ? m->rank : 0);
+		iv[5] = float4_array(m->R + (size_t) i * m->rank, task_factors ? m->rank : 0);
 		if (knn)
 		{
 			int64		s = m->nbr_start[i],

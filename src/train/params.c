@@ -50,7 +50,7 @@ static const MtdppParamKey shared_keys_before[] = {
 	{"rank", MTDPP_PARAM_INT, F(rank), 32, 1, MTDPP_MAX_RANK, NULL, "an integer from 1 to 1024", true,
 	"number of latent factors; null: chosen on validation baskets with l2 (multi-task kinds)", false, MTDPP_KEY_ACCEPTED},
 	{"epochs", MTDPP_PARAM_INT, F(epochs), 30, 1, 100000, NULL, "an integer from 1 to 100000", true,
-	"maximum number of passes over the training baskets (hybrid: at most 10 where an epoch is a sample, epoch_baskets)", false, MTDPP_KEY_ACCEPTED},
+	"maximum number of passes over the training baskets (at most 10 where an epoch is a sample of epoch_baskets and the kind weighs evidence)", false, MTDPP_KEY_ACCEPTED},
 	{"target", MTDPP_PARAM_CHOICE, F(target), MTDPP_TARGET_RANDOM, 0, 0, target_names,
 		"'random' or 'last'", true,
 	"which item of a training basket is a target: any, or the last added (needs positions)", false, MTDPP_KEY_EVERY_KIND},

@@ -13,7 +13,7 @@ typedef enum MtdppPhase
 	MTDPP_PHASE_BASKETS,		/* sorting the lines into baskets */
 	MTDPP_PHASE_CHOOSING_RANK,	/* the epochs of a candidate rank (fit.c) */
 	MTDPP_PHASE_EPOCHS,			/* the epochs at the rank given */
-	MTDPP_PHASE_WEIGHTS,		/* the hybrid's weight of its evidence */
+	MTDPP_PHASE_WEIGHTS,		/* the weight of the evidence, where a kind weighs it */
 	MTDPP_PHASE_EVIDENCE,		/* co-occurrence lists, EASE weights, counts */
 	MTDPP_PHASE_SAVING			/* checking and storing the model */
 } MtdppPhase;
