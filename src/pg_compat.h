@@ -16,8 +16,9 @@
 #endif
 
 #include "catalog/pg_namespace.h"
-#include "storage/proc.h"
 #include "utils/acl.h"
+
+#include "storage/proc.h"
 
 /* PostgreSQL 17 moved a backend's local transaction id into PGPROC.vxid */
 #if PG_VERSION_NUM >= 170000

@@ -11,7 +11,8 @@
 #include "utils/builtins.h"
 #include "utils/numeric.h"
 
-#include "model/model.h"
+#include "shown.h"
+
 
 /*
  * S as an error quotes it: its first MTDPP_SHOWN_MAX bytes (cut between

@@ -49,6 +49,7 @@
 #include "fit/fit.h"
 #include "fit/fit_int.h"
 #include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 #include "train/progress.h"
 

@@ -8,6 +8,7 @@
 
 #include "common/pg_prng.h"
 
+#include "train/baskets.h"
 #include "train/params.h"
 
 /*

@@ -37,6 +37,7 @@
 #include "fit/fit.h"
 #include "kinds/kinds.h"
 #include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 #include "train/progress.h"
 

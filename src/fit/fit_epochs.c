@@ -52,6 +52,7 @@
 #include "model/model.h"
 #include "numeric/helper_thread.h"
 #include "numeric/kernel.h"
+#include "train/baskets.h"
 #include "train/params.h"
 #include "train/progress.h"
 

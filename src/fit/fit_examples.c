@@ -19,7 +19,7 @@
 #include "miscadmin.h"
 
 #include "fit/fit_int.h"
-#include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 
 static inline bool

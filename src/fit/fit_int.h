@@ -17,6 +17,7 @@
 #include "fit/fit.h"
 #include "model/model.h"
 #include "numeric/helper_thread.h"
+#include "train/baskets.h"
 #include "train/params.h"
 
 /* one positive example: basket and position of the target inside it */

@@ -25,6 +25,7 @@
 #include "kinds/kinds.h"
 #include "model/model.h"
 #include "query/score.h"
+#include "train/baskets.h"
 #include "train/params.h"
 
 /* the smallest slice a warm start measures on, however few new baskets */

@@ -13,6 +13,7 @@
 #include "kinds/cooccurrence.h"
 #include "model/model.h"
 #include "numeric/helper_thread.h"
+#include "train/baskets.h"
 
 /* a small part of an item's companions, by insertion */
 static void

@@ -6,7 +6,7 @@
 #ifndef MTDPP_COOCCURRENCE_H
 #define MTDPP_COOCCURRENCE_H
 
-#include "model/model.h"
+#include "train/baskets.h"
 
 /*
  * What is done with item I's co-occurrence list: its D distinct items in

@@ -4,19 +4,15 @@
  *		makes through it.
  *
  * A kind is a struct of traits and routines (MtdppKindRoutine, kinds.h), as
- * an index access method is for PostgreSQL: the multi-task DPP and its
- * variant without bias (multitask.c), the single-kernel logistic and
- * low-rank DPPs (kind_single.c), and the baselines item-kNN
- * (itemknn.c), popularity (popularity.c) and EASE (ease.c),
- * the multi-task DPP with co-occurrence evidence (hybrid.c), association
- * rules (rules.c) and the factorization machine (fm.c).
- * Adding a kind is adding its file, its number to MtdppKind and its line
- * in list.c.
+ * an index access method is for PostgreSQL, filled by the kind's folder
+ * (kinds/<kind>/) and entered by the list (list.c).  Adding a kind is
+ * adding its folder, its number to MtdppKind (list.h) and its line in
+ * list.c.
  *
- * Everything that depends on the kind asks the table: the hyperparameter
- * defaults (params.c), fitting (the aggregate), scoring (complete.c,
- * topk.c), what a model stores (model.c, store.c, cache.c) and what a valid
- * model is (model_validate.c).
+ * Everything that depends on the kind asks the table: the hyperparameters
+ * (params.c: the kind's own keys, the shared keys it takes, its defaults),
+ * fitting (the aggregate), scoring (complete.c, topk.c), what a model stores
+ * (model.c, store.c, cache.c) and what a valid model is (model_validate.c).
  */
 #include "postgres.h"
 
@@ -24,6 +20,7 @@
 
 #include "kinds/kinds.h"
 #include "model/model.h"
+#include "shown.h"
 
 /* every kind, by its number: registered when the library loads (list.c) */
 static const MtdppKindRoutine *kinds[MTDPP_N_KINDS];

@@ -7,6 +7,7 @@
 #ifndef MTDPP_KINDS_H
 #define MTDPP_KINDS_H
 
+#include "train/baskets.h"
 #include "train/params.h"
 
 /*

@@ -12,6 +12,7 @@
 
 #include "kinds/kinds.h"
 #include "numeric/linalg.h"
+#include "train/baskets.h"
 
 /* each kind's struct, defined in its folder */
 extern const MtdppKindRoutine mtdpp_kind_multitask;

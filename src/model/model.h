@@ -1,7 +1,7 @@
 /*
  * model/model.h
  *		The model: its kind, its parameters in memory, its value (a bytea)
- *		and what a valid one is; and the baskets it is trained on.
+ *		and what a valid one is.
  *
  * One model struct serves every subsystem: the trainer fills it, the store
  * writes it to and reads it from the tables of schema mtdpp, the scorer
@@ -23,9 +23,9 @@
 #ifndef MTDPP_MODEL_H
 #define MTDPP_MODEL_H
 
-#include <math.h>
-
 #include "postgres.h"
+
+#include <math.h>
 
 #include "portability/instr_time.h"
 
@@ -38,8 +38,6 @@
 #define MTDPP_MAX_RANK			1024
 /* model names: at most this many bytes */
 #define MTDPP_NAME_MAX			200
-/* a user's text (a name, a key, a value) quoted in an error: at most this many bytes */
-#define MTDPP_SHOWN_MAX			64
 /* items of a diverse set (mtdpp_complete_set with diversity above 0) */
 #define MTDPP_SET_MAX_K			500
 /* contexts beyond this many items keep their last (or a random) 100 */
@@ -52,20 +50,6 @@
 /* largest unsigned neighbour weight but a cosine (evidence times its weight) */
 #define MTDPP_MAX_EVIDENCE		1e6
 
-
-/* Baskets gathered by the training aggregate: CSR over dense item indices. */
-typedef struct MtdppBaskets
-{
-	int			n_baskets;
-	int			n_items;
-	int64		n_lines;
-	int32	   *item_ids;		/* dense index -> item id, ascending */
-	int32	   *popularity;		/* baskets holding each item */
-	int64	   *start;			/* basket b is items[start[b] .. start[b+1]) */
-	int32	   *items;			/* dense indices, in position order */
-	bool		positions;		/* some line had a position: baskets in add-to-cart order */
-	bool		ordered;		/* some basket's lines had two positions: an order to learn */
-} MtdppBaskets;
 
 /* A trained model, in memory. */
 typedef struct MtdppModel
@@ -178,11 +162,6 @@ extern int64 mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epoc
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
 extern MtdppModel *mtdpp_model_copy(const MtdppModel *m);
-
-/* shown.c */
-extern const char *mtdpp_shown(const char *s);
-struct NumericData;
-extern char *mtdpp_numeric_shown(struct NumericData *num);
 
 /* model_validate.c: what a valid model is */
 typedef enum MtdppModelOrigin

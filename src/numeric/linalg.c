@@ -32,7 +32,6 @@
 
 #include <dlfcn.h>
 #include <math.h>
-
 #include <cblas.h>
 #include <lapacke.h>
 

@@ -31,6 +31,7 @@
 #include "model/model.h"
 #include "query/item_args.h"
 #include "query/score.h"
+#include "shown.h"
 #include "storage/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_complete);

@@ -54,6 +54,7 @@
 #include "model/model.h"
 #include "query/item_args.h"
 #include "query/score.h"
+#include "shown.h"
 #include "storage/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_evaluate);

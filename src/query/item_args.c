@@ -24,6 +24,7 @@
 #include "utils/numeric.h"
 
 #include "query/item_args.h"
+#include "shown.h"
 
 static Oid
 model_type(const MtdppCallItems *ci)

@@ -40,7 +40,6 @@
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "miscadmin.h"
-#include "storage/proc.h"
 #include "utils/acl.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
@@ -54,6 +53,8 @@
 #include "kinds/kinds.h"
 #include "model/model.h"
 #include "pg_compat.h"
+#include "shown.h"
+#include "storage/proc.h"
 #include "storage/store.h"
 #include "train/params.h"
 

@@ -22,6 +22,7 @@
 #include "utils/lsyscache.h"
 #include "utils/uuid.h"
 
+#include "shown.h"
 #include "storage/store.h"
 
 /* the name a key type is recorded under, and back */

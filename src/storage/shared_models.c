@@ -60,11 +60,6 @@
 #include "common/hashfn.h"
 #include "funcapi.h"
 #include "miscadmin.h"
-#include "storage/condition_variable.h"
-#include "storage/dsm.h"
-#include "storage/ipc.h"
-#include "storage/lwlock.h"
-#include "storage/shmem.h"
 #include "utils/builtins.h"
 #include "utils/guc.h"
 #include "utils/memutils.h"
@@ -74,6 +69,11 @@
 
 #include "kinds/kinds.h"
 #include "model/model.h"
+#include "storage/condition_variable.h"
+#include "storage/dsm.h"
+#include "storage/ipc.h"
+#include "storage/lwlock.h"
+#include "storage/shmem.h"
 #include "storage/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_shared_models);

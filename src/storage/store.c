@@ -31,6 +31,7 @@
 
 #include "kinds/kinds.h"
 #include "model/model.h"
+#include "shown.h"
 #include "storage/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_save);

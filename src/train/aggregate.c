@@ -39,6 +39,7 @@
 
 #include "kinds/kinds.h"
 #include "storage/store.h"
+#include "train/baskets.h"
 #include "train/lines.h"
 #include "train/params.h"
 #include "train/progress.h"

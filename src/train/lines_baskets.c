@@ -12,6 +12,7 @@
 
 #include "model/model.h"
 #include "numeric/helper_thread.h"
+#include "train/baskets.h"
 #include "train/lines.h"
 #include "train/lines_int.h"
 

@@ -10,6 +10,7 @@
 
 #include "model/model.h"
 #include "numeric/helper_thread.h"
+#include "train/baskets.h"
 #include "train/lines.h"
 #include "train/lines_int.h"
 

@@ -29,6 +29,7 @@
 
 #include "kinds/kinds.h"
 #include "model/model.h"
+#include "shown.h"
 #include "train/params.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_hyperparameters);

@@ -13,6 +13,7 @@
 #include "postgres.h"
 
 #include "kinds/kinds.h"
+#include "shown.h"
 #include "train/params.h"
 
 /* a kind whose rank and L2 the fit chooses: both left unset by default */

@@ -43,14 +43,14 @@
 #include "funcapi.h"
 #include "miscadmin.h"
 #include "port/atomics.h"
-#include "storage/ipc.h"
-#include "storage/shmem.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
 #include "model/model.h"
 #include "pg_compat.h"
+#include "storage/ipc.h"
+#include "storage/shmem.h"
 #include "train/progress.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_progress_info);

@@ -25,6 +25,7 @@
 
 #include "kinds/kinds.h"
 #include "model/model.h"
+#include "shown.h"
 #include "storage/store.h"
 #include "train/params.h"
 #include "train/progress.h"

@@ -57,9 +57,10 @@
 
 #include "fit/fit.h"
 #include "fit/fit_int.h"
-#include "kinds/kinds.h"
 #include "kinds/bayesian_lowrank/bayesian_lowrank.h"
+#include "kinds/kinds.h"
 #include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 #include "train/progress.h"
 

@@ -36,8 +36,8 @@
 #include <stdlib.h>
 
 #include "fit/fit.h"
-#include "kinds/kinds.h"
 #include "kinds/bayesian_lowrank/bayesian_lowrank.h"
+#include "kinds/kinds.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
 #include "numeric/linalg.h"

@@ -6,6 +6,7 @@
 #ifndef MTDPP_BAYESIAN_LOWRANK_H
 #define MTDPP_BAYESIAN_LOWRANK_H
 
+#include "train/baskets.h"
 #include "train/params.h"
 
 /* the values of its own keys, in its block of MtdppParams */

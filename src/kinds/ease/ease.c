@@ -78,12 +78,13 @@
 
 #include "fit/fit.h"
 #include "kinds/cooccurrence.h"
+#include "kinds/ease/ease.h"
 #include "kinds/ease/ease_exact.h"
 #include "kinds/ease/ease_neighborhood.h"
 #include "kinds/kinds.h"
 #include "kinds/popularity/popularity.h"
-#include "kinds/ease/ease.h"
 #include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 
 /* weight of ln(share of baskets) in every score of a non-empty basket */

@@ -6,6 +6,7 @@
 #ifndef MTDPP_EASE_H
 #define MTDPP_EASE_H
 
+#include "train/baskets.h"
 #include "train/params.h"
 
 /* how EASE's weights are fitted (the key ease_solver) */

@@ -22,6 +22,7 @@
 #include "kinds/cooccurrence.h"
 #include "kinds/ease/ease_exact.h"
 #include "numeric/linalg.h"
+#include "train/baskets.h"
 
 /* rows of B gathered at a time from P's columns */
 #define EASE_BLOCK 64

@@ -7,6 +7,7 @@
 #define MTDPP_EASE_EXACT_H
 
 #include "model/model.h"
+#include "train/baskets.h"
 
 typedef struct MtdppEaseExact MtdppEaseExact;
 

@@ -58,6 +58,7 @@
 #include "model/model.h"
 #include "numeric/helper_thread.h"
 #include "numeric/linalg.h"
+#include "train/baskets.h"
 
 /* most items an item's regression is solved on */
 #define NEIGHBORHOOD	128

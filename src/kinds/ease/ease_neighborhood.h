@@ -8,6 +8,7 @@
 
 #include "kinds/cooccurrence.h"
 #include "model/model.h"
+#include "train/baskets.h"
 
 typedef struct MtdppEaseNeighborhoods MtdppEaseNeighborhoods;
 

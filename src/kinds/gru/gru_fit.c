@@ -44,6 +44,7 @@
 #include "kinds/kinds.h"
 #include "model/model.h"
 #include "numeric/linalg.h"
+#include "train/baskets.h"
 #include "train/params.h"
 #include "train/progress.h"
 

@@ -69,13 +69,14 @@
 
 #include "fit/fit.h"
 #include "kinds/cooccurrence.h"
+#include "kinds/ease/ease.h"
 #include "kinds/hybrid/hybrid_weights.h"
+#include "kinds/itemknn/itemknn.h"
 #include "kinds/kinds.h"
 #include "kinds/multitask/multitask.h"
-#include "kinds/ease/ease.h"
-#include "kinds/itemknn/itemknn.h"
 #include "model/model.h"
 #include "query/score.h"
+#include "train/baskets.h"
 #include "train/params.h"
 #include "train/progress.h"
 

@@ -11,6 +11,7 @@
 
 #include "fit/fit.h"
 #include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 
 typedef enum HybridForm

@@ -24,11 +24,12 @@
 #include "utils/memutils.h"
 
 #include "kinds/cooccurrence.h"
-#include "kinds/kinds.h"
 #include "kinds/ease/ease.h"
-#include "kinds/popularity/popularity.h"
 #include "kinds/itemknn/itemknn.h"
+#include "kinds/kinds.h"
+#include "kinds/popularity/popularity.h"
 #include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 
 /*

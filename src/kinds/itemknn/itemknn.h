@@ -6,6 +6,7 @@
 #ifndef MTDPP_ITEMKNN_H
 #define MTDPP_ITEMKNN_H
 
+#include "train/baskets.h"
 #include "train/params.h"
 
 struct MtdppListTap;

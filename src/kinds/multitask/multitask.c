@@ -41,8 +41,8 @@
 
 #include "fit/fit.h"
 #include "kinds/kinds.h"
-#include "kinds/popularity/popularity.h"
 #include "kinds/multitask/multitask.h"
+#include "kinds/popularity/popularity.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
 #include "train/params.h"

@@ -48,9 +48,10 @@
 
 #include "fit/fit.h"
 #include "kinds/kinds.h"
-#include "kinds/popularity/popularity.h"
 #include "kinds/poisson/poisson.h"
+#include "kinds/popularity/popularity.h"
 #include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 #include "train/progress.h"
 

@@ -8,6 +8,7 @@
 #define MTDPP_POISSON_H
 
 #include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 
 /* the values of its own keys, in its block of MtdppParams */

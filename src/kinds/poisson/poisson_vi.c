@@ -36,6 +36,7 @@
 #include "miscadmin.h"
 
 #include "kinds/poisson/poisson.h"
+#include "train/baskets.h"
 #include "train/progress.h"
 
 /* digamma(x), x > 0: the recurrence up to 6, then the asymptotic series */

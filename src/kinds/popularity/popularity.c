@@ -20,6 +20,7 @@
 #include "kinds/kinds.h"
 #include "kinds/popularity/popularity.h"
 #include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 
 /* A model of DATA's items and their popularity, no factors (rank 0). */

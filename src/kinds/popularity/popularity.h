@@ -6,6 +6,7 @@
 #ifndef MTDPP_POPULARITY_H
 #define MTDPP_POPULARITY_H
 
+#include "train/baskets.h"
 #include "train/params.h"
 
 extern MtdppModel *mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p);

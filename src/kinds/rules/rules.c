@@ -54,6 +54,7 @@
 #include "kinds/popularity/popularity.h"
 #include "kinds/rules/rules.h"
 #include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 
 /* orders confidences closer than this by popularity */

@@ -7,7 +7,7 @@
 #ifndef MTDPP_RULES_H
 #define MTDPP_RULES_H
 
-#include "model/model.h"
+#include "train/baskets.h"
 #include "train/params.h"
 
 /* the values of its own keys, in its block of MtdppParams (< 0: chosen on validation) */

@@ -45,6 +45,7 @@
 #include "kinds/cooccurrence.h"
 #include "kinds/kinds.h"
 #include "kinds/rules/rules.h"
+#include "train/baskets.h"
 
 /* bytes a hash entry of an itemset takes, with dynahash's header and buckets */
 #define ITEMSET_BYTES	64

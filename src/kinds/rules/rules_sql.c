@@ -28,6 +28,7 @@
 #include "kinds/rules/rules.h"
 #include "model/model.h"
 #include "query/item_args.h"
+#include "shown.h"
 #include "storage/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_rules);
