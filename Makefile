@@ -66,7 +66,7 @@ OBJS = \
 	src/train/lines_baskets.o \
 	src/train/lines_run.o \
 	src/train/params.o \
-	src/train/params_warm.o \
+	src/train/warm_start.o \
 	src/train/progress.o \
 	src/train/train_sql.o
 

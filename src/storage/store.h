@@ -62,7 +62,6 @@ typedef struct MtdppStatementOnce
 	uint32		lxid;
 } MtdppStatementOnce;
 extern bool mtdpp_first_in_statement(MtdppStatementOnce *once);
-extern const MtdppModel *mtdpp_warm_start(MtdppParams *p);
 
 /* shared_models.c: one copy of a model per server */
 typedef struct MtdppItemVersion

@@ -2,7 +2,7 @@
  * train/params.h
  *		The hyperparameters of a fit: parsed from the call's jsonb, given their
  *		defaults by kind (params.c), the rank and L2 policy (params_capacity.c),
- *		a warm start's own (params_warm.c).
+ *		a warm start's own (warm_start.c).
  */
 #ifndef MTDPP_PARAMS_H
 #define MTDPP_PARAMS_H
@@ -161,8 +161,8 @@ extern void mtdpp_params_for_data(MtdppParams *p, int n_items);
 extern bool mtdpp_param_given(const MtdppParams *p, const char *name);
 extern char *mtdpp_params_to_json(const MtdppParams *p);
 
-/* params_warm.c: what a warm start resolves from the model it starts from */
-extern void mtdpp_params_warm(MtdppParams *p, double old_rate, int old_epochs);
+/* warm_start.c: the model a warm start starts from, its settings resolved into P */
+extern const MtdppModel *mtdpp_warm_start(MtdppParams *p);
 
 /*
  * train/params_capacity.c: the rank and L2 of the kinds fitted by the stochastic
