@@ -8,7 +8,7 @@ MODULE_big = mtdpp
 OBJS = \
 	src/fit/fit.o \
 	src/fit/fit_bilinear.o \
-	src/train/params_capacity.o \
+	src/fit/params_capacity.o \
 	src/fit/fit_ensemble.o \
 	src/fit/fit_epochs.o \
 	src/fit/fit_examples.o \
@@ -28,7 +28,7 @@ OBJS = \
 	src/kinds/hybrid/hybrid.o \
 	src/kinds/hybrid/hybrid_weights.o \
 	src/kinds/itemknn/itemknn.o \
-	src/kinds/kinds.o \
+	src/model/kinds.o \
 	src/kinds/list.o \
 	src/kinds/logistic/logistic.o \
 	src/kinds/lowrank/lowrank.o \
@@ -49,12 +49,12 @@ OBJS = \
 	src/numeric/linalg.o \
 	src/numeric/linalg_fixed.o \
 	src/query/complete.o \
-	src/query/diverse.o \
+	src/score/diverse.o \
 	src/query/evaluate.o \
 	src/query/item_args.o \
 	src/query/similar.o \
-	src/query/similarity.o \
-	src/query/topk.o \
+	src/score/similarity.o \
+	src/score/topk.o \
 	src/shown.o \
 	src/storage/cache.o \
 	src/storage/item_keys.o \
@@ -65,9 +65,9 @@ OBJS = \
 	src/train/lines.o \
 	src/train/lines_baskets.o \
 	src/train/lines_run.o \
-	src/train/params.o \
+	src/fit/params.o \
 	src/train/warm_start.o \
-	src/train/progress.o \
+	src/fit/progress.o \
 	src/train/train_sql.o
 
 # the install script of the current version is built from sql/mtdpp.sql;

@@ -3,7 +3,7 @@
  *		The parts of the extension that the harnesses replace, and the
  *		checks of what the aggregate hands the trainer.
  *
- * - The hyperparameter parser (src/train/params.c) reads jsonb through the
+ * - The hyperparameter parser (src/fit/params.c) reads jsonb through the
  *   server's jsonb code: it is fuzzed through a real server instead
  *   (test/t/009_fuzz.pl).  Here hyperparameters are the defaults; the
  *   jsonb a state carries is only read through (every byte VARSIZE says it
@@ -15,7 +15,7 @@
  *   have been checked (fuzz_check_baskets) and handed to fuzz_baskets_hook,
  *   if set.  Hyperparameters name the multitask kind, so every fit comes
  *   here.
- * - Progress reporting (src/train/progress.c) writes to a table in the server's
+ * - Progress reporting (src/fit/progress.c) writes to a table in the server's
  *   shared memory, which exists only when mtdpp is preloaded; the
  *   harnesses have none, as a server without preload, and report nothing.
  */
@@ -23,7 +23,7 @@
 
 #include "pg_runtime.h"
 #include "mtdpp_stubs.h"
-#include "../src/train/progress.h"
+#include "../src/fit/progress.h"
 
 void		(*fuzz_baskets_hook) (const MtdppBaskets *data) = NULL;
 
@@ -71,22 +71,6 @@ int
 mtdpp_param_int(const MtdppParams *p, const char *name)
 {
 	return 1;
-}
-
-/* params.c's rule: "fits" is stored only above 1, "samples" always */
-int
-mtdpp_blocks_stored(MtdppKind kind, const char *text)
-{
-	const char *key = mtdpp_kind(kind)->blocks_key;
-	char	   *end;
-	long		v;
-
-	if (key == NULL)
-		return 1;
-	if (text == NULL)
-		return strcmp(key, "fits") == 0 ? 1 : 0;
-	v = strtol(text, &end, 10);
-	return end == text || v < 1 || v > MTDPP_MAX_RANK ? 0 : (int) v;
 }
 
 char *

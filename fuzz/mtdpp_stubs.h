@@ -7,9 +7,9 @@
 #define MTDPP_FUZZ_STUBS_H
 
 #include "../src/fit/fit.h"
-#include "../src/kinds/kinds.h"
+#include "../src/model/kinds.h"
 #include "../src/model/model.h"
-#include "../src/train/params.h"
+#include "../src/fit/params.h"
 #include "../src/storage/store.h"
 
 /* called with the baskets the trainer receives, after they are checked */

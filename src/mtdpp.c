@@ -7,11 +7,11 @@
 
 #include "fmgr.h"
 
-#include "kinds/kinds.h"
+#include "fit/progress.h"
+#include "model/kinds.h"
 #include "numeric/linalg.h"
 #include "pg_compat.h"
 #include "storage/store.h"
-#include "train/progress.h"
 
 MTDPP_MODULE_MAGIC;
 

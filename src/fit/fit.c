@@ -48,10 +48,10 @@
 
 #include "fit/fit.h"
 #include "fit/fit_int.h"
+#include "fit/params.h"
+#include "fit/progress.h"
+#include "model/baskets.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
-#include "train/progress.h"
 
 #define CAPACITY_HIGH_L2		1e-6
 #define CAPACITY_BUDGET			2.0 /* the large candidate's cost, at most, in small fits */

@@ -8,8 +8,8 @@
 
 #include "common/pg_prng.h"
 
-#include "train/baskets.h"
-#include "train/params.h"
+#include "fit/params.h"
+#include "model/baskets.h"
 
 /*
  * A validation slice of the training baskets (validation_slice.c): the baskets,

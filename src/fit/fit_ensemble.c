@@ -35,11 +35,11 @@
 #include "utils/memutils.h"
 
 #include "fit/fit.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "fit/progress.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
-#include "train/progress.h"
 
 /*
  * The fits kept while the others train: their parameters in double, and

@@ -48,13 +48,13 @@
 
 #include "fit/fit.h"
 #include "fit/fit_int.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "fit/progress.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/helper_thread.h"
 #include "numeric/kernel.h"
-#include "train/baskets.h"
-#include "train/params.h"
-#include "train/progress.h"
 
 double
 gaussian(pg_prng_state *rng)

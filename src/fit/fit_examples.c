@@ -19,8 +19,8 @@
 #include "miscadmin.h"
 
 #include "fit/fit_int.h"
-#include "train/baskets.h"
-#include "train/params.h"
+#include "fit/params.h"
+#include "model/baskets.h"
 
 static inline bool
 basket_contains(const MtdppBaskets *d, int b, int item)

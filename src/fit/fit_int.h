@@ -15,10 +15,10 @@
 #include "common/pg_prng.h"
 
 #include "fit/fit.h"
+#include "fit/params.h"
+#include "model/baskets.h"
 #include "model/model.h"
 #include "numeric/helper_thread.h"
-#include "train/baskets.h"
-#include "train/params.h"
 
 /* one positive example: basket and position of the target inside it */
 typedef struct Positive

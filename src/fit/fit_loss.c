@@ -27,11 +27,11 @@
 #include "fmgr.h"
 
 #include "fit/fit_int.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
 #include "numeric/linalg.h"
-#include "train/params.h"
 
 void
 touch_row(bool *flags, int32 *list, int *n, int row)

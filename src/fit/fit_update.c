@@ -21,10 +21,10 @@
 #include "miscadmin.h"
 
 #include "fit/fit_int.h"
+#include "fit/params.h"
 #include "model/model.h"
 #include "numeric/helper_thread.h"
 #include "numeric/linalg.h"
-#include "train/params.h"
 
 /*
  * Optimiser moments too small to move any parameter are zero, so that a

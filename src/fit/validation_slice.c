@@ -22,11 +22,11 @@
 #include "miscadmin.h"
 
 #include "fit/fit.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "query/score.h"
-#include "train/baskets.h"
-#include "train/params.h"
+#include "score/score.h"
 
 /* the smallest slice a warm start measures on, however few new baskets */
 #define WARM_MIN_VALIDATION 200

@@ -11,9 +11,9 @@
 #include "utils/memutils.h"
 
 #include "kinds/cooccurrence.h"
+#include "model/baskets.h"
 #include "model/model.h"
 #include "numeric/helper_thread.h"
-#include "train/baskets.h"
 
 /* a small part of an item's companions, by insertion */
 static void

@@ -6,7 +6,7 @@
 #ifndef MTDPP_COOCCURRENCE_H
 #define MTDPP_COOCCURRENCE_H
 
-#include "train/baskets.h"
+#include "model/baskets.h"
 
 /*
  * What is done with item I's co-occurrence list: its D distinct items in

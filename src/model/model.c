@@ -18,9 +18,8 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "train/params.h"
 
 typedef struct SerialHeader
 {
@@ -247,20 +246,19 @@ mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs)
 }
 
 /*
- * Refuses, before training, a model whose value would not fit in a bytea:
- * a rank P->rank model of N_ITEMS items with P's hyperparameters.
+ * Refuses, before training, a model whose value would not fit in a bytea: a
+ * model of KIND of N_ITEMS items at RANK (the largest its fit may keep),
+ * trained for at most EPOCHS, whose hyperparameters take JSON_LEN bytes.
  */
 void
-mtdpp_check_model_size(const MtdppParams *p, int n_items)
+mtdpp_check_model_size(MtdppKind kind, int n_items, int rank, int epochs, int json_len)
 {
-	int			json_padded = TYPEALIGN(8, strlen(mtdpp_params_to_json(p)) + 1);
-	int			rank = mtdpp_kind(p->kind)->factors ? mtdpp_capacity_max_rank(p) : 0;
+	int			json_padded = TYPEALIGN(8, json_len + 1);
 
-	check_value_size(serialized_size(p->kind, n_items, rank, p->epochs, json_padded, 0),
-					 serialized_size(p->kind, n_items, 0, p->epochs, json_padded, 0),
-					 p->kind, n_items, rank);
+	check_value_size(serialized_size(kind, n_items, rank, epochs, json_padded, 0),
+					 serialized_size(kind, n_items, 0, epochs, json_padded, 0),
+					 kind, n_items, rank);
 }
-
 bytea *
 mtdpp_model_serialize(const MtdppModel *m)
 {
@@ -357,6 +355,30 @@ read_weights(const char **pos, const char *end, MtdppModel *m)
 }
 
 /*
+ * The fits side by side (MtdppModel.blocks) of a model of KIND whose stored
+ * hyperparameters give TEXT for the kind's blocks key (NULL: none): 1 for a
+ * kind without one, and for an ensemble whose hyperparameters name no count
+ * (its "fits" is stored only above 1); 0, which validation refuses, where
+ * the count is missing or out of range.
+ */
+int
+mtdpp_model_blocks(MtdppKind kind, const char *text)
+{
+	const MtdppKindRoutine *routine = mtdpp_kind(kind);
+	char	   *end;
+	long		v;
+
+	if (routine->blocks_key == NULL)
+		return 1;
+	if (text == NULL)
+		return routine->ensemble ? 1 : 0;
+	v = strtol(text, &end, 10);
+	if (end == text || v < 1 || v > MTDPP_MAX_RANK)
+		return 0;
+	return (int) v;
+}
+
+/*
  * The fits side by side of model M, from its stored hyperparameters: the
  * number after its kind's blocks key ("key": value, as params.c writes it; a
  * quote inside a string value is escaped, so the pattern matches keys only).
@@ -372,7 +394,7 @@ stored_blocks(const MtdppModel *m)
 		return 1;
 	snprintf(pattern, sizeof(pattern), "\"%s\": ", key);
 	at = m->hyperparams ? strstr(m->hyperparams, pattern) : NULL;
-	return mtdpp_blocks_stored(m->kind, at ? at + strlen(pattern) : NULL);
+	return mtdpp_model_blocks(m->kind, at ? at + strlen(pattern) : NULL);
 }
 
 MtdppModel *

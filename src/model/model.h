@@ -147,8 +147,6 @@ mtdpp_r2f(const MtdppModel *m, int i, int j)
 #define MTDPP_NEGLIGIBLE		0x1p-80 /* a factor V below this is zero */
 #define MTDPP_NEGLIGIBLE_ROOT	0x1p-40 /* a task factor R or a bias D below this is zero */
 
-struct MtdppParams;
-
 /* model.c: a model in memory and as a value */
 extern void *mtdpp_alloc_huge(Size size);
 extern MtdppModel *mtdpp_model_alloc(MtdppKind kind, int n_items, int rank);
@@ -156,7 +154,8 @@ extern MtdppModel *mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int ran
 extern void mtdpp_model_prepare(MtdppModel *m);
 extern int	mtdpp_model_index(const MtdppModel *m, int32 item_id);
 extern int	mtdpp_cmp_int32(const void *a, const void *b);
-extern void mtdpp_check_model_size(const struct MtdppParams *p, int n_items);
+extern void mtdpp_check_model_size(MtdppKind kind, int n_items, int rank, int epochs, int json_len);
+extern int	mtdpp_model_blocks(MtdppKind kind, const char *text);
 extern Size mtdpp_model_budget(void);
 extern int64 mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);

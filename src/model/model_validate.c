@@ -60,7 +60,7 @@
 #include <math.h>
 #include <stdlib.h>
 
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
 
 static MtdppRefusal

@@ -11,7 +11,7 @@
  * (Prescott, which it falls back to on a CPU it does not know) have no fused
  * multiply-add and block a sum differently from its AVX2 ones, and the
  * reference BLAS and BLIS differ again.  So while a model trains
- * (mtdpp_linalg_set_reproducible, called by mtdpp_kind_fit), linalg.c sends
+ * (mtdpp_linalg_set_reproducible, called by the training aggregate), linalg.c sends
  * its double-precision products and solves here, and trains the same model
  * under every BLAS and kernel set of a machine.
  *

@@ -27,10 +27,10 @@
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "query/item_args.h"
-#include "query/score.h"
+#include "score/score.h"
 #include "shown.h"
 #include "storage/store.h"
 

@@ -53,7 +53,7 @@
 
 #include "model/model.h"
 #include "query/item_args.h"
-#include "query/score.h"
+#include "score/score.h"
 #include "shown.h"
 #include "storage/store.h"
 

@@ -50,13 +50,13 @@
 #include "utils/rls.h"
 #include "utils/snapmgr.h"
 
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "pg_compat.h"
 #include "shown.h"
 #include "storage/proc.h"
 #include "storage/store.h"
-#include "train/params.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_models_changed);
 

@@ -19,7 +19,7 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "storage/store.h"
 
@@ -188,7 +188,7 @@ load_neighbors(MtdppModel *m)
 /*
  * The fits side by side of model MODEL_ID, of kind KIND (MtdppModel.blocks):
  * what its stored hyperparameters give for the kind's blocks key, read as
- * a model value's are (mtdpp_blocks_stored).  Through SPI, connected.
+ * a model value's are (mtdpp_model_blocks).  Through SPI, connected.
  */
 static int
 read_model_blocks(int model_id, const MtdppKindRoutine *kind)
@@ -210,7 +210,7 @@ read_model_blocks(int model_id, const MtdppKindRoutine *kind)
 		elog(ERROR, "could not read the hyperparameters of model %d", model_id);
 	if (SPI_processed == 1)
 		text = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	return mtdpp_blocks_stored(kind->kind, text);
+	return mtdpp_model_blocks(kind->kind, text);
 }
 
 /*

@@ -67,7 +67,7 @@
 #include "utils/timestamp.h"
 #include "utils/wait_event.h"
 
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "storage/condition_variable.h"
 #include "storage/dsm.h"

@@ -29,7 +29,7 @@
 #include "utils/resowner.h"
 #include "utils/timestamp.h"
 
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "shown.h"
 #include "storage/store.h"

@@ -9,7 +9,7 @@
 
 #include "fmgr.h"
 
-#include "train/params.h"
+#include "fit/params.h"
 
 /* store.c */
 extern void mtdpp_check_name(const char *what, text *name);

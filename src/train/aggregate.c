@@ -37,12 +37,13 @@
 #include "utils/lsyscache.h"
 #include "utils/memutils.h"
 
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "fit/progress.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
+#include "numeric/linalg.h"
 #include "storage/store.h"
-#include "train/baskets.h"
 #include "train/lines.h"
-#include "train/params.h"
-#include "train/progress.h"
 
 /*
  * Where a run's bytes lie: in the query's shared memory area (where a
@@ -472,6 +473,62 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
 }
 
 /*
+ * Fits a model of kind p->kind to DATA, the hyperparameters that depend on
+ * the data resolved first (and so stored with the model).  The fit runs in
+ * the numeric core's reproducible mode (linalg_fixed.c): the same data and
+ * seed give the same model under every BLAS and kernel set.  One rule for
+ * every kind that learns from items bought together: without a basket of
+ * two items there is nothing to learn, and it is refused alike.
+ */
+static MtdppModel *
+fit_kind(MtdppBaskets *data, const MtdppParams *given)
+{
+	MtdppParams p = *given;
+	MtdppModel *volatile m = NULL;
+	bool		was;
+	bool		pairs = false;
+
+	for (int b = 0; b < data->n_baskets && !pairs; b++)
+		pairs = data->start[b + 1] - data->start[b] >= 2;
+	if (!pairs && !mtdpp_kind(p.kind)->single_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("no basket of the training data has two or more items"),
+				 errdetail("%d baskets were read, over %d distinct items.",
+						   data->n_baskets, data->n_items),
+				 errhint("A basket-completion model learns from baskets of at least two items: check order_col and item_col, or train kind => 'popularity', which counts items alone.")));
+	/*
+	 * Positions that order no basket: a kind that learns from the order
+	 * items were added refuses them (its fit), and so does target 'last', whose last item added would be the highest id;
+	 * the other kinds hear it.
+	 */
+	if (data->positions && !data->ordered && pairs && p.target == MTDPP_TARGET_LAST &&
+		!mtdpp_kind(p.kind)->add_order)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("target => 'last' needs the order in which each basket's items were added, and the position column is constant within every basket"),
+				 errdetail("Every line of each of the %d baskets has the same position: no item is the last added.", data->n_baskets),
+				 errhint("Give a position column that orders the lines of a basket (an add-to-cart rank or time), or use target => 'random'.")));
+	if (data->positions && !data->ordered && pairs && !mtdpp_kind(p.kind)->add_order)
+		ereport(NOTICE,
+				(errmsg("the position column is constant within every basket: the baskets have no add-to-cart order"),
+				 errdetail("Every line of a basket has the same position, so the items of each basket are read in item order."),
+				 errhint("Give a position column that orders the lines of a basket (an add-to-cart rank or time), or leave position_col out.")));
+	mtdpp_params_for_data(&p, data->n_items);
+	was = mtdpp_linalg_set_reproducible(true);
+	PG_TRY();
+	{
+		m = mtdpp_kind(p.kind)->fit(data, &p);
+	}
+	PG_FINALLY();
+	{
+		mtdpp_linalg_set_reproducible(was);
+	}
+	PG_END_TRY();
+	return m;
+}
+
+/*
  * The deserialised state lives in the current (per-input-tuple) memory
  * context and is only read by the combine function that follows: its runs
  * stay where they are in the serialised bytes.
@@ -629,8 +686,10 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	}
 	mtdpp_progress_data(lines, data->n_baskets, data->n_items);
 	mtdpp_progress_phase(MTDPP_PHASE_EVIDENCE); /* the DPP kinds' fit says otherwise */
-	mtdpp_check_model_size(&p, data->n_items);
-	m = mtdpp_kind_fit(data, &p);
+	mtdpp_check_model_size(p.kind, data->n_items,
+						   mtdpp_kind(p.kind)->factors ? mtdpp_capacity_max_rank(&p) : 0,
+						   p.epochs, strlen(mtdpp_params_to_json(&p)));
+	m = fit_kind(data, &p);
 	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
 	mtdpp_model_validate(m, MTDPP_FROM_TRAINING);
 	MemoryContextSwitchTo(caller);

@@ -6,7 +6,7 @@
 #ifndef MTDPP_LINES_H
 #define MTDPP_LINES_H
 
-#include "train/baskets.h"
+#include "model/baskets.h"
 
 /* one order line, as held when lines have positions or 64-bit order ids */
 typedef struct OrderLine

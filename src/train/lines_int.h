@@ -8,9 +8,9 @@
 
 #include "utils/hsearch.h"
 
+#include "model/baskets.h"
 #include "model/model.h"
 #include "numeric/helper_thread.h"
-#include "train/baskets.h"
 #include "train/lines.h"
 
 static inline int64

@@ -8,9 +8,9 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "model/baskets.h"
 #include "model/model.h"
 #include "numeric/helper_thread.h"
-#include "train/baskets.h"
 #include "train/lines.h"
 #include "train/lines_int.h"
 

@@ -23,12 +23,12 @@
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "fit/progress.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "shown.h"
 #include "storage/store.h"
-#include "train/params.h"
-#include "train/progress.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_train);
 

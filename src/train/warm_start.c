@@ -13,10 +13,10 @@
 #include "executor/spi.h"
 #include "utils/builtins.h"
 
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "storage/store.h"
-#include "train/params.h"
 
 /*
  * A warm start's rate never falls below this share of learning_rate, however

@@ -57,12 +57,12 @@
 
 #include "fit/fit.h"
 #include "fit/fit_int.h"
+#include "fit/params.h"
+#include "fit/progress.h"
 #include "kinds/bayesian_lowrank/bayesian_lowrank.h"
-#include "kinds/kinds.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
-#include "train/progress.h"
 
 #define SGLD_DECAY		0.55	/* eps_t = step_size (1 + t / T)^-SGLD_DECAY */
 #define SGLD_BETA		0.99	/* the preconditioner's running mean */

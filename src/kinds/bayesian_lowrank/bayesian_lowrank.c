@@ -36,12 +36,12 @@
 #include <stdlib.h>
 
 #include "fit/fit.h"
+#include "fit/params.h"
 #include "kinds/bayesian_lowrank/bayesian_lowrank.h"
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
 #include "numeric/linalg.h"
-#include "train/params.h"
 
 /*
  * Scores every item: the mean over the samples of ln det L_s[B + c] -

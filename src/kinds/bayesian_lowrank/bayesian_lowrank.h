@@ -6,8 +6,8 @@
 #ifndef MTDPP_BAYESIAN_LOWRANK_H
 #define MTDPP_BAYESIAN_LOWRANK_H
 
-#include "train/baskets.h"
-#include "train/params.h"
+#include "fit/params.h"
+#include "model/baskets.h"
 
 /* the values of its own keys, in its block of MtdppParams */
 typedef struct MtdppBayesParams

@@ -77,15 +77,15 @@
 #include "portability/instr_time.h"
 
 #include "fit/fit.h"
+#include "fit/params.h"
 #include "kinds/cooccurrence.h"
 #include "kinds/ease/ease.h"
 #include "kinds/ease/ease_exact.h"
 #include "kinds/ease/ease_neighborhood.h"
-#include "kinds/kinds.h"
 #include "kinds/popularity/popularity.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
 
 /* weight of ln(share of baskets) in every score of a non-empty basket */
 #define EASE_PRIOR 1e-6

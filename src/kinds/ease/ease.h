@@ -6,8 +6,8 @@
 #ifndef MTDPP_EASE_H
 #define MTDPP_EASE_H
 
-#include "train/baskets.h"
-#include "train/params.h"
+#include "fit/params.h"
+#include "model/baskets.h"
 
 /* how EASE's weights are fitted (the key ease_solver) */
 typedef enum MtdppEaseSolver

@@ -21,8 +21,8 @@
 
 #include "kinds/cooccurrence.h"
 #include "kinds/ease/ease_exact.h"
+#include "model/baskets.h"
 #include "numeric/linalg.h"
-#include "train/baskets.h"
 
 /* rows of B gathered at a time from P's columns */
 #define EASE_BLOCK 64

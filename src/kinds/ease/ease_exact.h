@@ -6,8 +6,8 @@
 #ifndef MTDPP_EASE_EXACT_H
 #define MTDPP_EASE_EXACT_H
 
+#include "model/baskets.h"
 #include "model/model.h"
-#include "train/baskets.h"
 
 typedef struct MtdppEaseExact MtdppEaseExact;
 

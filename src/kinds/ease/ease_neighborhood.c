@@ -55,10 +55,10 @@
 
 #include "kinds/cooccurrence.h"
 #include "kinds/ease/ease_neighborhood.h"
+#include "model/baskets.h"
 #include "model/model.h"
 #include "numeric/helper_thread.h"
 #include "numeric/linalg.h"
-#include "train/baskets.h"
 
 /* most items an item's regression is solved on */
 #define NEIGHBORHOOD	128

@@ -7,8 +7,8 @@
 #define MTDPP_EASE_NEIGHBORHOOD_H
 
 #include "kinds/cooccurrence.h"
+#include "model/baskets.h"
 #include "model/model.h"
-#include "train/baskets.h"
 
 typedef struct MtdppEaseNeighborhoods MtdppEaseNeighborhoods;
 

@@ -45,10 +45,10 @@
 #include <math.h>
 
 #include "fit/fit.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
 #include "kinds/popularity/popularity.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "train/params.h"
 
 /* the basket's sum u = x sum_{i in B} v_i (B > 0) into U */
 static void

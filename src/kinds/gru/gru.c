@@ -35,8 +35,9 @@
 #include <float.h>
 #include <math.h>
 
+#include "fit/params.h"
 #include "kinds/gru/gru.h"
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/linalg.h"
 

@@ -7,9 +7,9 @@
 #define MTDPP_GRU_H
 
 #include "fit/fit.h"
+#include "fit/params.h"
+#include "model/baskets.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
 
 /*
  * The recurrent weights of hidden size D in a model's weights, one after

@@ -40,13 +40,13 @@
 #include "portability/instr_time.h"
 
 #include "fit/fit.h"
+#include "fit/params.h"
+#include "fit/progress.h"
 #include "kinds/gru/gru.h"
-#include "kinds/kinds.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/linalg.h"
-#include "train/baskets.h"
-#include "train/params.h"
-#include "train/progress.h"
 
 #define GRU_LOW_RANK	32
 #define GRU_HIGH_RANK	64

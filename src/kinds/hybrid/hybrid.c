@@ -68,17 +68,17 @@
 #include "utils/memutils.h"
 
 #include "fit/fit.h"
+#include "fit/params.h"
+#include "fit/progress.h"
 #include "kinds/cooccurrence.h"
 #include "kinds/ease/ease.h"
 #include "kinds/hybrid/hybrid_weights.h"
 #include "kinds/itemknn/itemknn.h"
-#include "kinds/kinds.h"
 #include "kinds/multitask/multitask.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "query/score.h"
-#include "train/baskets.h"
-#include "train/params.h"
-#include "train/progress.h"
+#include "score/score.h"
 
 /* the DPP's epochs, at most, where an epoch is a sample of the baskets */
 #define HYBRID_SAMPLED_EPOCHS	10

@@ -31,13 +31,14 @@
 #include "miscadmin.h"
 #include "portability/instr_time.h"
 
+#include "fit/params.h"
 #include "kinds/cooccurrence.h"
 #include "kinds/ease/ease.h"
 #include "kinds/hybrid/hybrid_weights.h"
 #include "kinds/itemknn/itemknn.h"
-#include "kinds/kinds.h"
-#include "query/score.h"
-#include "train/baskets.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
+#include "score/score.h"
 
 const char *const mtdpp_hybrid_form_names[N_FORMS + 1] = {"cosine", "log_cosine", "confidence", "ease", "cosine+ease"};
 

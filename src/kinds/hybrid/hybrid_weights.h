@@ -10,9 +10,9 @@
 #include <math.h>
 
 #include "fit/fit.h"
+#include "fit/params.h"
+#include "model/baskets.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
 
 typedef enum HybridForm
 {

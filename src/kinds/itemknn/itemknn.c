@@ -23,14 +23,14 @@
 #include "miscadmin.h"
 #include "utils/memutils.h"
 
+#include "fit/params.h"
 #include "kinds/cooccurrence.h"
 #include "kinds/ease/ease.h"
 #include "kinds/itemknn/itemknn.h"
-#include "kinds/kinds.h"
 #include "kinds/popularity/popularity.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
 
 /*
  * Grow M's neighbour arrays to hold at least NEED entries, SCRATCH bytes

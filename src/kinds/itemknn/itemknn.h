@@ -6,8 +6,8 @@
 #ifndef MTDPP_ITEMKNN_H
 #define MTDPP_ITEMKNN_H
 
-#include "train/baskets.h"
-#include "train/params.h"
+#include "fit/params.h"
+#include "model/baskets.h"
 
 struct MtdppListTap;
 typedef struct MtdppCosineLists MtdppCosineLists;

@@ -19,7 +19,8 @@
 #include "postgres.h"
 
 #include "fit/fit.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
 

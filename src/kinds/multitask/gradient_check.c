@@ -10,9 +10,9 @@
 #include "fmgr.h"
 
 #include "fit/fit_int.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "train/params.h"
 
 /*
  * mtdpp.gradient_check(rank, context_size, seed, softmax): the largest relative

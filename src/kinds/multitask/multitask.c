@@ -40,12 +40,12 @@
 #include "postgres.h"
 
 #include "fit/fit.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
 #include "kinds/multitask/multitask.h"
 #include "kinds/popularity/popularity.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
-#include "train/params.h"
 
 void
 mtdpp_multitask_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)

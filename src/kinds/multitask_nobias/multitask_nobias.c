@@ -7,8 +7,9 @@
 #include "postgres.h"
 
 #include "fit/fit.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
 #include "kinds/multitask/multitask.h"
+#include "model/kinds.h"
 
 /* the shared keys it takes */
 static const char *const nobias_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, "fits", MTDPP_WARM_KEYS, NULL};

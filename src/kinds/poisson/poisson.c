@@ -47,13 +47,13 @@
 #include "portability/instr_time.h"
 
 #include "fit/fit.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "fit/progress.h"
 #include "kinds/poisson/poisson.h"
 #include "kinds/popularity/popularity.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
-#include "train/progress.h"
 
 /* the ranks the choice may try: 2^k for k in this range, starting at 32 and 64 */
 #define POISSON_K_MIN 3

@@ -7,9 +7,9 @@
 #ifndef MTDPP_POISSON_H
 #define MTDPP_POISSON_H
 
+#include "fit/params.h"
+#include "model/baskets.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
 
 /* the values of its own keys, in its block of MtdppParams */
 typedef struct MtdppPoissonParams

@@ -35,9 +35,9 @@
 #include "common/pg_prng.h"
 #include "miscadmin.h"
 
+#include "fit/progress.h"
 #include "kinds/poisson/poisson.h"
-#include "train/baskets.h"
-#include "train/progress.h"
+#include "model/baskets.h"
 
 /* digamma(x), x > 0: the recurrence up to 6, then the asymptotic series */
 double

@@ -17,11 +17,11 @@
 
 #include <math.h>
 
-#include "kinds/kinds.h"
+#include "fit/params.h"
 #include "kinds/popularity/popularity.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
 
 /* A model of DATA's items and their popularity, no factors (rank 0). */
 MtdppModel *

@@ -6,8 +6,8 @@
 #ifndef MTDPP_POPULARITY_H
 #define MTDPP_POPULARITY_H
 
-#include "train/baskets.h"
-#include "train/params.h"
+#include "fit/params.h"
+#include "model/baskets.h"
 
 extern MtdppModel *mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p);
 extern void mtdpp_popularity_scores(const MtdppModel *m, double *scores);

@@ -50,12 +50,12 @@
 #include "portability/instr_time.h"
 
 #include "fit/fit.h"
-#include "kinds/kinds.h"
+#include "fit/params.h"
 #include "kinds/popularity/popularity.h"
 #include "kinds/rules/rules.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 #include "model/model.h"
-#include "train/baskets.h"
-#include "train/params.h"
 
 /* orders confidences closer than this by popularity */
 #define RULES_TIE		1e-9

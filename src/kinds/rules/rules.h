@@ -7,8 +7,8 @@
 #ifndef MTDPP_RULES_H
 #define MTDPP_RULES_H
 
-#include "train/baskets.h"
-#include "train/params.h"
+#include "fit/params.h"
+#include "model/baskets.h"
 
 /* the values of its own keys, in its block of MtdppParams (< 0: chosen on validation) */
 typedef struct MtdppRulesParams

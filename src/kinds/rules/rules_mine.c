@@ -43,9 +43,9 @@
 #include "utils/hsearch.h"
 
 #include "kinds/cooccurrence.h"
-#include "kinds/kinds.h"
 #include "kinds/rules/rules.h"
-#include "train/baskets.h"
+#include "model/baskets.h"
+#include "model/kinds.h"
 
 /* bytes a hash entry of an itemset takes, with dynahash's header and buckets */
 #define ITEMSET_BYTES	64

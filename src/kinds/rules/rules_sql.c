@@ -24,8 +24,8 @@
 #include "utils/lsyscache.h"
 #include "utils/tuplestore.h"
 
-#include "kinds/kinds.h"
 #include "kinds/rules/rules.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "query/item_args.h"
 #include "shown.h"

@@ -1,5 +1,5 @@
 /*
- * train/params_capacity.c
+ * fit/params_capacity.c
  *		The rank and L2 policy of the kinds fitted by the stochastic
  *		gradient: chosen on the validation slice of the training baskets
  *		when the call gives neither.
@@ -12,9 +12,9 @@
  */
 #include "postgres.h"
 
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "model/kinds.h"
 #include "shown.h"
-#include "train/params.h"
 
 /* a kind whose rank and L2 the fit chooses: both left unset by default */
 const MtdppKindDefault mtdpp_capacity_defaults[] = {

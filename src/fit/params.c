@@ -1,5 +1,5 @@
 /*
- * train/params.c
+ * fit/params.c
  *		Hyperparameters: one table of keys, from which come the defaults,
  *		parsing and checking of jsonb, the error hints, the JSON stored with a
  *		model, and mtdpp_hyperparameters(), the table users read.
@@ -27,10 +27,10 @@
 #include "utils/numeric.h"
 #include "utils/tuplestore.h"
 
-#include "kinds/kinds.h"
+#include "fit/params.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "shown.h"
-#include "train/params.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_hyperparameters);
 
@@ -632,30 +632,6 @@ mtdpp_param_given(const MtdppParams *p, const char *name)
 	if (k < 0)
 		elog(ERROR, "unknown hyperparameter key \"%s\"", name);
 	return (p->given & (UINT64CONST(1) << k)) != 0;
-}
-
-/*
- * The fits side by side (MtdppModel.blocks) of a model of KIND whose stored
- * hyperparameters give TEXT for the kind's blocks key (NULL: none): 1 for a
- * kind without one; the key's default where the key is stored only when it
- * is not; 0, which validation refuses, where it is missing or out of range.
- */
-int
-mtdpp_blocks_stored(MtdppKind kind, const char *text)
-{
-	const char *name = mtdpp_kind(kind)->blocks_key;
-	const MtdppParamKey *key = name ? find_key(name) : NULL;
-	char	   *end;
-	long		v;
-
-	if (key == NULL)
-		return 1;
-	if (text == NULL)
-		return key->unless_default ? (int) key->value : 0;
-	v = strtol(text, &end, 10);
-	if (end == text || v < 1 || v > MTDPP_MAX_RANK)
-		return 0;
-	return (int) v;
 }
 
 /* The value of the integer key NAME in P. */

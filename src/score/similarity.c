@@ -1,5 +1,5 @@
 /*
- * query/similarity.c
+ * score/similarity.c
  *		How alike two items are, by the measures several kinds share: the
  *		cosine of their item factors, the weights of their neighbour lists
  *		(each kind's routine similar, kinds.h; mtdpp_similar, similar.c,
@@ -9,10 +9,10 @@
 
 #include <math.h>
 
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
-#include "query/score.h"
+#include "score/score.h"
 
 /* item factors gathered at a time by mtdpp_similar_cosine */
 #define SIMILAR_BLOCK	1024

@@ -1,5 +1,5 @@
 /*
- * query/score.h
+ * score/score.h
  *		Query time: the top k and ranks of a basket's completions (topk.c),
  *		diverse picks (diverse.c) and a basket as a context (complete.c).
  */

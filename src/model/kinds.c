@@ -1,5 +1,5 @@
 /*
- * kinds/kinds.c
+ * model/kinds.c
  *		The table of model kinds, and the calls the rest of the extension
  *		makes through it.
  *
@@ -18,7 +18,7 @@
 
 #include "lib/stringinfo.h"
 
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "shown.h"
 

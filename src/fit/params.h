@@ -1,5 +1,5 @@
 /*
- * train/params.h
+ * fit/params.h
  *		The hyperparameters of a fit: parsed from the call's jsonb, given their
  *		defaults by kind (params.c), the rank and L2 policy (params_capacity.c),
  *		a warm start's own (warm_start.c).
@@ -154,7 +154,6 @@ typedef struct MtdppKindDefault
 extern void mtdpp_params_defaults(MtdppParams *p, MtdppKind kind);
 extern bool mtdpp_kind_takes(MtdppKind kind, const char *name);
 extern int	mtdpp_param_int(const MtdppParams *p, const char *name);
-extern int	mtdpp_blocks_stored(MtdppKind kind, const char *text);
 extern void mtdpp_params_parse(MtdppParams *p, Jsonb *json);
 extern void mtdpp_params_resolve(MtdppParams *p, Jsonb *json);
 extern void mtdpp_params_for_data(MtdppParams *p, int n_items);

@@ -1,5 +1,5 @@
 /*
- * query/diverse.c
+ * score/diverse.c
  *		Diverse set completion: k items that complete a basket together,
  *		chosen by greedy MAP inference in a DPP over the best candidates.
  *
@@ -54,7 +54,7 @@
 
 #include "model/model.h"
 #include "numeric/kernel.h"
-#include "query/score.h"
+#include "score/score.h"
 
 /* added to S's diagonal, so that L stays positive definite */
 #define DIVERSE_JITTER	1e-6

@@ -1,5 +1,5 @@
 /*
- * train/progress.c
+ * fit/progress.c
  *		What each training of the server is doing, readable from any
  *		session: the view mtdpp_progress, as pg_stat_progress_create_index
  *		shows an index build.
@@ -47,11 +47,11 @@
 #include "utils/builtins.h"
 #include "utils/timestamp.h"
 
+#include "fit/progress.h"
 #include "model/model.h"
 #include "pg_compat.h"
 #include "storage/ipc.h"
 #include "storage/shmem.h"
-#include "train/progress.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_progress_info);
 PG_FUNCTION_INFO_V1(mtdpp_progress_available);

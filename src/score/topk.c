@@ -1,5 +1,5 @@
 /*
- * query/topk.c
+ * score/topk.c
  *		The k best completions of a basket, exactly, without scoring every
  *		candidate when a bound says it cannot enter the top k.
  *
@@ -33,11 +33,11 @@
 #include <float.h>
 #include <math.h>
 
-#include "kinds/kinds.h"
+#include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
 #include "numeric/linalg.h"
-#include "query/score.h"
+#include "score/score.h"
 
 /* min-heap of the best K so far, the worst at the root */
 typedef struct TopK

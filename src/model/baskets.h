@@ -1,5 +1,5 @@
 /*
- * train/baskets.h
+ * model/baskets.h
  *		The baskets a model is fitted to, as the training aggregate gathers
  *		them (lines_baskets.c).
  */

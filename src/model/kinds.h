@@ -1,5 +1,5 @@
 /*
- * kinds/kinds.h
+ * model/kinds.h
  *		The kinds of model: the struct of traits and routines each kind
  *		fills (its folder, kinds/<kind>/), the table of them (kinds.c) and
  *		what kinds share with one another.
@@ -7,8 +7,13 @@
 #ifndef MTDPP_KINDS_H
 #define MTDPP_KINDS_H
 
-#include "train/baskets.h"
-#include "train/params.h"
+#include "model/baskets.h"
+#include "model/model.h"
+
+/* the hyperparameters (fit/params.h), which a kind's routines take */
+struct MtdppParams;
+struct MtdppParamKey;
+struct MtdppKindDefault;
 
 /*
  * A model kind: one struct of traits and routines, as PostgreSQL describes an
@@ -34,9 +39,9 @@ typedef struct MtdppKindRoutine
 	 * takes beyond those of every kind (ended by NULL), and its defaults
 	 * where they differ from a key's own (ended by a NULL key).
 	 */
-	const MtdppParamKey *own_keys;
+	const struct MtdppParamKey *own_keys;
 	const char *const *keys;
-	const MtdppKindDefault *defaults;
+	const struct MtdppKindDefault *defaults;
 
 	/*
 	 * The integer key counting the fits of the rank its models hold side by
@@ -53,7 +58,7 @@ typedef struct MtdppKindRoutine
 	bool		signed_weights; /* those weights are any finite reals (else nonnegative) */
 	bool		cosine_weights; /* nonnegative weights are cosines, at most 1 (else MTDPP_MAX_EVIDENCE) */
 	bool		signed_task_factors;	/* R of any sign, cached as it is (Rf), not as R^2 */
-	bool		weights;		/* weights shared by every item (gru's recurrent ones) */
+	bool		weights;		/* weights shared by every item (a recurrent network's) */
 	bool		single_items;	/* learns from baskets of one item too (counts items alone) */
 	bool		add_order;		/* learns from the order items were added (needs positions) */
 	bool		own_capacity;	/* has factors, but chooses its rank alone (not params_capacity.c) */
@@ -69,7 +74,7 @@ typedef struct MtdppKindRoutine
 
 	/*
 	 * Trained by the same stochastic gradient, but scored by a second-order
-	 * factorization machine (fm.c) rather than a ln det: a target's
+	 * factorization machine (fit_bilinear.c) rather than a ln det: a target's
 	 * score is D_t + <V_t, sum over the context of V_i / sqrt(b)>, against
 	 * the rest of its basket as the multi-task kinds' targets are.
 	 */
@@ -86,12 +91,12 @@ typedef struct MtdppKindRoutine
 	/*
 	 * Several independent fits side by side (the hyperparameter "fits"):
 	 * an item's factors and task factors hold each fit's rank in turn, and
-	 * a score is the mean of the fits' (multitask.c).
+	 * a score is the mean of the fits'.
 	 */
 	bool		ensemble;
 
 	/* fits a model to DATA with the resolved hyperparameters P */
-	MtdppModel *(*fit) (MtdppBaskets *data, const MtdppParams *p);
+	MtdppModel *(*fit) (MtdppBaskets *data, const struct MtdppParams *p);
 
 	/*
 	 * What a fit of P chooses on its validation slice, or NULL, and into
@@ -99,7 +104,7 @@ typedef struct MtdppKindRoutine
 	 * a call that leaves no slice.  NULL: a kind with factors chooses its
 	 * rank and L2 when neither is given, and nothing else.
 	 */
-	const char *(*chooses) (const MtdppParams *p, const char **instead);
+	const char *(*chooses) (const struct MtdppParams *p, const char **instead);
 
 	/*
 	 * Checks the values of model M that the kind constrains in its own way
@@ -170,8 +175,7 @@ extern MtdppKind mtdpp_default_kind(void);
 extern void mtdpp_similar_cosine(const MtdppModel *m, int item, double *sim, int8 *tier);
 extern void mtdpp_similar_lists(const MtdppModel *m, int item, double *sim, int8 *tier);
 
-/* list.c: every kind, registered when the library loads; a fit of any kind */
+/* kinds/list.c: every kind, registered when the library loads */
 extern void mtdpp_kinds_init(void);
-extern MtdppModel *mtdpp_kind_fit(MtdppBaskets *data, const MtdppParams *p);
 
 #endif							/* MTDPP_KINDS_H */

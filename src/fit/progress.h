@@ -1,5 +1,5 @@
 /*
- * train/progress.h
+ * fit/progress.h
  *		What each training of the server is doing, for the view
  *		mtdpp_progress (progress.c).
  */
