@@ -528,6 +528,9 @@ static const MtdppParamKey rules_keys[] = {
 
 #undef OWN
 
+/* the shared keys it takes */
+static const char *const rules_keys_taken[] = {MTDPP_VALIDATION_KEYS, NULL};
+
 static const MtdppKindDefault rules_defaults[] = {
 	/* no factors */
 	{"rank", 0},
@@ -596,9 +599,6 @@ rules_validate(const MtdppModel *m, const MtdppRefusal *o)
 	}
 }
 
-/* the shared keys it takes */
-static const char *const rules_keys_taken[] = {MTDPP_VALIDATION_KEYS, NULL};
-
 /* what it chooses on its validation slice: the thresholds not given */
 static const char *
 rules_chooses(const MtdppParams *p, const char **instead)
@@ -615,14 +615,14 @@ const MtdppKindRoutine mtdpp_kind_rules = {
 	.kind = MTDPP_RULES,
 	.name = "rules",
 	.own_keys = rules_keys,
+	.keys = rules_keys_taken,
 	.defaults = rules_defaults,
 	.neighbors = true,
 	.signed_weights = true,
 	.fit = rules_fit,
+	.chooses = rules_chooses,
+	.validate = rules_validate,
 	.score_all = rules_score_all,
 	.explain = rules_explain,
 	.similar = rules_similar,
-	.validate = rules_validate,
-	.keys = rules_keys_taken,
-	.chooses = rules_chooses,
 };
