@@ -10,7 +10,7 @@
 # "<!-- begin NAME -->" and "<!-- end NAME -->", and text written by hand
 # around them, which a run keeps.
 
-BENCH_LOGS=${BENCH_LOGS:-/tmp/mtdpp-bench-logs}
+export BENCH_LOGS=${BENCH_LOGS:-/tmp/mtdpp-bench-logs}
 
 # bench_logs FOLDER: creates and prints $BENCH_LOGS/FOLDER.
 bench_logs() {

@@ -16,7 +16,8 @@ Across datasets: the defaults, every dataset's winner and a "consensus" (per
 key the value most winners chose) are trained on every dataset; the setting
 with the best mean validation MPR over the datasets is recommended.
 
-Every run is cached in bench/sweep/runs.csv, keyed by the commit built, the
+Every run is cached in runs.csv under $BENCH_LOGS/sweep (default
+/tmp/mtdpp-bench-logs/sweep, out of the tree), keyed by the commit built, the
 dataset, its budget, the seed and the six values, so an interrupted sweep
 resumes where it stopped and a rerun on the same commit costs nothing.
 
@@ -35,9 +36,11 @@ import time
 from collections import Counter
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-RUNS_CSV = os.path.join(HERE, "runs.csv")
+LOGS = os.path.join(os.environ.get("BENCH_LOGS", "/tmp/mtdpp-bench-logs"), "sweep")
+os.makedirs(LOGS, exist_ok=True)
+RUNS_CSV = os.path.join(LOGS, "runs.csv")
 RESULTS_MD = os.path.join(HERE, "results.md")
-TESTS_CSV = os.path.join(HERE, "tests.csv")
+TESTS_CSV = os.path.join(LOGS, "tests.csv")
 COMMIT = os.environ.get("BENCH_COMMIT", "unknown")
 
 GRID = {
@@ -339,8 +342,8 @@ def main():
     total = sum(float(r["train_seconds"] or 0) for r in runs)
     out.append(f"- Runs one at a time (one backend, BLAS single-threaded) on a 2-core machine shared with "
                f"other work: {len(runs)} trainings, {total / 60:.0f} min of training in all (this invocation: "
-               f"{sweep_seconds / 60:.0f} min; cached runs cost nothing). Raw runs: `bench/sweep/runs.csv`; "
-               f"test evaluations: `bench/sweep/tests.csv`.\n")
+               f"{sweep_seconds / 60:.0f} min; cached runs cost nothing). Raw runs: `runs.csv`; "
+               f"test evaluations: `tests.csv` (both under `$BENCH_LOGS/sweep/`).\n")
 
     out.append("## Recommendation\n")
     out.append(f"**{desc(chosen[1], defaults)}** (`*` = differs from the defaults of the swept commit), "
