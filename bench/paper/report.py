@@ -98,7 +98,7 @@ NOTES = [
     "`gru` reads the add-to-cart order; only `instacart_sample` has one. On the other datasets "
     "bench/gru used the order of the lines in `orders.csv`, so there it learns contents, not order.",
     "Cells reading \"not measured\" are runs that did not finish on the shared machine "
-    "(each folder's `notes.md` says which and why), not failures of the kind.",
+    "(the notes of each folder's `results.md` say which and why), not failures of the kind.",
     "`hybrid` on `belgian_retail`: the figures above are bench/quality's, from before the hybrid "
     "fitted EASE's weights on neighbourhoods above 8,000 items (its evidence was then the cosine). "
     "Re-measured on the canonical split with EASE on neighbourhoods (cosine+ease evidence): "

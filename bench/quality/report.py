@@ -380,8 +380,8 @@ def quality(out_dir, page=None):
 
     out = ["# mtdpp benchmark results\n",
            f"Written by `bench/quality/run` on {m.get('date', '?')} from commit `{m.get('commit', '?')}`; the run took "
-           f"{m.get('wall_minutes', '?')} min. Raw figures: `results.csv` (one row per model and set of test "
-           "baskets), `checks.csv`, `histories.csv` (per epoch, canonical split).\n", "## Machine\n", machine_table(m),
+           f"{m.get('wall_minutes', '?')} min. Raw figures, out of the tree under `$BENCH_LOGS/quality/`: `results.csv` (one row "
+           "per model and set of test baskets), `checks.csv`, `histories.csv` (per epoch, canonical split).\n", "## Machine\n", machine_table(m),
            "## Protocol\n",
            "The data's README (`shared/data/README.md`; where each dataset comes from: `bench/README.md`): train on "
            "the training baskets only; for each test basket, context = the basket without its held-out item, "
