@@ -5,70 +5,10 @@ EXTENSION = mtdpp
 EXTVERSION = 0.5.0
 
 MODULE_big = mtdpp
-OBJS = \
-	src/fit/fit.o \
-	src/fit/fit_bilinear.o \
-	src/fit/params_capacity.o \
-	src/fit/fit_ensemble.o \
-	src/fit/fit_epochs.o \
-	src/fit/fit_examples.o \
-	src/fit/fit_loss.o \
-	src/fit/fit_update.o \
-	src/fit/validation_slice.o \
-	src/kinds/bayesian_lowrank/bayes_sgld.o \
-	src/kinds/bayesian_lowrank/bayesian_lowrank.o \
-	src/kinds/cooccurrence.o \
-	src/kinds/ease/ease.o \
-	src/kinds/ease/ease_exact.o \
-	src/kinds/ease/ease_neighborhood.o \
-	src/kinds/fm/fm.o \
-	src/kinds/gru/gru.o \
-	src/kinds/gru/gru_fit.o \
-	src/kinds/gru/gru_unit.o \
-	src/kinds/hybrid/hybrid.o \
-	src/kinds/hybrid/hybrid_weights.o \
-	src/kinds/itemknn/itemknn.o \
-	src/model/kinds.o \
-	src/kinds/list.o \
-	src/kinds/logistic/logistic.o \
-	src/kinds/lowrank/lowrank.o \
-	src/kinds/multitask/gradient_check.o \
-	src/kinds/multitask/multitask.o \
-	src/kinds/multitask_nobias/multitask_nobias.o \
-	src/kinds/poisson/poisson.o \
-	src/kinds/poisson/poisson_vi.o \
-	src/kinds/popularity/popularity.o \
-	src/kinds/rules/rules.o \
-	src/kinds/rules/rules_mine.o \
-	src/kinds/rules/rules_sql.o \
-	src/model/model.o \
-	src/model/model_validate.o \
-	src/mtdpp.o \
-	src/numeric/helper_thread.o \
-	src/numeric/kernel.o \
-	src/numeric/linalg.o \
-	src/numeric/linalg_fixed.o \
-	src/query/complete.o \
-	src/score/diverse.o \
-	src/query/evaluate.o \
-	src/query/item_args.o \
-	src/query/similar.o \
-	src/score/similarity.o \
-	src/score/topk.o \
-	src/shown.o \
-	src/storage/cache.o \
-	src/storage/item_keys.o \
-	src/storage/model_read.o \
-	src/storage/shared_models.o \
-	src/storage/store.o \
-	src/train/aggregate.o \
-	src/train/lines.o \
-	src/train/lines_baskets.o \
-	src/train/lines_run.o \
-	src/fit/params.o \
-	src/train/warm_start.o \
-	src/fit/progress.o \
-	src/train/train_sql.o
+# every C file of src/, its folders and each kind's folder (a new kind's
+# folder needs no line here), found beside this Makefile, built where make runs
+top := $(dir $(firstword $(MAKEFILE_LIST)))
+OBJS = $(patsubst $(top)%.c,%.o,$(sort $(wildcard $(top)src/*.c $(top)src/*/*.c $(top)src/kinds/*/*.c)))
 
 # the install script of the current version is built from sql/mtdpp.sql;
 # the scripts of earlier releases and every upgrade script are found by name

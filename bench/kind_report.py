@@ -1,19 +1,25 @@
 """What the reports of one kind against popularity and item-kNN share
 (bench/rules, poisson, fm, bayesian_lowrank, gru: each folder's report.py).
 
-Each of those folders holds what its `run` wrote (results.csv, checks.csv,
-extra.csv, machine.txt) and notes.md; baselines it did not measure itself
-come from bench/quality/results.csv, on the same splits and test baskets.
-A report loads them with load(), builds its markdown from the tables below
-and its own text, and writes it with finish().
+Each of them reads what its `run` wrote under $BENCH_LOGS/<folder>/
+(results.csv, checks.csv, extra.csv, machine.txt; default BENCH_LOGS:
+/tmp/mtdpp-bench-logs, out of the tree); baselines it did not measure itself
+come from $BENCH_LOGS/quality/results.csv, on the same splits and test
+baskets.  A report loads them with load(), builds its markdown from the
+tables below and its own text, and writes it with finish(): beside the raw
+files, and as the section "report" of the folder's results.md, whose notes
+written by hand, outside that section, stay.
 """
+import os
 import csv
 import statistics
 import sys
 from dataclasses import dataclass
 from pathlib import Path
 
-QUALITY_RESULTS = Path(__file__).resolve().parent / "quality" / "results.csv"
+BENCH = Path(__file__).resolve().parent
+LOGS = Path(os.environ.get("BENCH_LOGS", "/tmp/mtdpp-bench-logs"))
+QUALITY_RESULTS = LOGS / "quality" / "results.csv"
 DATASETS = ["amazon_diaper", "amazon_daf", "uk_retail", "instacart_sample", "belgian_retail"]
 TESTS = ("random", "last")
 METRICS = ("mpr", "p5", "p10", "p20")
@@ -185,21 +191,38 @@ def checks_section(bench, kinds):
 
 def finish(bench, md, checked_kinds, extra_intro, extra=None):
     """Appends the checks of the models of `checked_kinds`, extra.csv's counts
-    (`extra`, all of them by default) under `extra_intro`, notes.md and the
-    results that did not finish, and writes results.md."""
+    (`extra`, all of them by default) under `extra_intro` and the results
+    that did not finish, and writes results.md beside the raw files and into
+    the folder's results.md."""
     md += checks_section(bench, checked_kinds)
     extra = bench.extra if extra is None else extra
     # a run that wrote no extra checks gets no empty table
     if extra:
         md += ["", extra_intro, ""] + table_head("| dataset | check | baskets | count |")
         md += [row(e[:4]) for e in extra]
-    if (bench.out / "notes.md").exists():
-        md += ["", (bench.out / "notes.md").read_text().rstrip("\n")]
     if bench.failed:
         md += ["", "## Not measured", ""] + [f"- {r['model']}: {r['status']}: {r['error']}" for r in bench.failed]
-    (bench.out / "results.md").write_text("\n".join(md) + "\n")
+    text = "\n".join(md) + "\n"
+    (bench.out / "results.md").write_text(text)
+    splice(BENCH / bench.kind / "results.md", "report", text)
+
+
+def splice(page, name, text):
+    """Replaces the section `name` of the results page `page` (the lines
+    between "<!-- begin name -->" and "<!-- end name -->") with `text`, or
+    appends it when the page has none; the rest of the page stays."""
+    page = Path(page)
+    begin, end = f"<!-- begin {name} -->", f"<!-- end {name} -->"
+    old = page.read_text().split("\n") if page.exists() else []
+    new = [begin] + text.rstrip("\n").split("\n") + [end]
+    if begin in old and end in old:
+        old[old.index(begin):old.index(end) + 1] = new
+    else:
+        old = (old + [""] if old and old != [""] else []) + new
+    page.write_text("\n".join(old).rstrip("\n") + "\n")
 
 
 def folder_argument(script):
-    """The folder a report reads and writes: its argument, or the script's own."""
-    return sys.argv[1] if len(sys.argv) > 1 else Path(script).parent
+    """The folder of raw files a report reads: its argument, or
+    $BENCH_LOGS/<the script's folder>."""
+    return Path(sys.argv[1]) if len(sys.argv) > 1 else LOGS / Path(script).resolve().parent.name

@@ -14,6 +14,9 @@
 #   BENCH_CLUSTER     the cluster's directory (default /tmp/mtdpp-bench)
 #   BENCH_PORT        its port (default: a free one)
 #   BENCH_KEEP=1      leave the cluster running at the end
+#   BENCH_LOGS        raw output of the runs, one folder per benchmark
+#                     (default /tmp/mtdpp-bench-logs; bench/page.sh): only
+#                     results.md pages are written into the tree
 
 BENCH_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 BENCH_DATA=${BENCH_DATA:-$(dirname "$BENCH_REPO")/shared/data}
@@ -27,6 +30,8 @@ export PATH=$MTDPP_PGBIN:$PATH
 [ "${BENCH_KEEP:-0}" != 1 ] || export MTDPP_KEEP_CLUSTER=1
 # shellcheck source=scripts/cluster.sh
 source "$BENCH_REPO/scripts/cluster.sh"
+# shellcheck source=bench/page.sh
+source "$BENCH_REPO/bench/page.sh"
 
 log() { printf '[%s] %s\n' "$(date +%H:%M:%S)" "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }

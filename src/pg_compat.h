@@ -20,6 +20,11 @@
 
 #include "storage/proc.h"
 
+/* PostgreSQL 16 moved the varlena macros out of postgres.h, into varatt.h */
+#if PG_VERSION_NUM >= 160000
+#include "varatt.h"
+#endif
+
 /* PostgreSQL 17 moved a backend's local transaction id into PGPROC.vxid */
 #if PG_VERSION_NUM >= 170000
 #define MTDPP_MY_LXID	(MyProc->vxid.lxid)

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""bench/bayesian_lowrank/report.py DIR: results.md from DIR's results.csv,
+"""bench/bayesian_lowrank/report.py [DIR]: the section "report" of bench/bayesian_lowrank/results.md from DIR's results.csv,
 checks.csv, extra.csv and machine.txt (bench/bayesian_lowrank/run), beside
-lowrank and item-kNN from bench/quality/results.csv and the paper's figures."""
+lowrank and item-kNN from bench/quality/run's results.csv and the paper's figures.
+(DIR: $BENCH_LOGS/bayesian_lowrank, by default /tmp/mtdpp-bench-logs/bayesian_lowrank.)"""
 import json
 import sys
 from pathlib import Path
@@ -30,7 +31,7 @@ def main(out):
     b = kr.load(out, K, [K, "popularity"], from_quality=["lowrank", "itemknn"])
     md = kr.header(b, "The kind bayesian_lowrank against popularity, lowrank and item-kNN",
                    "`bench/quality/run` with `BENCH_KINDS=\"bayesian_lowrank popularity\"`, one dataset at a time",
-                   f"{kr.TRAINED}; {kr.RANKED} lowrank and itemknn: bench/quality/results.csv (an earlier "
+                   f"{kr.TRAINED}; {kr.RANKED} lowrank and itemknn: bench/quality/run's results.csv (an earlier "
                    "commit, same protocol and splits).")
     # the paper held out a random item
     md += kr.canonical_section(

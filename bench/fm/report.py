@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""bench/fm/report.py DIR: results.md from DIR's results.csv, checks.csv,
+"""bench/fm/report.py [DIR]: the section "report" of bench/fm/results.md from DIR's results.csv, checks.csv,
 extra.csv and machine.txt (written by bench/fm/run), beside item-kNN's
-figures of bench/quality/results.csv (same splits, same protocol)."""
+figures of bench/quality/run's results.csv (same splits, same protocol).
+(DIR: $BENCH_LOGS/fm, by default /tmp/mtdpp-bench-logs/fm.)"""
 import json
 import sys
 from pathlib import Path
@@ -42,7 +43,7 @@ def main(out):
     md = kr.header(b, "The kind fm (a factorization machine) against popularity and item-kNN",
                    "`bench/quality/run` with `BENCH_KINDS=\"fm popularity\"`",
                    f"{kr.MAINTENANCE_MEMORY} {kr.TRAINED}; {kr.RANKED} Item-kNN's figures are "
-                   "bench/quality/results.csv's (the same splits and test baskets, an earlier "
+                   "bench/quality/run's results.csv's (the same splits and test baskets, an earlier "
                    "commit: item-kNN has not changed since).")
     md += kr.canonical_section(b, "| dataset | test | fm | popularity | itemknn | the paper's FM (Tables 1, 2) |",
                                KINDS, lambda d, test, got: [PAPER.get((d, test), "-")])

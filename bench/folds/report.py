@@ -1,12 +1,15 @@
 #!/usr/bin/env python3
-"""bench/folds/report.py: results.csv summed over folds, as results.md's table."""
+"""bench/folds/report.py [CSV]: the CSV of bench/folds/run (default
+$BENCH_LOGS/folds/results.csv, out of the tree) summed over folds, as the
+table of bench/folds/results.md."""
 import collections
 import csv
 import os
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-rows = list(csv.DictReader(open(sys.argv[1] if len(sys.argv) > 1 else os.path.join(HERE, "results.csv"))))
+LOGS = os.environ.get("BENCH_LOGS", "/tmp/mtdpp-bench-logs")
+rows = list(csv.DictReader(open(sys.argv[1] if len(sys.argv) > 1 else os.path.join(LOGS, "folds", "results.csv"))))
 sums = collections.OrderedDict()
 for r in rows:
     key = (r["dataset"], r["kind"], r["build"], r["params"])

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""bench/gru/report.py DIR: results.md from DIR's results.csv, checks.csv,
+"""bench/gru/report.py [DIR]: the section "report" of bench/gru/results.md from DIR's results.csv, checks.csv,
 extra.csv and machine.txt (written by bench/gru/run), beside popularity and
-item-kNN from bench/quality/results.csv (same splits, same test baskets)."""
+item-kNN from bench/quality/run's results.csv (same splits, same test baskets).
+(DIR: $BENCH_LOGS/gru, by default /tmp/mtdpp-bench-logs/gru.)"""
 import json
 import sys
 from pathlib import Path
@@ -35,7 +36,7 @@ def main(out):
                    "`BENCH_LAST_KINDS=\"gru\"`",
                    f"{kr.TRAINED} and `position_col => 'position'`, the order of lines in orders.csv (a real "
                    f"add-to-cart order on instacart_sample only); {kr.RANKED} popularity and item-kNN: "
-                   "bench/quality/results.csv, the same splits and test baskets.")
+                   "bench/quality/run's results.csv, the same splits and test baskets.")
     md += kr.canonical_section(
         b, "| dataset | test | gru | gru, last | popularity | itemknn |", MODELS + BASELINES,
         intro="`gru` is trained with `target => 'random'`; `gru, last` with `target => 'last'` (instacart_sample). "

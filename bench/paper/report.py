@@ -4,10 +4,11 @@ trained by mtdpp_train with its defaults, under this repository's protocol.
 
     python3 bench/paper/report.py          # writes bench/results.md
 
-Reads the results.csv of bench/quality (the paper's DPP kinds and our
-baselines) and of each folder of a kind the paper compared against
-(bench/rules, bench/poisson, bench/fm, bench/bayesian_lowrank, bench/gru):
-one row per dataset, split and model, as bench/quality/run writes them.
+Reads the results.csv that bench/quality/run (the paper's DPP kinds and our
+baselines) and the run of each folder of a kind the paper compared against
+(bench/rules, bench/poisson, bench/fm, bench/bayesian_lowrank, bench/gru)
+wrote under $BENCH_LOGS/<folder>/ (default /tmp/mtdpp-bench-logs, out of the
+tree): one row per dataset, split and model.
 For every row of the paper's tables: its published figures, then ours as
 the median of the splits measured and, in parentheses, the worst of them.
 """
@@ -19,6 +20,7 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BENCH = os.path.dirname(HERE)
+LOGS = os.environ.get("BENCH_LOGS", "/tmp/mtdpp-bench-logs")
 FOLDERS = ["quality", "rules", "poisson", "fm", "bayesian_lowrank", "gru"]
 METRICS = ["mpr", "p5", "p10", "p20"]
 
@@ -96,7 +98,7 @@ NOTES = [
     "`gru` reads the add-to-cart order; only `instacart_sample` has one. On the other datasets "
     "bench/gru used the order of the lines in `orders.csv`, so there it learns contents, not order.",
     "Cells reading \"not measured\" are runs that did not finish on the shared machine "
-    "(each folder's `notes.md` says which and why), not failures of the kind.",
+    "(the notes of each folder's `results.md` say which and why), not failures of the kind.",
     "`hybrid` on `belgian_retail`: the figures above are bench/quality's, from before the hybrid "
     "fitted EASE's weights on neighbourhoods above 8,000 items (its evidence was then the cosine). "
     "Re-measured on the canonical split with EASE on neighbourhoods (cosine+ease evidence): "
@@ -108,7 +110,7 @@ def load():
     rows = {}
     sources = {}
     for folder in FOLDERS:
-        path = os.path.join(BENCH, folder, "results.csv")
+        path = os.path.join(LOGS, folder, "results.csv")
         if not os.path.exists(path):
             continue
         with open(path, newline="") as f:
@@ -173,8 +175,9 @@ def main():
     w("differently (the data README measures its code on our splits), so read")
     w("the columns side by side, not as a replication.\n")
     w("Written by `python3 bench/paper/report.py` (report commit %s) from the" % commit)
-    w("`results.csv` of " + ", ".join("`bench/%s`" % f for f in FOLDERS if os.path.exists(os.path.join(BENCH, f, "results.csv"))) + ";")
-    w("each folder's `results.md` and `machine.txt` say which commit and machine")
+    w("`results.csv` that the runs of " + ", ".join("`bench/%s`" % f for f in FOLDERS if os.path.exists(os.path.join(LOGS, f, "results.csv")))
+      + " wrote (out of the tree, under `$BENCH_LOGS`);")
+    w("each folder's `results.md` says which commit and machine")
     w("measured its rows. Training seconds: median over the splits; latency:")
     w("`mtdpp_complete(basket, 10)` p50 on the canonical split.\n")
     w("## Table 1\n")

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""bench/poisson/report.py DIR: results.md from DIR's results.csv, checks.csv,
+"""bench/poisson/report.py [DIR]: the section "report" of bench/poisson/results.md from DIR's results.csv, checks.csv,
 extra.csv and machine.txt (written by bench/poisson/run), beside item-kNN's
-figures of bench/quality/results.csv (same splits, same protocol)."""
+figures of bench/quality/run's results.csv (same splits, same protocol).
+(DIR: $BENCH_LOGS/poisson, by default /tmp/mtdpp-bench-logs/poisson.)"""
 import json
 import sys
 from pathlib import Path
@@ -37,7 +38,7 @@ def main(out):
     md = kr.header(b, "The kind poisson against popularity and item-kNN",
                    "`bench/quality/run` with `BENCH_KINDS=\"poisson popularity\"`",
                    f"{kr.MAINTENANCE_MEMORY} {kr.TRAINED}; {kr.RANKED} item-kNN's figures are those of "
-                   "`bench/quality/results.csv` (same splits and protocol, an earlier commit).")
+                   "`bench/quality/run's results.csv` (same splits and protocol, an earlier commit).")
     md += kr.canonical_section(b, "| dataset | test | poisson | popularity | itemknn | paper's Table 1 (PF) |",
                                KINDS, lambda d, test, got: [PAPER.get(d, "-")])
     md += ["", "Training (the whole `mtdpp_train` statement, seconds: the search of c and the rank on the "

@@ -1,23 +1,32 @@
 #!/usr/bin/env python3
 """Writes the benchmark's reports from the CSV files its runs export.
 
-    bench/quality/report.py [DIR]  # DIR/results.md and DIR/plots/ (default: bench/quality/)
+    bench/quality/report.py [DIR [PAGE]]
+
+reads DIR (default: $BENCH_LOGS/quality, BENCH_LOGS by default
+/tmp/mtdpp-bench-logs), writes DIR/results.md and DIR/plots/, and copies the
+report into the section "report" of the results page PAGE, with the PNGs
+into PAGE's plots/ (default: bench/quality/results.md when DIR is the
+default; none otherwise).  The page's text outside that section stays.
 
 Quality (bench/quality/run): results.csv (one row per model and test baskets),
 checks.csv, histories.csv (loss and validation MPR per epoch), machine.txt
 (key=value) and bench/quality/reference.csv (the paper's Tables 1-2 and the figures
 of the data's README, typed in by hand).  Plots are drawn by gnuplot; the
-scripts and data it reads are written beside them (not committed).
+scripts and data it reads are written beside them, out of the tree.
 """
 import csv
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
 from collections import OrderedDict, defaultdict
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from kind_report import LOGS, splice  # noqa: E402
 DATASETS = ["amazon_diaper", "amazon_daf", "belgian_retail", "uk_retail", "instacart_sample"]
 KINDS = ["multitask", "multitask_nobias", "logistic", "lowrank", "hybrid", "itemknn", "ease", "popularity"]
 METRICS = [("mpr", "MPR"), ("p5", "P@5"), ("p10", "P@10"), ("p20", "P@20")]
@@ -350,7 +359,7 @@ def chosen_table(ok, splits):
             "below, no model differs from its kind's defaults.\n") + (note if same else "")
 
 
-def quality(out_dir):
+def quality(out_dir, page=None):
     rows = read_csv(os.path.join(out_dir, "results.csv"))
     if rows and "split" not in rows[0]:
         sys.exit(f"{out_dir}/results.csv was written by an earlier bench/quality/run: run bench/quality/run again")
@@ -371,8 +380,8 @@ def quality(out_dir):
 
     out = ["# mtdpp benchmark results\n",
            f"Written by `bench/quality/run` on {m.get('date', '?')} from commit `{m.get('commit', '?')}`; the run took "
-           f"{m.get('wall_minutes', '?')} min. Raw figures: `results.csv` (one row per model and set of test "
-           "baskets), `checks.csv`, `histories.csv` (per epoch, canonical split).\n", "## Machine\n", machine_table(m),
+           f"{m.get('wall_minutes', '?')} min. Raw figures, out of the tree under `$BENCH_LOGS/quality/`: `results.csv` (one row "
+           "per model and set of test baskets), `checks.csv`, `histories.csv` (per epoch, canonical split).\n", "## Machine\n", machine_table(m),
            "## Protocol\n",
            "The data's README (`shared/data/README.md`; where each dataset comes from: `bench/README.md`): train on "
            "the training baskets only; for each test basket, context = the basket without its held-out item, "
@@ -449,7 +458,17 @@ def quality(out_dir):
         out.append("")
     with open(os.path.join(out_dir, "results.md"), "w") as fh:
         fh.write("\n".join(out) + "\n")
+    if page:
+        splice(page, "report", "\n".join(out) + "\n")
+        dest = os.path.join(os.path.dirname(page), "plots")
+        os.makedirs(dest, exist_ok=True)
+        for fn in os.listdir(plots):
+            if fn.endswith(".png"):
+                shutil.copy(os.path.join(plots, fn), dest)
 
 
 if __name__ == "__main__":
-    quality(sys.argv[1] if len(sys.argv) > 1 else HERE)
+    if len(sys.argv) > 1:
+        quality(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
+    else:
+        quality(str(LOGS / "quality"), os.path.join(HERE, "results.md"))

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
-"""bench/rules/report.py DIR: results.md from DIR's results.csv, checks.csv,
-extra.csv and machine.txt (written by bench/rules/run)."""
+"""bench/rules/report.py [DIR]: the section "report" of bench/rules/results.md from DIR's results.csv, checks.csv,
+extra.csv and machine.txt (written by bench/rules/run).
+(DIR: $BENCH_LOGS/rules, by default /tmp/mtdpp-bench-logs/rules.)"""
 import json
 import sys
 from pathlib import Path

@@ -1,7 +1,11 @@
 #!/usr/bin/env python3
 """Writes bench/speed/results.md from the CSV files bench/speed/run exports.
 
-    bench/speed/report.py [DIR]     # default: bench/speed
+    bench/speed/report.py [DIR [PAGE]]
+
+reads DIR (default $BENCH_LOGS/speed, out of the tree; BENCH_LOGS by default
+/tmp/mtdpp-bench-logs), writes DIR/results.md and copies it into the section
+"report" of PAGE (default bench/speed/results.md when DIR is the default).
 
 Inputs (in DIR): timings.csv (per section, model, basket size and round: the
 calls' p50, p99 and mean in ms, the busy cores and the load average),
@@ -13,8 +17,11 @@ import statistics
 import sys
 from collections import OrderedDict, defaultdict
 
-sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BENCH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(BENCH, "quality"))
+sys.path.insert(0, BENCH)
 from report import f, machine_table, md_table, num, read_csv, read_kv  # noqa: E402
+from kind_report import LOGS, splice  # noqa: E402
 
 median = statistics.median
 TRAIN_LIMITS = {"amazon_diaper": 10, "uk_retail": 120, "belgian_retail": 120, "instacart_sample": 60}
@@ -100,7 +107,7 @@ def gather_summary(rows):
     return out
 
 
-def main(d):
+def main(d, page=None):
     m = read_kv(os.path.join(d, "machine.txt"))
     timings = read_csv(os.path.join(d, "timings.csv"))
     models = OrderedDict((r["model"], r) for r in read_csv(os.path.join(d, "models.csv")))
@@ -228,7 +235,12 @@ def main(d):
                 "Plans:\n", "```", plans.rstrip(), "```\n"]
     with open(os.path.join(d, "results.md"), "w") as fh:
         fh.write("\n".join(out) + "\n")
+    if page:
+        splice(page, "report", "\n".join(out) + "\n")
 
 
 if __name__ == "__main__":
-    main(sys.argv[1] if len(sys.argv) > 1 else os.path.dirname(os.path.abspath(__file__)))
+    if len(sys.argv) > 1:
+        main(sys.argv[1], sys.argv[2] if len(sys.argv) > 2 else None)
+    else:
+        main(str(LOGS / "speed"), os.path.join(BENCH, "speed", "results.md"))

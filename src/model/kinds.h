@@ -18,9 +18,10 @@ struct MtdppKindDefault;
 /*
  * A model kind: one struct of traits and routines, as PostgreSQL describes an
  * index access method by its IndexAmRoutine.  Each kind is one folder
- * (kinds/<kind>/) whose main file fills its struct, and one line of the list
- * (list.c); the rest of the extension asks the kind (mtdpp_kind) rather than
- * testing which kind it is.
+ * (kinds/<kind>/) whose main file fills its struct, and a line in each file
+ * of the list (kinds/list.h numbers it, kinds/list.c enters it); the rest of
+ * the extension asks the kind (mtdpp_kind) rather than testing which kind it
+ * is, and names none (scripts/check-layout).
  *
  * Words: a kind's "fit" makes a model from baskets (its fit routine; the
  * aggregate mtdpp_fit runs one); "training" is the SQL around it

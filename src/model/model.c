@@ -20,6 +20,7 @@
 
 #include "model/kinds.h"
 #include "model/model.h"
+#include "pg_compat.h"
 
 typedef struct SerialHeader
 {

@@ -29,6 +29,7 @@
 
 #include "model/kinds.h"
 #include "model/model.h"
+#include "query/arguments.h"
 #include "query/item_args.h"
 #include "score/score.h"
 #include "shown.h"

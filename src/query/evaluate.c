@@ -52,6 +52,7 @@
 #include "utils/tuplestore.h"
 
 #include "model/model.h"
+#include "query/arguments.h"
 #include "query/item_args.h"
 #include "score/score.h"
 #include "shown.h"

@@ -1,13 +1,10 @@
 /*
  * score/score.h
- *		Query time: the top k and ranks of a basket's completions (topk.c),
- *		diverse picks (diverse.c) and a basket as a context (complete.c).
+ *		Scoring: the top k and ranks of a basket's completions (topk.c) and
+ *		diverse picks (diverse.c).
  */
 #ifndef MTDPP_SCORE_H
 #define MTDPP_SCORE_H
-
-#include "fmgr.h"
-#include "utils/array.h"
 
 #include "model/model.h"
 
@@ -37,15 +34,5 @@ extern void mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double 
 extern int	mtdpp_diverse_pool(int k);
 extern int	mtdpp_diverse_select(const MtdppModel *m, const MtdppRanked *cands, int n,
 								 int k, double diversity, int *chosen);
-
-/* complete.c: a basket as a context; the arguments the query functions share */
-extern int32 *mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n,
-								   const int32 *skip, bool *exclude, int *b_out,
-								   int *n_distinct);
-extern const char *mtdpp_model_arg(FunctionCallInfo fcinfo, int arg);
-extern int	mtdpp_k_arg(FunctionCallInfo fcinfo, int arg);
-struct MtdppCallItems;
-extern void mtdpp_candidate_filters(FunctionCallInfo fcinfo, const struct MtdppCallItems *ci, int allowed_arg,
-									int excluded_arg, bool *no, int32 **allowed, int *n_allowed);
 
 #endif							/* MTDPP_SCORE_H */

@@ -169,6 +169,7 @@ langevin_step(Chain *c, int64 first, int64 last)
 static void
 check_chain(const MtdppModel *m, const MtdppParams *p, int epoch, double loss)
 {
+	const MtdppBayesParams *bp = mtdpp_bayes_params(p);
 	Size		cells = (Size) m->n_items * m->rank;
 	bool		finite = isfinite(loss);
 
@@ -179,7 +180,7 @@ check_chain(const MtdppModel *m, const MtdppParams *p, int epoch, double loss)
 				(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 				 errmsg("sampling diverged at epoch %d of the Langevin chain: the loss is %g", epoch + 1, loss),
 				 errhint("Lower step_size (now %g) or raise prior_precision (now %g).",
-						 mtdpp_bayes_params(p)->step_size, mtdpp_bayes_params(p)->prior_precision)));
+						 bp->step_size, bp->prior_precision)));
 }
 
 /*
@@ -207,28 +208,29 @@ sgld_memory(const MtdppBaskets *d, const MtdppParams *q, int samples)
 static int
 fitting_samples(const MtdppBaskets *d, const MtdppParams *p, const MtdppParams *q)
 {
+	int			wanted = mtdpp_bayes_params(p)->samples;
 	Size		limit = (Size) maintenance_work_mem * 1024;
-	Size		need = sgld_memory(d, q, mtdpp_bayes_params(p)->samples);
-	int			fewer = mtdpp_bayes_params(p)->samples;
+	Size		need = sgld_memory(d, q, wanted);
+	int			fewer = wanted;
 
 	if (need <= limit)
-		return mtdpp_bayes_params(p)->samples;
+		return wanted;
 	while (fewer > 1 && sgld_memory(d, q, fewer) > limit)
 		fewer--;
 	if (!mtdpp_param_given(p, "samples") && sgld_memory(d, q, fewer) <= limit)
 	{
 		ereport(NOTICE,
 				(errmsg("%d samples are kept, not %d: %d rank %d factorisations of %d items need %zu kB, more than maintenance_work_mem (%d kB)",
-						fewer, mtdpp_bayes_params(p)->samples, mtdpp_bayes_params(p)->samples, q->rank, d->n_items, (need + 1023) / 1024,
+						fewer, wanted, wanted, q->rank, d->n_items, (need + 1023) / 1024,
 						maintenance_work_mem),
 				 errhint("SET maintenance_work_mem = '%zuMB' lets the fit keep %d.", (need >> 20) + 1,
-						 mtdpp_bayes_params(p)->samples)));
+						 wanted)));
 		return fewer;
 	}
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("sampling %d rank %d factorisations of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
-					mtdpp_bayes_params(p)->samples, q->rank, d->n_items, (need + 1023) / 1024, maintenance_work_mem),
+					wanted, q->rank, d->n_items, (need + 1023) / 1024, maintenance_work_mem),
 			 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train with fewer samples or a lower rank.",
 					 (need >> 20) + 1)));
 	return 0;					/* not reached */
@@ -257,6 +259,7 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 		  MtdppValidation *slice, int S, double *samples, int *thinning,
 		  int64 *steps, instr_time start)
 {
+	const MtdppBayesParams *bp = mtdpp_bayes_params(q);
 	const MtdppParams *p = q;
 	Trainer		tr;
 	Chain		c;
@@ -285,9 +288,9 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 		if (epoch == 0)
 		{
 			c.per_epoch = (n_pos + p->batch_size - 1) / p->batch_size;
-			*thinning = mtdpp_bayes_params(p)->thinning > 0 ? mtdpp_bayes_params(p)->thinning : (int) Max(1, c.per_epoch / 4);
+			*thinning = bp->thinning > 0 ? bp->thinning : (int) Max(1, c.per_epoch / 4);
 			/* the chain's epochs: burn-in, then enough steps for S samples */
-			mtdpp_progress_fit(r, mtdpp_bayes_params(p)->burn_in +
+			mtdpp_progress_fit(r, bp->burn_in +
 							   (int) Min(((int64) S * *thinning + c.per_epoch - 1) / Max(c.per_epoch, 1), 100000));
 		}
 		for (int64 first = 0; first < n_pos && kept < S; first += p->batch_size)
@@ -295,7 +298,7 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 			CHECK_FOR_INTERRUPTS();
 			loss += langevin_step(&c, first, Min(first + p->batch_size, n_pos));
 			batches++;
-			if (epoch >= mtdpp_bayes_params(p)->burn_in && ++since % *thinning == 0)
+			if (epoch >= bp->burn_in && ++since % *thinning == 0)
 			{
 				for (int i = 0; i < data->n_items; i++)
 					memcpy(samples + ((size_t) i * S + kept) * r,
@@ -309,10 +312,10 @@ run_chain(MtdppBaskets *data, const MtdppParams *q, const MtdppModel *mode,
 		if (p->verbose)
 			ereport(NOTICE,
 					(errmsg("Langevin epoch %d: loss %.5f, step %.3g, validation MPR of this state %.2f, %d of %d samples kept, %.1f s",
-							epoch + 1, loss, mtdpp_bayes_params(p)->step_size * pow(1.0 + (double) c.t / Max(c.per_epoch, 1), -SGLD_DECAY),
+							epoch + 1, loss, bp->step_size * pow(1.0 + (double) c.t / Max(c.per_epoch, 1), -SGLD_DECAY),
 							mtdpp_validation_mpr(&tr.val, tr.m), kept, S, mtdpp_seconds_since(start))));
 		/* a chain on a tiny catalog may need more epochs than it has steps */
-		if (epoch > mtdpp_bayes_params(p)->burn_in + 100000)
+		if (epoch > bp->burn_in + 100000)
 			break;
 	}
 	*steps = c.t;

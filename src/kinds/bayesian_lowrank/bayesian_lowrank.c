@@ -142,26 +142,26 @@ static const MtdppParamKey bayes_keys[] = {
 
 #undef OWN
 
+/* the shared keys it takes */
+static const char *const bayes_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, NULL};
+
 static const MtdppKindDefault bayes_defaults[] = {
 	/* the burn-in's descent: lowrank's rate */
 	{"learning_rate", 0.005},
 	{NULL, 0}
 };
 
-/* the shared keys it takes */
-static const char *const bayes_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, NULL};
-
 const MtdppKindRoutine mtdpp_kind_bayesian_lowrank = {
 	.kind = MTDPP_BAYESIAN_LOWRANK,
 	.name = "bayesian_lowrank",
 	.own_keys = bayes_keys,
+	.keys = bayes_keys_taken,
 	.defaults = bayes_defaults,
+	.blocks_key = "samples",
 	.factors = true,
 	.likelihood = true,
 	.fit = mtdpp_fit_bayesian_lowrank,
 	.score_all = bayes_score_all,
 	.context_limit = bayes_context_limit,
 	.similar = mtdpp_similar_cosine,
-	.keys = bayes_keys_taken,
-	.blocks_key = "samples",
 };

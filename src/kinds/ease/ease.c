@@ -611,6 +611,9 @@ static const MtdppParamKey ease_keys[] = {
 
 #undef OWN
 
+/* the shared keys it takes */
+static const char *const ease_keys_taken[] = {MTDPP_VALIDATION_KEYS, "max_neighbors", NULL};
+
 static const MtdppKindDefault ease_defaults[] = {
 	/* no factors */
 	{"rank", 0},
@@ -619,9 +622,6 @@ static const MtdppKindDefault ease_defaults[] = {
 	{"validation_baskets", 5000},
 	{NULL, 0}
 };
-
-/* the shared keys it takes */
-static const char *const ease_keys_taken[] = {MTDPP_VALIDATION_KEYS, "max_neighbors", NULL};
 
 /* what it chooses on its validation slice: its lambda, unless given */
 static const char *
@@ -637,12 +637,12 @@ const MtdppKindRoutine mtdpp_kind_ease = {
 	.kind = MTDPP_EASE,
 	.name = "ease",
 	.own_keys = ease_keys,
+	.keys = ease_keys_taken,
 	.defaults = ease_defaults,
 	.neighbors = true,
 	.signed_weights = true,
 	.fit = ease_fit,
+	.chooses = ease_chooses,
 	.score_all = ease_score_all,
 	.similar = mtdpp_similar_lists,
-	.keys = ease_keys_taken,
-	.chooses = ease_chooses,
 };

@@ -141,6 +141,9 @@ fm_contributions(const MtdppModel *m, const int32 *ctx, int b,
 	pfree(v);
 }
 
+/* the shared keys it takes */
+static const char *const fm_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, MTDPP_WARM_KEYS, NULL};
+
 static const MtdppKindDefault fm_defaults[] = {
 	/* rank and L2 chosen on the validation slice (fit.c) */
 	{"rank", MTDPP_RANK_CHOSEN},
@@ -156,12 +159,10 @@ static const MtdppKindDefault fm_defaults[] = {
 	{NULL, 0}
 };
 
-/* the shared keys it takes */
-static const char *const fm_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, MTDPP_WARM_KEYS, NULL};
-
 const MtdppKindRoutine mtdpp_kind_fm = {
 	.kind = MTDPP_FM,
 	.name = "fm",
+	.keys = fm_keys_taken,
 	.defaults = fm_defaults,
 	.factors = true,
 	.bias = true,
@@ -171,5 +172,4 @@ const MtdppKindRoutine mtdpp_kind_fm = {
 	.score_some = fm_score_some,
 	.contributions = fm_contributions,
 	.similar = mtdpp_similar_cosine,
-	.keys = fm_keys_taken,
 };

@@ -70,6 +70,9 @@ gru_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 	pfree(h);
 }
 
+/* the shared keys it takes */
+static const char *const gru_keys_taken[] = {"rank", "epochs", "learning_rate", "negatives", "negative_power", "patience", "l2", "init_scale", "epoch_baskets", MTDPP_VALIDATION_KEYS, NULL};
+
 static const MtdppKindDefault gru_defaults[] = {
 	/* the hidden size and the step: chosen on the validation slice when not given */
 	{"rank", MTDPP_RANK_CHOSEN},
@@ -140,9 +143,6 @@ gru_validate(const MtdppModel *m, const MtdppRefusal *o)
 	}
 }
 
-/* the shared keys it takes */
-static const char *const gru_keys_taken[] = {"rank", "epochs", "learning_rate", "negatives", "negative_power", "patience", "l2", "init_scale", "epoch_baskets", MTDPP_VALIDATION_KEYS, NULL};
-
 /* what it chooses on its validation slice: its hidden size and step, unless given */
 static const char *
 gru_chooses(const MtdppParams *p, const char **instead)
@@ -156,6 +156,7 @@ gru_chooses(const MtdppParams *p, const char **instead)
 const MtdppKindRoutine mtdpp_kind_gru = {
 	.kind = MTDPP_GRU,
 	.name = "gru",
+	.keys = gru_keys_taken,
 	.defaults = gru_defaults,
 	.factors = true,
 	.task_factors = true,
@@ -163,11 +164,10 @@ const MtdppKindRoutine mtdpp_kind_gru = {
 	.signed_task_factors = true,
 	.weights = true,
 	.add_order = true,
+	.own_capacity = true,
 	.fit = mtdpp_gru_fit,
+	.chooses = gru_chooses,
+	.validate = gru_validate,
 	.score_all = gru_score_all,
 	.similar = mtdpp_similar_cosine,
-	.validate = gru_validate,
-	.keys = gru_keys_taken,
-	.own_capacity = true,
-	.chooses = gru_chooses,
 };

@@ -357,6 +357,9 @@ hybrid_similar(const MtdppModel *m, int item, double *sim, int8 *tier)
 	pfree(listed);
 }
 
+/* the shared keys it takes */
+static const char *const hybrid_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, "ease_solver", "ease_dropout", "max_neighbors", MTDPP_WARM_KEYS, NULL};
+
 static const MtdppKindDefault hybrid_defaults[] = {
 	/* the DPP's rank and L2 chosen on validation baskets (fit.c) */
 	{"rank", MTDPP_RANK_CHOSEN},
@@ -367,9 +370,6 @@ static const MtdppKindDefault hybrid_defaults[] = {
 	{"ease_dropout", -1.0},
 	{NULL, 0}
 };
-
-/* the shared keys it takes */
-static const char *const hybrid_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, "ease_solver", "ease_dropout", "max_neighbors", MTDPP_WARM_KEYS, NULL};
 
 /* what it chooses on its validation slice: the weights of its evidence, always */
 static const char *
@@ -382,6 +382,7 @@ hybrid_chooses(const MtdppParams *p, const char **instead)
 const MtdppKindRoutine mtdpp_kind_hybrid = {
 	.kind = MTDPP_HYBRID,
 	.name = "hybrid",
+	.keys = hybrid_keys_taken,
 	.defaults = hybrid_defaults,
 	.factors = true,
 	.task_factors = true,
@@ -389,9 +390,8 @@ const MtdppKindRoutine mtdpp_kind_hybrid = {
 	.neighbors = true,
 	.bounded = true,
 	.fit = hybrid_fit,
+	.chooses = hybrid_chooses,
 	.score_all = hybrid_score_all,
 	.score_some = hybrid_score_some,
 	.similar = hybrid_similar,
-	.keys = hybrid_keys_taken,
-	.chooses = hybrid_chooses,
 };

@@ -306,6 +306,9 @@ itemknn_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 	}
 }
 
+/* the shared keys it takes */
+static const char *const itemknn_keys_taken[] = {"max_neighbors", NULL};
+
 static const MtdppKindDefault itemknn_defaults[] = {
 	/* no factors */
 	{"rank", 0},
@@ -314,17 +317,14 @@ static const MtdppKindDefault itemknn_defaults[] = {
 	{NULL, 0}
 };
 
-/* the shared keys it takes */
-static const char *const itemknn_keys_taken[] = {"max_neighbors", NULL};
-
 const MtdppKindRoutine mtdpp_kind_itemknn = {
 	.kind = MTDPP_ITEMKNN,
 	.name = "itemknn",
+	.keys = itemknn_keys_taken,
 	.defaults = itemknn_defaults,
 	.neighbors = true,
+	.cosine_weights = true,
 	.fit = itemknn_fit,
 	.score_all = itemknn_score_all,
 	.similar = mtdpp_similar_lists,
-	.keys = itemknn_keys_taken,
-	.cosine_weights = true,
 };

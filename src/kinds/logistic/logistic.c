@@ -30,6 +30,9 @@ logistic_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 	mtdpp_schur_logdets(m, ctx, b, false, scores);
 }
 
+/* the shared keys it takes */
+static const char *const logistic_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, MTDPP_WARM_KEYS, NULL};
+
 static const MtdppKindDefault logistic_defaults[] = {
 	/* the single-task logistic DPP keeps the paper's loss: see fit_loss.c */
 	{"loss", MTDPP_LOSS_LOGISTIC},
@@ -40,17 +43,14 @@ static const MtdppKindDefault logistic_defaults[] = {
 	{NULL, 0}
 };
 
-/* the shared keys it takes */
-static const char *const logistic_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, MTDPP_WARM_KEYS, NULL};
-
 const MtdppKindRoutine mtdpp_kind_logistic = {
 	.kind = MTDPP_LOGISTIC,
 	.name = "logistic",
+	.keys = logistic_keys_taken,
 	.defaults = logistic_defaults,
 	.factors = true,
 	.bias = true,
 	.fit = mtdpp_fit_dpp,
 	.score_all = logistic_score_all,
 	.similar = mtdpp_similar_cosine,
-	.keys = logistic_keys_taken,
 };

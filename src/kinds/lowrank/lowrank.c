@@ -31,24 +31,24 @@ lowrank_context_limit(const MtdppModel *m)
 	return Max(0, Min(MTDPP_MAX_CONTEXT, m->rank - 1));
 }
 
+/* the shared keys it takes */
+static const char *const lowrank_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, MTDPP_WARM_KEYS, NULL};
+
 static const MtdppKindDefault lowrank_defaults[] = {
 	/* the best validation MPR of the steps tried */
 	{"learning_rate", 0.005},
 	{NULL, 0}
 };
 
-/* the shared keys it takes */
-static const char *const lowrank_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, MTDPP_WARM_KEYS, NULL};
-
 const MtdppKindRoutine mtdpp_kind_lowrank = {
 	.kind = MTDPP_LOWRANK,
 	.name = "lowrank",
+	.keys = lowrank_keys_taken,
 	.defaults = lowrank_defaults,
 	.factors = true,
 	.likelihood = true,
 	.fit = mtdpp_fit_dpp,
 	.score_all = lowrank_score_all,
-	.similar = mtdpp_similar_cosine,
 	.context_limit = lowrank_context_limit,
-	.keys = lowrank_keys_taken,
+	.similar = mtdpp_similar_cosine,
 };

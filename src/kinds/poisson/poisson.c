@@ -334,6 +334,9 @@ static const MtdppParamKey poisson_keys[] = {
 
 #undef OWN
 
+/* the shared keys it takes */
+static const char *const poisson_keys_taken[] = {"rank", "epochs", MTDPP_VALIDATION_KEYS, NULL};
+
 static const MtdppKindDefault poisson_defaults[] = {
 	/* chosen on validation baskets */
 	{"rank", MTDPP_RANK_CHOSEN},
@@ -373,9 +376,6 @@ poisson_validate(const MtdppModel *m, const MtdppRefusal *o)
 		}
 }
 
-/* the shared keys it takes */
-static const char *const poisson_keys_taken[] = {"rank", "epochs", MTDPP_VALIDATION_KEYS, NULL};
-
 /* what it chooses on its validation slice: its rank and c, unless given */
 static const char *
 poisson_chooses(const MtdppParams *p, const char **instead)
@@ -390,13 +390,13 @@ const MtdppKindRoutine mtdpp_kind_poisson = {
 	.kind = MTDPP_POISSON,
 	.name = "poisson",
 	.own_keys = poisson_keys,
+	.keys = poisson_keys_taken,
 	.defaults = poisson_defaults,
 	.factors = true,
+	.own_capacity = true,
 	.fit = poisson_fit,
+	.chooses = poisson_chooses,
+	.validate = poisson_validate,
 	.score_all = poisson_score_all,
 	.similar = mtdpp_similar_cosine,
-	.validate = poisson_validate,
-	.keys = poisson_keys_taken,
-	.own_capacity = true,
-	.chooses = poisson_chooses,
 };

@@ -329,15 +329,16 @@ rules_try(RulesSearch *s, const int *at)
 static void
 rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 {
+	const MtdppRulesParams *rp = mtdpp_rules_params(p);
 	static const double steps[] = {1.0, 0.5, 0.2};
 	int			n = 0;
 	MtdppRuleSet cut = {0};		/* the last setting given up, if any */
 	double		cut_support = 0.0;
 	int			cut_ante = 0;
 
-	if (mtdpp_rules_params(p)->min_support > 0.0)
-		s->supports[n++] = mtdpp_rules_params(p)->min_support;
-	for (int t = 0; n < lengthof(s->supports) && mtdpp_rules_params(p)->min_support <= 0.0; t++)
+	if (rp->min_support > 0.0)
+		s->supports[n++] = rp->min_support;
+	for (int t = 0; n < lengthof(s->supports) && rp->min_support <= 0.0; t++)
 	{
 		double		sup = RULES_MAX_SUPPORT * steps[t % 3] / pow(10.0, t / 3);
 
@@ -346,7 +347,7 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 		s->supports[n++] = sup;
 	}
 	/* and the fewest baskets a rule is counted in */
-	if (mtdpp_rules_params(p)->min_support <= 0.0 && n < lengthof(s->supports) &&
+	if (rp->min_support <= 0.0 && n < lengthof(s->supports) &&
 		(n == 0 || support_count(s->supports[n - 1], rest->n_baskets) > RULES_MIN_COUNT))
 		s->supports[n++] = (double) RULES_MIN_COUNT / Max(rest->n_baskets, RULES_MIN_COUNT);
 	/* of the lowest support, the longest antecedents that fit: coverage first */
@@ -395,6 +396,7 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 static bool
 rules_choose(MtdppBaskets *data, MtdppParams *p)
 {
+	MtdppRulesParams *rp = mtdpp_rules_params(p);
 	MtdppValidation v;
 	pg_prng_state rng;
 	RulesSearch s = {0};
@@ -412,12 +414,12 @@ rules_choose(MtdppBaskets *data, MtdppParams *p)
 	s.verbose = p->verbose;
 	s.n_baskets = rest->n_baskets;
 	s.m = mtdpp_counts_model(rest, p);
-	if (mtdpp_rules_params(p)->min_confidence >= 0.0)
-		s.confidences[s.n_confidences++] = mtdpp_rules_params(p)->min_confidence;
-	for (int t = 0; t < lengthof(confidences) && mtdpp_rules_params(p)->min_confidence < 0.0; t++)
+	if (rp->min_confidence >= 0.0)
+		s.confidences[s.n_confidences++] = rp->min_confidence;
+	for (int t = 0; t < lengthof(confidences) && rp->min_confidence < 0.0; t++)
 		s.confidences[s.n_confidences++] = confidences[t];
 	for (int t = 1; t <= MTDPP_MAX_ANTECEDENT; t++)
-		if (mtdpp_rules_params(p)->max_antecedent <= 0 || mtdpp_rules_params(p)->max_antecedent == t)
+		if (rp->max_antecedent <= 0 || rp->max_antecedent == t)
 			s.antes[s.n_antes++] = t;
 	rules_mine_floor(&s, rest, p);
 
@@ -450,13 +452,13 @@ rules_choose(MtdppBaskets *data, MtdppParams *p)
 				}
 			}
 		}
-	mtdpp_rules_params(p)->min_support = s.supports[at[0]];
-	mtdpp_rules_params(p)->min_confidence = s.confidences[at[1]];
-	mtdpp_rules_params(p)->max_antecedent = s.antes[at[2]];
+	rp->min_support = s.supports[at[0]];
+	rp->min_confidence = s.confidences[at[1]];
+	rp->max_antecedent = s.antes[at[2]];
 	if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("chose min_support %g, min_confidence %g, max_antecedent %d on %d validation baskets; mining all %d training baskets",
-						mtdpp_rules_params(p)->min_support, mtdpp_rules_params(p)->min_confidence, mtdpp_rules_params(p)->max_antecedent, v.n, data->n_baskets)));
+						rp->min_support, rp->min_confidence, rp->max_antecedent, v.n, data->n_baskets)));
 	pfree(s.set.rules);
 	pfree(rest->items);
 	return true;
@@ -466,37 +468,38 @@ static MtdppModel *
 rules_fit(MtdppBaskets *data, const MtdppParams *given)
 {
 	MtdppParams p = *given;
+	MtdppRulesParams *rp = mtdpp_rules_params(&p);
 	MtdppModel *m;
 	MtdppRuleSet set;
 	instr_time	start;
 	bool		chosen = false;
 
 	INSTR_TIME_SET_CURRENT(start);
-	if (mtdpp_rules_params(&p)->min_support < 0.0 || mtdpp_rules_params(&p)->min_confidence < 0.0 || mtdpp_rules_params(&p)->max_antecedent <= 0)
+	if (rp->min_support < 0.0 || rp->min_confidence < 0.0 || rp->max_antecedent <= 0)
 		chosen = rules_choose(data, &p);
-	if (mtdpp_rules_params(&p)->min_support < 0.0)
-		mtdpp_rules_params(&p)->min_support = RULES_PAPER_SUPPORT;
-	if (mtdpp_rules_params(&p)->min_confidence < 0.0)
-		mtdpp_rules_params(&p)->min_confidence = RULES_PAPER_CONFIDENCE;
-	if (mtdpp_rules_params(&p)->max_antecedent <= 0)
-		mtdpp_rules_params(&p)->max_antecedent = MTDPP_MAX_ANTECEDENT;
+	if (rp->min_support < 0.0)
+		rp->min_support = RULES_PAPER_SUPPORT;
+	if (rp->min_confidence < 0.0)
+		rp->min_confidence = RULES_PAPER_CONFIDENCE;
+	if (rp->max_antecedent <= 0)
+		rp->max_antecedent = MTDPP_MAX_ANTECEDENT;
 
 	/* thresholds chosen on fewer baskets may not fit for all: a higher support then */
-	while (!mtdpp_mine_rules(data, support_count(mtdpp_rules_params(&p)->min_support, data->n_baskets),
-							 mtdpp_rules_params(&p)->max_antecedent,
+	while (!mtdpp_mine_rules(data, support_count(rp->min_support, data->n_baskets),
+							 rp->max_antecedent,
 							 !chosen || mtdpp_param_given(&p, "min_support") ||
-							 mtdpp_rules_params(&p)->min_support >= RULES_MAX_SUPPORT, &set))
+							 rp->min_support >= RULES_MAX_SUPPORT, &set))
 	{
 		ereport(NOTICE,
 				(errmsg("association rules of all %d training baskets at min_support %g stopped at %s, at %zu kB; mining at min_support %g",
-						data->n_baskets, mtdpp_rules_params(&p)->min_support, set.over_what, set.over_bytes / 1024,
-						Min(mtdpp_rules_params(&p)->min_support * 2.0, RULES_MAX_SUPPORT))));
-		mtdpp_rules_params(&p)->min_support = Min(mtdpp_rules_params(&p)->min_support * 2.0, RULES_MAX_SUPPORT);
+						data->n_baskets, rp->min_support, set.over_what, set.over_bytes / 1024,
+						Min(rp->min_support * 2.0, RULES_MAX_SUPPORT))));
+		rp->min_support = Min(rp->min_support * 2.0, RULES_MAX_SUPPORT);
 	}
 	pg_qsort(set.rules, set.n, sizeof(MtdppRule), cmp_rule);
 	m = mtdpp_counts_model(data, &p);
-	rules_lists(&set, m, support_count(mtdpp_rules_params(&p)->min_support, data->n_baskets), mtdpp_rules_params(&p)->min_confidence,
-				mtdpp_rules_params(&p)->max_antecedent);
+	rules_lists(&set, m, support_count(rp->min_support, data->n_baskets), rp->min_confidence,
+				rp->max_antecedent);
 	m->hyperparams = mtdpp_params_to_json(&p);
 	m->seconds = mtdpp_seconds_since(start);
 	if (p.verbose)
@@ -524,6 +527,9 @@ static const MtdppParamKey rules_keys[] = {
 };
 
 #undef OWN
+
+/* the shared keys it takes */
+static const char *const rules_keys_taken[] = {MTDPP_VALIDATION_KEYS, NULL};
 
 static const MtdppKindDefault rules_defaults[] = {
 	/* no factors */
@@ -593,9 +599,6 @@ rules_validate(const MtdppModel *m, const MtdppRefusal *o)
 	}
 }
 
-/* the shared keys it takes */
-static const char *const rules_keys_taken[] = {MTDPP_VALIDATION_KEYS, NULL};
-
 /* what it chooses on its validation slice: the thresholds not given */
 static const char *
 rules_chooses(const MtdppParams *p, const char **instead)
@@ -612,14 +615,14 @@ const MtdppKindRoutine mtdpp_kind_rules = {
 	.kind = MTDPP_RULES,
 	.name = "rules",
 	.own_keys = rules_keys,
+	.keys = rules_keys_taken,
 	.defaults = rules_defaults,
 	.neighbors = true,
 	.signed_weights = true,
 	.fit = rules_fit,
+	.chooses = rules_chooses,
+	.validate = rules_validate,
 	.score_all = rules_score_all,
 	.explain = rules_explain,
 	.similar = rules_similar,
-	.validate = rules_validate,
-	.keys = rules_keys_taken,
-	.chooses = rules_chooses,
 };
