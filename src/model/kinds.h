@@ -172,10 +172,6 @@ extern void mtdpp_kind_register(const MtdppKindRoutine *kind);
 extern void mtdpp_kind_register_default(MtdppKind kind);
 extern MtdppKind mtdpp_default_kind(void);
 
-/* similar.c: the measures of similarity several kinds share */
-extern void mtdpp_similar_cosine(const MtdppModel *m, int item, double *sim, int8 *tier);
-extern void mtdpp_similar_lists(const MtdppModel *m, int item, double *sim, int8 *tier);
-
 /* kinds/list.c: every kind, registered when the library loads */
 extern void mtdpp_kinds_init(void);
 

@@ -35,4 +35,8 @@ extern int	mtdpp_diverse_pool(int k);
 extern int	mtdpp_diverse_select(const MtdppModel *m, const MtdppRanked *cands, int n,
 								 int k, double diversity, int *chosen);
 
+/* similarity.c: the measures of similarity several kinds share */
+extern void mtdpp_similar_cosine(const MtdppModel *m, int item, double *sim, int8 *tier);
+extern void mtdpp_similar_lists(const MtdppModel *m, int item, double *sim, int8 *tier);
+
 #endif							/* MTDPP_SCORE_H */

@@ -28,7 +28,6 @@ extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
 extern void mtdpp_store_metrics(int model_id, const char *json);
 
 /* model_read.c */
-struct MtdppKindRoutine;
 extern int	mtdpp_model_tables_connect(void);
 extern void mtdpp_model_tables_done(int nest);
 extern MtdppModel *mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name,

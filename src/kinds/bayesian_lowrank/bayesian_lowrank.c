@@ -42,6 +42,7 @@
 #include "model/model.h"
 #include "numeric/kernel.h"
 #include "numeric/linalg.h"
+#include "score/score.h"
 
 /*
  * Scores every item: the mean over the samples of ln det L_s[B + c] -

@@ -86,6 +86,7 @@
 #include "model/baskets.h"
 #include "model/kinds.h"
 #include "model/model.h"
+#include "score/score.h"
 
 /* weight of ln(share of baskets) in every score of a non-empty basket */
 #define EASE_PRIOR 1e-6

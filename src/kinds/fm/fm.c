@@ -49,6 +49,7 @@
 #include "kinds/popularity/popularity.h"
 #include "model/kinds.h"
 #include "model/model.h"
+#include "score/score.h"
 
 /* the basket's sum u = x sum_{i in B} v_i (B > 0) into U */
 static void

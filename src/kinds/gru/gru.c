@@ -40,6 +40,7 @@
 #include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/linalg.h"
+#include "score/score.h"
 
 /* s_i = o_i . h + b_i for every item */
 static void

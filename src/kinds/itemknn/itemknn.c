@@ -31,6 +31,7 @@
 #include "model/baskets.h"
 #include "model/kinds.h"
 #include "model/model.h"
+#include "score/score.h"
 
 /*
  * Grow M's neighbour arrays to hold at least NEED entries, SCRATCH bytes

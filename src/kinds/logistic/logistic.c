@@ -23,6 +23,7 @@
 #include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
+#include "score/score.h"
 
 static void
 logistic_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)

@@ -46,6 +46,7 @@
 #include "model/kinds.h"
 #include "model/model.h"
 #include "numeric/kernel.h"
+#include "score/score.h"
 
 void
 mtdpp_multitask_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)

@@ -10,6 +10,7 @@
 #include "fit/params.h"
 #include "kinds/multitask/multitask.h"
 #include "model/kinds.h"
+#include "score/score.h"
 
 /* the shared keys it takes */
 static const char *const nobias_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, "fits", MTDPP_WARM_KEYS, NULL};

@@ -54,6 +54,7 @@
 #include "model/baskets.h"
 #include "model/kinds.h"
 #include "model/model.h"
+#include "score/score.h"
 
 /* the ranks the choice may try: 2^k for k in this range, starting at 32 and 64 */
 #define POISSON_K_MIN 3
