@@ -2,7 +2,7 @@
 # installed, through Debian's alternatives for libblas.so.3/liblapack.so.3).
 
 EXTENSION = mtdpp
-EXTVERSION = 0.5.0
+EXTVERSION = 0.6.0
 
 MODULE_big = mtdpp
 # every C file of src/, its folders and each kind's folder (a new kind's
