@@ -43,7 +43,7 @@ SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[21, 22
        (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[21, 9999, 22, 21, -5], 5)) AS ignored;
 -- an empty basket, or one of unknown items only, is completed by popularity
 SELECT count(*) AS n FROM mtdpp_complete('{}', 4);
-SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete('{}', 4)) =
+SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete('{}'::int[], 4)) =
        (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[1000, 1001], 4)) AS same_fallback;
 -- k beyond the catalog returns every other item
 SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 1000);
