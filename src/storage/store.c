@@ -422,7 +422,7 @@ model_arg(FunctionCallInfo fcinfo, int arg, int alias)
 					 errhint("Name the model once, with model => '...'.")));
 		ereport(NOTICE,
 				(errmsg("argument name of %s is deprecated: it is now model", fn),
-				 errhint("Write %s(model => '...'); name => will be refused from mtdpp 0.6.0.", fn)));
+				 errhint("Write %s(model => '...'); name => will be refused from mtdpp 0.7.0.", fn)));
 		mtdpp_check_name("model name", PG_GETARG_TEXT_PP(alias));
 		return PG_GETARG_TEXT_PP(alias);
 	}
