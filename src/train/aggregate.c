@@ -478,7 +478,8 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
  * the numeric core's reproducible mode (linalg_fixed.c): the same data and
  * seed give the same model under every BLAS and kernel set.  One rule for
  * every kind that learns from items bought together: without a basket of
- * two items there is nothing to learn, and it is refused alike.
+ * two items there is nothing to learn, nor where every basket holds every
+ * item, and both are refused alike, before any fit.
  */
 static MtdppModel *
 fit_kind(MtdppBaskets *data, const MtdppParams *given)
@@ -497,6 +498,15 @@ fit_kind(MtdppBaskets *data, const MtdppParams *given)
 				 errdetail("%d baskets were read, over %d distinct items.",
 						   data->n_baskets, data->n_items),
 				 errhint("A basket-completion model learns from baskets of at least two items: check order_col and item_col, or train kind => 'popularity', which counts items alone.")));
+	/* a basket that holds the whole catalog has nothing left to complete it */
+	if (pairs && !mtdpp_kind(p.kind)->single_items &&
+		data->n_lines == (int64) data->n_baskets * data->n_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("every one of the %d baskets of the training data holds all %d items",
+						data->n_baskets, data->n_items),
+				 errdetail("No basket leaves an item out, so there is nothing to learn about completing one."),
+				 errhint("Check order_col and item_col (one line per item of an order), or train on orders that differ.")));
 	/*
 	 * Positions that order no basket: a kind that learns from the order
 	 * items were added refuses them (its fit), and so does target 'last', whose last item added would be the highest id;

@@ -139,7 +139,7 @@ RESET maintenance_work_mem;
 -- (items 1 and 2 always bought together), no neighbours kept
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"lambda": -1}');
 \echo :LAST_ERROR_SQLSTATE
-SELECT length(mtdpp_fit(o, i, NULL::int, '{"kind": "ease", "lambda": 0}')) FROM (VALUES (1, 1), (1, 2)) v(o, i);
+SELECT length(mtdpp_fit(o, i, NULL::int, '{"kind": "ease", "lambda": 0}')) FROM (VALUES (1, 1), (1, 2), (2, 1), (2, 2), (2, 3)) v(o, i);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"max_neighbors": 0}');
 \echo :LAST_ERROR_SQLSTATE
@@ -278,3 +278,11 @@ SELECT * FROM mtdpp_evaluate('planted', 'test_baskets', basket_col => repeat('b'
 \echo :LAST_ERROR_SQLSTATE
 -- nothing half-written was left behind
 SELECT count(*) AS models_named_x FROM mtdpp.models WHERE name = 'x';
+-- every basket holds every item: nothing to complete, refused before any fit
+CREATE TABLE whole_catalog_lines AS
+SELECT o AS order_id, i AS item_id FROM generate_series(1, 300) o, generate_series(1, 3) i;
+SELECT * FROM mtdpp_train('x', 'whole_catalog_lines');
+SELECT * FROM mtdpp_train('x', 'whole_catalog_lines', kind => 'fm');
+SELECT kind, items, baskets FROM mtdpp_train('x_whole', 'whole_catalog_lines', kind => 'popularity');
+SELECT mtdpp_drop('x_whole');
+DROP TABLE whole_catalog_lines;
