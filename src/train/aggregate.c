@@ -217,26 +217,6 @@ combining_area(FunctionCallInfo fcinfo, int plan_node_id)
 	return search.area;
 }
 
-/*
- * How many processes gather lines side by side with this one and share
- * maintenance_work_mem with it, as the participants of a parallel CREATE
- * INDEX do: under a Gather (a parallel worker, or the leader running its
- * share of the plan), the workers a Gather may have and the leader if it
- * takes part; else 1.  A worker cannot see how many workers its Gather
- * launched, only the most it may have (max_parallel_workers_per_gather,
- * which the planner never exceeds and which workers inherit from the
- * leader): so each takes the share of the most participants there can be.
- */
-static int
-gather_participants(FunctionCallInfo fcinfo)
-{
-	int			plan_node_id;
-
-	if (!IsParallelWorker() && partial_area(fcinfo, &plan_node_id) == NULL)
-		return 1;
-	return Max(1, max_parallel_workers_per_gather + (parallel_leader_participation ? 1 : 0));
-}
-
 Datum
 mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 {
@@ -248,7 +228,6 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 	if (st == NULL)
 	{
 		st = state_new(aggregate_context(fcinfo, "mtdpp_fit_transfn"));
-		st->lines.participants = gather_participants(fcinfo);
 		(void) mtdpp_progress_begin(NULL);	/* reported, unless mtdpp_train reports it */
 	}
 	state_check_live(st);
@@ -669,10 +648,18 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 		data = lines_to_baskets(&st->lines);
 	else
 	{
-		/* lines of this process too (mixed plans): one more run */
+		bool		positions = false;
+
+		/* lines of this process too (mixed plans): one more run, counted there */
 		state_lines_to_run(CurrentMemoryContext, st);
+		lines = 0;
 		for (int k = 0; k < st->n_runs; k++)
+		{
 			lines += st->runs[k].n;
+			positions |= st->runs[k].positions;
+		}
+		/* what a serial read of these lines would have held */
+		lines_check_budget(lines, positions ? sizeof(OrderLine) : sizeof(uint64));
 		runs = st->n_runs;
 		data = runs_to_baskets(st->runs, st->n_runs, &threads);
 		for (int k = 0; k < st->n_runs; k++)
