@@ -286,3 +286,33 @@ SELECT * FROM mtdpp_train('x', 'whole_catalog_lines', kind => 'fm');
 SELECT kind, items, baskets FROM mtdpp_train('x_whole', 'whole_catalog_lines', kind => 'popularity');
 SELECT mtdpp_drop('x_whole');
 DROP TABLE whole_catalog_lines;
+-- the kind decides every other key: null is no default there
+SELECT length(mtdpp_fit(o, i, NULL::int, '{"kind": null}')) FROM (VALUES (1, 1), (1, 2), (2, 3)) v(o, i);
+-- text keys under a nondeterministic collation would be one item in
+-- training and two when completing: refused (such collations need ICU,
+-- which a server may be built without)
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_collation WHERE collprovider = 'i') THEN
+        RAISE NOTICE 'a nondeterministic item column: refused, or no such collation on this server';
+        RETURN;
+    END IF;
+    CREATE COLLATION case_blind (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+    CREATE TABLE blind_lines (order_id int, sku text COLLATE case_blind);
+    INSERT INTO blind_lines VALUES (1, 'a'), (1, 'B'), (2, 'A'), (2, 'c');
+    BEGIN
+        PERFORM mtdpp_train('x', 'blind_lines', item_col => 'sku');
+        RAISE NOTICE 'a nondeterministic item column: trained';
+    EXCEPTION WHEN feature_not_supported THEN
+        RAISE NOTICE 'a nondeterministic item column: refused, or no such collation on this server';
+    END;
+    DROP TABLE blind_lines;
+    DROP COLLATION case_blind;
+END
+$$;
+-- NULL keys of any type are counted, as NULL integer items are
+CREATE TABLE null_key_lines (order_id int, sku text);
+INSERT INTO null_key_lines VALUES (1, 'a'), (1, 'b'), (2, 'a'), (2, 'c'), (3, NULL), (3, 'd');
+SELECT kind, items, baskets FROM mtdpp_train('x_null_keys', 'null_key_lines', item_col => 'sku', kind => 'itemknn');
+SELECT mtdpp_drop('x_null_keys');
+DROP TABLE null_key_lines;
