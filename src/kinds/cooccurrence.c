@@ -64,6 +64,13 @@ mtdpp_pair_counts(const MtdppBaskets *data, int64 *total)
 #define AHEAD 8
 /* companions a round of items holds at most (unless one item has more) */
 #define ROUND_ROOM (4 * 1024 * 1024)
+/*
+ * pairs (with repeats) a round counts at most, unless one item has more:
+ * interrupts are checked between rounds, so a cancel waits for at most a
+ * round, a fraction of a second on a loaded machine even where dense
+ * baskets give each item millions of pairs
+ */
+#define ROUND_WORK (32 * 1024 * 1024)
 /* an item with more companions than 1 / DENSE of the catalog: its counts scanned, not sorted */
 #define DENSE 32
 
@@ -265,7 +272,8 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 
 		CHECK_FOR_INTERRUPTS();
 		/* a round: as many items as the buffer holds, each with room for its companions */
-		for (hi = lo; hi < n && (hi == lo || used + Min(work[hi], n) <= room); hi++)
+		for (hi = lo; hi < n && (hi == lo || (used + Min(work[hi], n) <= room &&
+											  half + work[hi] <= ROUND_WORK)); hi++)
 		{
 			at[hi] = used;
 			used += Min(work[hi], n);
