@@ -350,8 +350,12 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 	if (rp->min_support <= 0.0 && n < lengthof(s->supports) &&
 		(n == 0 || support_count(s->supports[n - 1], rest->n_baskets) > RULES_MIN_COUNT))
 		s->supports[n++] = (double) RULES_MIN_COUNT / Max(rest->n_baskets, RULES_MIN_COUNT);
-	/* of the lowest support, the longest antecedents that fit: coverage first */
-	for (s->n_supports = n;; s->n_supports--)
+	/*
+	 * Of the lowest support, the longest antecedents that fit: coverage
+	 * first.  Where not even the grid's highest support fits with single
+	 * items (dense baskets), a higher one, doubled up to every basket.
+	 */
+	for (s->n_supports = n;;)
 	{
 		double		floor = s->supports[s->n_supports - 1];
 		int			longest = s->n_antes;
@@ -363,7 +367,8 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 			INSTR_TIME_SET_CURRENT(start);
 			if (mtdpp_mine_rules(rest, support_count(floor, rest->n_baskets),
 								 s->antes[s->n_antes - 1],
-								 s->n_supports == 1 && s->n_antes == 1, &s->set))
+								 s->n_supports == 1 && s->n_antes == 1 &&
+								 (floor >= 1.0 || rp->min_support > 0.0), &s->set))
 				break;
 			cut = s->set;
 			cut_support = floor;
@@ -377,6 +382,10 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 		if (s->n_antes > 0)
 			break;
 		s->n_antes = longest;
+		if (s->n_supports > 1)
+			s->n_supports--;
+		else
+			s->supports[0] = Min(floor * 2.0, 1.0);
 	}
 	if (cut.over_what)
 		ereport(NOTICE,
@@ -489,7 +498,7 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 	 */
 	while (!mtdpp_mine_rules(data, support_count(rp->min_support, data->n_baskets),
 							 rp->max_antecedent,
-							 mtdpp_param_given(&p, "min_support") || rp->min_support >= 1.0, &set))
+							 mtdpp_param_given(given, "min_support") || rp->min_support >= 1.0, &set))
 	{
 		ereport(NOTICE,
 				(errmsg("association rules of all %d training baskets at min_support %g stopped at %s, at %zu kB; mining at min_support %g",
