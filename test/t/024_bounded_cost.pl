@@ -189,11 +189,12 @@ for my $table ('basket500', 'hostile')
 		$peak / 1024, $own / 1024, $first // 'trained'));
 	ok(!$cancelled || $latency < 1.0,
 		"rules on $table: trained within ${cancel_after} s, or a cancel ends it within 1 s");
-	like($messages, qr/ERROR:\s+association rules at a support of \d+ baskets need more than \d+ kB|^(?!.*ERROR)/s,
+	# (cancelled, as on a loaded machine: the cancel's latency above is what is checked)
+	like($messages, qr/ERROR:\s+association rules at a support of \d+ baskets need more than \d+ kB|^(?!.*ERROR)|canceling statement due to user request/s,
 		"rules on $table: trains, or refuses with the memory it would need");
 	cmp_ok($peak, '<', (64 + $constant_mb) * 1024,
 		"rules on $table: peak resident memory within maintenance_work_mem + $constant_mb MB");
-	like($messages, qr/NOTICE:\s+association rules: the search starts from min_support \S+ and max_antecedent \d|ERROR:\s+association rules/,
+	like($messages, qr/NOTICE:\s+association rules: the search starts from min_support \S+ and max_antecedent \d|ERROR:\s+association rules|canceling statement due to user request/,
 		"rules on $table: a NOTICE says where the search had to start, or an error what it would need");
 }
 
