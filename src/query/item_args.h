@@ -18,6 +18,8 @@ typedef struct MtdppCallItems
 	const char *model_name;
 	const MtdppItemKeys *keys;	/* NULL: the model's items are integers */
 	Oid			out_type;		/* base type of the items the call answers */
+	Oid			out_domain;		/* the domain over it they are answered in, or 0 */
+	void	  **domain_extra;	/* domain_check's cache for it */
 } MtdppCallItems;
 
 extern void mtdpp_call_items(MtdppCallItems *ci, FunctionCallInfo fcinfo, int out_col,

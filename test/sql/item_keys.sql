@@ -45,6 +45,12 @@ SELECT count(*) FROM mtdpp_complete(ARRAY['nope', 'none'], 3, 'by_sku');
 -- a domain over varchar: trained and answered in the domain
 SELECT name, items FROM mtdpp_train('by_domain', 'keyed_lines', item_col => 'sku_domain', kind => 'popularity');
 SELECT pg_typeof(item_id) FROM mtdpp_complete(ARRAY['sku-001'::sku_code], 1, 'by_domain');
+-- answers in a domain pass its constraints: a model of other keys cannot
+-- answer into it what it forbids
+CREATE DOMAIN sku_but_004 AS text CHECK (VALUE <> 'sku-004');
+SELECT * FROM mtdpp_complete(ARRAY['sku-001'::sku_but_004], 3, 'by_sku');
+SELECT count(*) FROM mtdpp_complete(ARRAY['sku-001'::sku_but_004], 3, 'by_sku', excluded => ARRAY['sku-004']);
+DROP DOMAIN sku_but_004;
 -- bigint beyond integer, in bigint and in integer baskets
 SELECT name, items FROM mtdpp_train('by_big', 'keyed_lines', item_col => 'big', kind => 'itemknn');
 SELECT name, items FROM mtdpp_train('by_rank_id', 'train_lines', kind => 'itemknn');
