@@ -256,7 +256,7 @@ basket_ranks(const MtdppModel *m, ArrayType *basket, const int32 *held, int nh,
 		if (!is_held)
 			rest[nrest++] = ids[k];
 	}
-	ctx = mtdpp_basket_context(m, rest, nrest, NULL, in_ctx, &b, &n_ctx_distinct);
+	ctx = mtdpp_basket_context(m, rest, nrest, NULL, in_ctx, &b, &n_ctx_distinct, NULL);
 
 	for (int h = 0; h < nh; h++)
 		if (mtdpp_model_index(m, held[h]) >= 0)
