@@ -72,6 +72,13 @@ accepted(Oid elem, Oid mt)
 	return elem == mt;
 }
 
+/* The same rule for items read from a table (evaluate.c): KEYS NULL for integers. */
+bool
+mtdpp_item_type_accepted(Oid elem, const MtdppItemKeys *keys)
+{
+	return accepted(elem, keys != NULL ? keys->type : INT4OID);
+}
+
 void
 mtdpp_call_items(MtdppCallItems *ci, FunctionCallInfo fcinfo, int out_col,
 				 const MtdppModel *m, const char *model_name)

@@ -22,6 +22,7 @@ typedef struct MtdppCallItems
 	void	  **domain_extra;	/* domain_check's cache for it */
 } MtdppCallItems;
 
+extern bool mtdpp_item_type_accepted(Oid elem, const MtdppItemKeys *keys);
 extern void mtdpp_call_items(MtdppCallItems *ci, FunctionCallInfo fcinfo, int out_col,
 							 const MtdppModel *m, const char *model_name);
 extern void mtdpp_check_items_arg(FunctionCallInfo fcinfo, int arg, const char *what);

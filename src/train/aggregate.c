@@ -614,7 +614,9 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	MemoryContext caller,
 				fit;
 	bytea	   *value;
+	instr_time	start;
 
+	INSTR_TIME_SET_CURRENT(start);
 	aggregate_context(fcinfo, "mtdpp_fit_finalfn");
 	if (st != NULL)
 		state_check_live(st);
@@ -687,6 +689,12 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 						   mtdpp_kind(p.kind)->factors ? mtdpp_capacity_max_rank(&p) : 0,
 						   p.epochs, strlen(mtdpp_params_to_json(&p)));
 	m = fit_kind(data, &p);
+	/*
+	 * The seconds of every kind alike, timed here rather than by each fit:
+	 * the lines sorted into baskets, then the fit (a kind that times only
+	 * part of its work, or none, reports the whole).
+	 */
+	m->seconds = mtdpp_seconds_since(start);
 	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
 	mtdpp_model_validate(m, MTDPP_FROM_TRAINING);
 	MemoryContextSwitchTo(caller);

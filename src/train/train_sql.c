@@ -396,6 +396,9 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	(void) mtdpp_text_arg(fcinfo, 2, "order_col");
 	(void) mtdpp_text_arg(fcinfo, 3, "item_col");
 	pjson = training_params(fcinfo, name, &p);
+	/* a name keeps its item type: refused before the lines are read */
+	mtdpp_check_item_type(text_to_cstring(name),
+						  item_key_type(relid, text_to_cstring(PG_GETARG_TEXT_PP(3))));
 	/* seen in mtdpp_progress until stored; an error or a cancel clears it */
 	reports = mtdpp_progress_begin(text_to_cstring(name));
 	mtdpp_progress_kind(mtdpp_kind_name(p.kind));

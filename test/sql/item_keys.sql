@@ -106,6 +106,24 @@ SELECT pg_typeof(item_id) FROM mtdpp_score(ARRAY[1]::smallint[], ARRAY[2]::small
 SELECT * FROM mtdpp_complete(ARRAY[1]::smallint[], 1, 'by_sku');
 -- warm_start renumbers nothing: refused for keys
 SELECT * FROM mtdpp_train('by_sku', 'keyed_lines', item_col => 'sku', warm_start => true, kind => 'multitask', epochs => 1);
+-- a name keeps its item type: a new version of other items is refused,
+-- activated or not, trained or saved, before the lines are read
+SELECT * FROM mtdpp_train('by_sku', 'train_lines', kind => 'itemknn');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('by_sku', 'train_lines', kind => 'itemknn', activate => false);
+SELECT mtdpp_save('by_sku', (SELECT mtdpp_fit(order_id, item_id) FROM train_lines));
+SELECT * FROM mtdpp_train('by_rank', 'keyed_lines', item_col => 'id', kind => 'popularity');
+SELECT name, count(*) AS versions, min(item_type) AS item_type FROM mtdpp_models
+WHERE name IN ('by_sku', 'by_rank') GROUP BY name ORDER BY name;
+-- integer and bigint are one type to the calls, which pass either to both
+SELECT name, version FROM mtdpp_train('by_rank_id', 'keyed_lines', item_col => 'big', kind => 'popularity');
+-- the old versions renamed (or dropped) first, the name takes the new type
+BEGIN;
+SELECT mtdpp_rename('by_sku', 'old_by_sku');
+SELECT name, version, kind FROM mtdpp_train('by_sku', 'train_lines', kind => 'popularity');
+COMMIT;
+SELECT name, version, item_type FROM mtdpp_models WHERE name IN ('by_sku', 'old_by_sku') ORDER BY name;
+SELECT mtdpp_drop('old_by_sku');
 SELECT count(mtdpp_drop(name)) FROM (SELECT DISTINCT name FROM mtdpp_models WHERE name LIKE 'by\_%') m;
 DROP TABLE keyed_lines, keyed_tests;
 DROP VIEW key_map;
