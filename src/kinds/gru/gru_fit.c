@@ -315,14 +315,22 @@ init_model(Gru *g)
 		m->weights[k] = 0.0;
 }
 
-/* Refuses a fit whose parameters, sums and best copy would exceed maintenance_work_mem. */
-static void
-check_memory(const MtdppBaskets *data, int d)
+/* What a fit at hidden size D holds: its parameters, sums and best copy. */
+static Size
+memory_need(const MtdppBaskets *data, int d)
 {
 	Size		per = add_size(mul_size(mul_size(data->n_items, d), 2 * sizeof(double)),
 							   add_size(mul_size(data->n_items, sizeof(double)),
 										mul_size(mtdpp_gru_n_weights(d), sizeof(double))));
-	Size		need = add_size(mul_size(per, 4), mul_size(data->n_items, sizeof(double) + 1));
+
+	return add_size(mul_size(per, 4), mul_size(data->n_items, sizeof(double) + 1));
+}
+
+/* Refuses a fit whose parameters, sums and best copy would exceed maintenance_work_mem. */
+static void
+check_memory(const MtdppBaskets *data, int d)
+{
+	Size		need = memory_need(data, d);
 	Size		limit = (Size) maintenance_work_mem * 1024;
 
 	if (need > limit)
@@ -456,7 +464,7 @@ static MtdppModel *
 fit_one(const MtdppBaskets *data, const MtdppParams *p, MtdppValidation *v, int d, double lr)
 {
 	Gru			g = {0};
-	MtdppModel *m = mtdpp_model_alloc(MTDPP_GRU, data->n_items, d);
+	MtdppModel *m;
 	int			n = data->n_items,
 				nw = mtdpp_gru_n_weights(d),
 				stale = 0;
@@ -466,7 +474,9 @@ fit_one(const MtdppBaskets *data, const MtdppParams *p, MtdppValidation *v, int 
 	double	   *counts = palloc0(sizeof(double) * Max(n, 1));
 	int64		longest = 1;
 
+	/* before the model is allocated: a model too large is refused, not held */
 	check_memory(data, d);
+	m = mtdpp_model_alloc(MTDPP_GRU, data->n_items, d);
 	g.data = data;
 	g.p = p;
 	g.skip = v && v->n > 0 ? v->is_val : palloc0(sizeof(bool) * Max(data->n_baskets, 1));
@@ -626,6 +636,8 @@ mtdpp_gru_fit(MtdppBaskets *data, const MtdppParams *given)
 				 errdetail("Every line of each of the %d baskets has the same position: no basket has an order to learn.", data->n_baskets),
 				 errhint("Give a position column that orders the lines of a basket (an add-to-cart rank or time), or train another kind, which needs no order.")));
 	check_work(data, &p, rank_chosen, step_chosen);
+	/* the smallest hidden size it trains, refused before any fit if it cannot fit */
+	check_memory(data, rank_chosen ? GRU_LOW_RANK : p.rank);
 	pg_prng_seed(&rng, (uint64) p.seed);
 	mtdpp_validation_carve(&v, data, &p, &rng);
 	if (v.n > 0 && (rank_chosen || step_chosen))
@@ -640,8 +652,17 @@ mtdpp_gru_fit(MtdppBaskets *data, const MtdppParams *given)
 		m = fit_one(data, &race, &v, (int) d, lr);
 		for (int k = 1; step_chosen && k < lengthof(steps); k++)
 			m = better(m, fit_one(data, &race, &v, (int) d, steps[k]), &lr, steps[k]);
-		if (rank_chosen)
+		/* the larger hidden size raced only where it fits, as the rank search does */
+		if (rank_chosen && memory_need(data, GRU_HIGH_RANK) <= (Size) maintenance_work_mem * 1024)
 			m = better(m, fit_one(data, &race, &v, GRU_HIGH_RANK, lr), &d, GRU_HIGH_RANK);
+		else if (rank_chosen)
+			ereport(NOTICE,
+					(errmsg("the hidden size is not chosen between %d and %d: %d on %d items needs %zu kB, more than maintenance_work_mem (%d kB); %d is trained",
+							GRU_LOW_RANK, GRU_HIGH_RANK, GRU_HIGH_RANK, data->n_items,
+							(memory_need(data, GRU_HIGH_RANK) + 1023) / 1024, maintenance_work_mem,
+							GRU_LOW_RANK),
+					 errhint("SET maintenance_work_mem = '%zuMB' lets the choice try %d too.",
+							 (memory_need(data, GRU_HIGH_RANK) >> 20) + 1, GRU_HIGH_RANK)));
 		if (p.verbose)
 			ereport(NOTICE,
 					(errmsg("chose hidden size %d and step %g on %d validation baskets (MPR %.2f after %d epochs)",
