@@ -220,9 +220,17 @@ COMMENT ON FUNCTION mtdpp_rules(text) IS
 -- Items of any type the orders table keys them by: integer, bigint, text or
 -- uuid.  A model trained from keys that are not integers records their type
 -- and each item's key (in text form); the forms below take the basket and
--- the item lists in the caller's type and answer items in that type.  The
--- forms taking text read an untyped literal such as '{1,2}' as an array of
--- the model's items, as the integer[] forms did before keys existed.
+-- the item lists in the caller's type and answer items in that type.
+--
+-- Drivers send lists as they are (doc/reference.md, Drivers): psycopg 3 a
+-- list of small ints as smallint[], whose forms answer bigint (the items of
+-- a bigint model too; an integer model's fit) where the integer[] form
+-- would also fit and make the call ambiguous; node-postgres every
+-- parameter, and psycopg 3 a list of str, untyped.  PostgreSQL fixes a
+-- call's answer type before it reads the model's name, so the forms taking
+-- text read an untyped basket such as '{1,2}' or '{85123A}' as an array of
+-- the model's items and answer items as text, whatever the model's type:
+-- the one answer type every model's keys have.
 
 CREATE FUNCTION mtdpp_complete(basket anycompatiblearray, k integer, model text DEFAULT NULL,
                                allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
@@ -232,10 +240,10 @@ COMMENT ON FUNCTION mtdpp_complete(anycompatiblearray, integer, text, "any", "an
     'mtdpp_complete for items of any type (integer, bigint, text, uuid): BASKET, ALLOWED and EXCLUDED hold items of the type the model was trained on, and items come back in the type of BASKET';
 CREATE FUNCTION mtdpp_complete(basket text, k integer, model text DEFAULT NULL,
                                allowed text DEFAULT NULL, excluded text DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
+RETURNS TABLE (item_id text, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete(text, integer, text, text, text) IS
-    'mtdpp_complete for an untyped array literal such as ''{1,2}'', read as the model''s items; answers integer items';
+    'mtdpp_complete for an untyped basket such as ''{1,2}'' or a driver''s untyped parameter, read as the model''s items; answers items as text';
 
 CREATE FUNCTION mtdpp_complete_set(basket anycompatiblearray, k integer, model text DEFAULT NULL,
                                    diversity float8 DEFAULT 0.5,
@@ -247,10 +255,10 @@ COMMENT ON FUNCTION mtdpp_complete_set(anycompatiblearray, integer, text, float8
 CREATE FUNCTION mtdpp_complete_set(basket text, k integer, model text DEFAULT NULL,
                                    diversity float8 DEFAULT 0.5,
                                    allowed text DEFAULT NULL, excluded text DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
+RETURNS TABLE (item_id text, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete_set(text, integer, text, float8, text, text) IS
-    'mtdpp_complete_set for an untyped array literal such as ''{1,2}'', read as the model''s items; answers integer items';
+    'mtdpp_complete_set for an untyped basket such as ''{1,2}'' or a driver''s untyped parameter, read as the model''s items; answers items as text';
 
 CREATE FUNCTION mtdpp_score(basket anycompatiblearray, items anycompatiblearray, model text DEFAULT NULL)
 RETURNS TABLE (item_id anycompatible, score float8)
@@ -258,10 +266,10 @@ AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NU
 COMMENT ON FUNCTION mtdpp_score(anycompatiblearray, anycompatiblearray, text) IS
     'mtdpp_score for items of any type, answered in the type of ITEMS';
 CREATE FUNCTION mtdpp_score(basket text, items text, model text DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8)
+RETURNS TABLE (item_id text, score float8)
 AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
 COMMENT ON FUNCTION mtdpp_score(text, text, text) IS
-    'mtdpp_score for untyped array literals such as ''{1,2}'', read as the model''s items; answers integer items';
+    'mtdpp_score for untyped baskets and items such as ''{1,2}'' or a driver''s untyped parameters, read as the model''s items; answers items as text';
 
 CREATE FUNCTION mtdpp_explain(basket anycompatiblearray, items anycompatiblearray, model text DEFAULT NULL)
 RETURNS TABLE (item_id anycompatible, basket_item anycompatible, contribution float8, rank integer)
@@ -269,10 +277,10 @@ AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON 
 COMMENT ON FUNCTION mtdpp_explain(anycompatiblearray, anycompatiblearray, text) IS
     'mtdpp_explain for items of any type, answered in the type of BASKET and ITEMS';
 CREATE FUNCTION mtdpp_explain(basket text, items text, model text DEFAULT NULL)
-RETURNS TABLE (item_id integer, basket_item integer, contribution float8, rank integer)
+RETURNS TABLE (item_id text, basket_item text, contribution float8, rank integer)
 AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
 COMMENT ON FUNCTION mtdpp_explain(text, text, text) IS
-    'mtdpp_explain for untyped array literals such as ''{1,2}'', read as the model''s items; answers integer items';
+    'mtdpp_explain for untyped baskets and items such as ''{1,2}'' or a driver''s untyped parameters, read as the model''s items; answers items as text';
 
 CREATE FUNCTION mtdpp_rules(model text, item_type anycompatible)
 RETURNS TABLE (antecedent anycompatiblearray, consequent anycompatible, support float8, confidence float8, lift float8)
@@ -292,7 +300,42 @@ CREATE FUNCTION mtdpp_similar(item text, k integer, model text DEFAULT NULL,
 RETURNS TABLE (item_id text, similarity float8, rank integer)
 AS 'MODULE_PATHNAME', 'mtdpp_similar' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_similar(text, integer, text, text, text) IS
-    'mtdpp_similar for an untyped literal ITEM such as ''85123A'' (and array literals for ALLOWED and EXCLUDED), read as the model''s items; answers items as text';
+    'mtdpp_similar for an untyped ITEM such as ''85123A'' or a driver''s untyped parameter (and untyped ALLOWED and EXCLUDED), read as the model''s items; answers items as text';
+
+-- smallint[]: lists of small ints as psycopg 3 sends them, answered as
+-- bigint (an integer model's items fit, and a bigint model's items are
+-- bigint).  ALLOWED, EXCLUDED and ITEMS of the array forms are smallint[]
+-- too, so that a call with integer[] among them takes the integer[] form
+-- rather than be ambiguous; mtdpp_similar has no integer form.
+CREATE FUNCTION mtdpp_complete(basket smallint[], k integer, model text DEFAULT NULL,
+                               allowed smallint[] DEFAULT NULL, excluded smallint[] DEFAULT NULL)
+RETURNS TABLE (item_id bigint, score float8, rank integer, from_basket boolean)
+AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete(smallint[], integer, text, smallint[], smallint[]) IS
+    'mtdpp_complete for a smallint[] basket (psycopg 3''s list of small ints); answers items as bigint';
+CREATE FUNCTION mtdpp_complete_set(basket smallint[], k integer, model text DEFAULT NULL,
+                                   diversity float8 DEFAULT 0.5,
+                                   allowed smallint[] DEFAULT NULL, excluded smallint[] DEFAULT NULL)
+RETURNS TABLE (item_id bigint, score float8, rank integer, from_basket boolean)
+AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_complete_set(smallint[], integer, text, float8, smallint[], smallint[]) IS
+    'mtdpp_complete_set for a smallint[] basket (psycopg 3''s list of small ints); answers items as bigint';
+CREATE FUNCTION mtdpp_score(basket smallint[], items smallint[], model text DEFAULT NULL)
+RETURNS TABLE (item_id bigint, score float8)
+AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_score(smallint[], smallint[], text) IS
+    'mtdpp_score for smallint[] baskets and items (psycopg 3''s lists of small ints); answers items as bigint';
+CREATE FUNCTION mtdpp_explain(basket smallint[], items smallint[], model text DEFAULT NULL)
+RETURNS TABLE (item_id bigint, basket_item bigint, contribution float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
+COMMENT ON FUNCTION mtdpp_explain(smallint[], smallint[], text) IS
+    'mtdpp_explain for smallint[] baskets and items (psycopg 3''s lists of small ints); answers items as bigint';
+CREATE FUNCTION mtdpp_similar(item smallint, k integer, model text DEFAULT NULL,
+                              allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
+RETURNS TABLE (item_id bigint, similarity float8, rank integer)
+AS 'MODULE_PATHNAME', 'mtdpp_similar' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
+COMMENT ON FUNCTION mtdpp_similar(smallint, integer, text, "any", "any") IS
+    'mtdpp_similar for a smallint ITEM (psycopg 3''s small int); answers items as bigint';
 
 CREATE FUNCTION mtdpp_evaluate(
     model text,

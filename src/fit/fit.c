@@ -74,7 +74,11 @@ append_candidate(StringInfo s, const MtdppParams *p, MtdppModel *m,
 	{
 		mtdpp_model_prepare(m);
 		mtdpp_validation_measure(v, m, &mm);
-		appendStringInfo(s, ", \"validation_p20\": %.4f", mm.p20);
+		/* no validation basket could be measured: JSON has no NaN */
+		if (isnan(mm.p20))
+			appendStringInfo(s, ", \"validation_p20\": null");
+		else
+			appendStringInfo(s, ", \"validation_p20\": %.4f", mm.p20);
 	}
 	appendStringInfo(s, "}");
 }

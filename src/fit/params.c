@@ -443,6 +443,12 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 						 errhint("Valid keys are %s.", valid_keys())));
 			continue;
 		}
+		/* the kind decides every other key: a null there is a mistake, not a default */
+		if (tok == WJB_VALUE && v.type == jbvNull && key->offset == F(kind))
+			ereport(ERROR,
+					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+					 errmsg("hyperparameter \"kind\" is null, expected a model kind"),
+					 errhint("Name a kind, such as \"hybrid\", or leave \"kind\" out for the default kind.")));
 		if (tok != WJB_VALUE || v.type == jbvNull)
 			continue;			/* null means "the default" */
 		p->given |= UINT64CONST(1) << key_index;

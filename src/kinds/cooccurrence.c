@@ -64,6 +64,13 @@ mtdpp_pair_counts(const MtdppBaskets *data, int64 *total)
 #define AHEAD 8
 /* companions a round of items holds at most (unless one item has more) */
 #define ROUND_ROOM (4 * 1024 * 1024)
+/*
+ * pairs (with repeats) a round counts at most, unless one item has more:
+ * interrupts are checked between rounds, so a cancel waits for at most a
+ * round, a fraction of a second on a loaded machine even where dense
+ * baskets give each item millions of pairs
+ */
+#define ROUND_WORK (32 * 1024 * 1024)
 /* an item with more companions than 1 / DENSE of the catalog: its counts scanned, not sorted */
 #define DENSE 32
 
@@ -171,6 +178,33 @@ index_baskets(const MtdppBaskets *data, int64 *held, int32 *basket, int64 *fill)
 	}
 }
 
+/* the companions a round of N items holds at most (beyond: the longest list) */
+static int64
+round_room(int n)
+{
+	return Max(Min(ROUND_ROOM, (int64) maintenance_work_mem * 1024 / 16 / (2 * sizeof(int32))), n);
+}
+
+/* what mtdpp_visit_lists holds beside its visitor's: the index, the counts, a round's buffers */
+static Size
+visit_scratch(const MtdppBaskets *data, bool helper, int64 room)
+{
+	Size		n = Max(data->n_items, 1);
+
+	return sizeof(int32) * Max(data->n_lines, 1) + sizeof(int64) * (3 * n + 1) +
+		sizeof(int32) * (helper ? 3 : 2) * n + sizeof(int32) * 2 * room;
+}
+
+/*
+ * At most what mtdpp_visit_lists holds beside its visitor's for DATA, known
+ * before the pass: for the lists that a visitor keeps to be sized beside it.
+ */
+Size
+mtdpp_visit_scratch_bound(const MtdppBaskets *data)
+{
+	return visit_scratch(data, true, round_room(data->n_items));
+}
+
 /*
  * Hands every item's co-occurrence list in DATA to VISIT, item by item in
  * item order: SEEN the D distinct companions in item order, COUNT[c] the
@@ -210,8 +244,7 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 	 */
 	for (int i = 0; i < n; i++)
 		need += Min(work[i], n);
-	room = Min(ROUND_ROOM, (int64) maintenance_work_mem * 1024 / 16 / (2 * sizeof(int32)));
-	room = Min(Max(room, n), Max(need, 1));
+	room = Min(round_room(n), Max(need, 1));
 	companion = mtdpp_alloc_huge(sizeof(int32) * room);
 	shared = mtdpp_alloc_huge(sizeof(int32) * room);
 
@@ -228,8 +261,7 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 		job[t].len = len;
 		job[t].count = t == 0 ? count : (h ? mtdpp_alloc_huge(sizeof(int32) * Max(n, 1)) : NULL);
 	}
-	*scratch_bytes = sizeof(int32) * Max(data->n_lines, 1) + sizeof(int64) * (3 * n + 1) +
-		sizeof(int32) * (h ? 3 : 2) * Max(n, 1) + sizeof(int32) * 2 * room;
+	*scratch_bytes = visit_scratch(data, h != NULL, room);
 
 	for (int lo = 0, hi; lo < n; lo = hi)
 	{
@@ -240,7 +272,8 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 
 		CHECK_FOR_INTERRUPTS();
 		/* a round: as many items as the buffer holds, each with room for its companions */
-		for (hi = lo; hi < n && (hi == lo || used + Min(work[hi], n) <= room); hi++)
+		for (hi = lo; hi < n && (hi == lo || (used + Min(work[hi], n) <= room &&
+											  half + work[hi] <= ROUND_WORK)); hi++)
 		{
 			at[hi] = used;
 			used += Min(work[hi], n);

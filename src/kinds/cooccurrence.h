@@ -34,6 +34,7 @@ typedef struct MtdppListTap
 extern int64 *mtdpp_pair_counts(const MtdppBaskets *data, int64 *total);
 extern void mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg,
 							  Size *scratch_bytes, int64 *pairs);
+extern Size mtdpp_visit_scratch_bound(const MtdppBaskets *data);
 extern float mtdpp_kth_largest(float *v, int n, int k);
 
 #endif							/* MTDPP_COOCCURRENCE_H */

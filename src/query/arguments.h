@@ -12,7 +12,7 @@
 
 extern int32 *mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n,
 								   const int32 *skip, bool *exclude, int *b_out,
-								   int *n_distinct);
+								   int *n_distinct, int *n_unknown);
 extern const char *mtdpp_model_arg(FunctionCallInfo fcinfo, int arg);
 extern int	mtdpp_k_arg(FunctionCallInfo fcinfo, int arg);
 struct MtdppCallItems;

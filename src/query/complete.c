@@ -54,11 +54,11 @@ mtdpp_model_arg(FunctionCallInfo fcinfo, int arg)
  * kept.  Every known basket item is flagged in EXCLUDE (n_items entries, all
  * false on entry), so callers never propose one.  *N_DISTINCT, if given,
  * receives the number of distinct ids in the basket other than *SKIP, known
- * to the model or not.
+ * to the model or not; *N_UNKNOWN, if given, those the model does not know.
  */
 int32 *
 mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n, const int32 *skip,
-					 bool *exclude, int *b_out, int *n_distinct)
+					 bool *exclude, int *b_out, int *n_distinct, int *n_unknown)
 {
 	int32	   *ctx = palloc(sizeof(int32) * Max(n, 1));
 	int32	   *unknown = palloc(sizeof(int32) * Max(n, 1));
@@ -81,14 +81,17 @@ mtdpp_basket_context(const MtdppModel *m, const int32 *ids, int n, const int32 *
 			ctx[b++] = idx;
 		}
 	}
-	if (n_distinct != NULL)
+	if (n_distinct != NULL || n_unknown != NULL)
 	{
 		int			distinct_unknown = 0;
 
 		qsort(unknown, nu, sizeof(int32), mtdpp_cmp_int32);
 		for (int k = 0; k < nu; k++)
 			distinct_unknown += (k == 0 || unknown[k] != unknown[k - 1]);
-		*n_distinct = b + distinct_unknown;
+		if (n_distinct != NULL)
+			*n_distinct = b + distinct_unknown;
+		if (n_unknown != NULL)
+			*n_unknown = distinct_unknown;
 	}
 	if (skip != NULL)
 	{
@@ -182,6 +185,31 @@ mtdpp_candidate_filters(FunctionCallInfo fcinfo, const MtdppCallItems *ci, int a
 }
 
 /*
+ * The items of a basket that the model does not know (N_UNKNOWN of them,
+ * distinct) are ignored, said once per statement, for the first such
+ * basket, as the baskets of which it knows no item are.  The known ones
+ * (B in the context) give the answer.  Nothing is asked while every item
+ * is known.  Candidate lists are not counted: an unknown allowed or
+ * excluded item changes no score, and is never proposed.
+ */
+static void
+notice_unknown_items(FunctionCallInfo fcinfo, MtdppStatementOnce *once,
+					 const MtdppCallItems *ci, int n_unknown, int b)
+{
+	if (n_unknown == 0 || !mtdpp_first_in_statement(once))
+		return;
+	ereport(NOTICE,
+			(errmsg_plural("%s ignored %d item of a basket that model \"%s\" does not know",
+						   "%s ignored %d items of a basket that model \"%s\" does not know",
+						   n_unknown, get_func_name(fcinfo->flinfo->fn_oid), n_unknown,
+						   mtdpp_shown(ci->model_name)),
+			 b > 0 ?
+			 errdetail("The answer comes from the items of the basket that the model knows; said once per statement, for the first such basket.") :
+			 errdetail("The model knows no item of the basket: the answer is that of an empty basket; said once per statement, for the first such basket."),
+			 errhint("Train the model on orders holding these items, or check that the basket holds item ids of the model's catalog.")));
+}
+
+/*
  * The candidates of a completion of the basket in argument 0 by model M: the
  * context (*CTX, *B), every item that is no candidate flagged in the
  * returned array (the basket's, and those the filters of arguments
@@ -194,13 +222,17 @@ completion_candidates(FunctionCallInfo fcinfo, const MtdppCallItems *ci,
 					  int32 **allowed, int *n_allowed)
 {
 	static MtdppStatementOnce unknown_basket;
+	static MtdppStatementOnce unknown_items;
 	const MtdppModel *m = ci->m;
 	int			n;
 	int32	   *basket = mtdpp_items_arg(ci, fcinfo, 0, "basket", &n);
 	bool	   *in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
-	int			n_distinct;
+	int			n_distinct,
+				n_unknown;
 
-	*ctx = mtdpp_basket_context(m, basket, n, NULL, in_ctx, b, &n_distinct);
+	*ctx = mtdpp_basket_context(m, basket, n, NULL, in_ctx, b, &n_distinct, &n_unknown);
+	if (*b > 0)
+		notice_unknown_items(fcinfo, &unknown_items, ci, n_unknown, *b);
 	/* an answer from nothing the basket holds: said once per statement */
 	if (*b == 0 && n_distinct > 0 && mtdpp_first_in_statement(&unknown_basket))
 		ereport(NOTICE,
@@ -431,10 +463,12 @@ static bool *
 basket_and_items(FunctionCallInfo fcinfo, MtdppCallItems *ci, int32 **ctx, int *b,
 				 int32 **ids, int *n, int32 **cands, int *nc)
 {
+	static MtdppStatementOnce unknown_items;
 	const char *model_name;
 	MtdppModel *m;
 	int32	   *basket;
-	int			nb;
+	int			nb,
+				n_unknown;
 	bool	   *in_basket;
 
 	mtdpp_check_items_arg(fcinfo, 0, "basket");
@@ -444,7 +478,8 @@ basket_and_items(FunctionCallInfo fcinfo, MtdppCallItems *ci, int32 **ctx, int *
 	basket = mtdpp_items_arg(ci, fcinfo, 0, "basket", &nb);
 	*ids = mtdpp_items_arg(ci, fcinfo, 1, "items", n);
 	in_basket = palloc0(sizeof(bool) * Max(m->n_items, 1));
-	*ctx = mtdpp_basket_context(m, basket, nb, NULL, in_basket, b, NULL);
+	*ctx = mtdpp_basket_context(m, basket, nb, NULL, in_basket, b, NULL, &n_unknown);
+	notice_unknown_items(fcinfo, &unknown_items, ci, n_unknown, *b);
 	*cands = palloc(sizeof(int32) * Max(*n, 1));
 	*nc = known_outside_basket(m, *ids, *n, in_basket, *cands);
 	return in_basket;

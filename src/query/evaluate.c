@@ -163,6 +163,56 @@ test_query(FunctionCallInfo fcinfo, int col_arg, const char *type, Oid *relid, b
 }
 
 /*
+ * The columns of the test baskets (arguments COL_ARG and COL_ARG + 1 of
+ * RELID) hold items of the type model MODEL_NAME takes from a call
+ * (item_args.c), checked before any basket is scored: cast to the model's
+ * type, integers would read as text keys no model knows, every held-out
+ * item ranked last without a word, and keys as integers would not read at
+ * all.  The basket column is an array; the held-out one an item, or with
+ * HELD_ARRAYS an array of them too.
+ */
+static void
+check_test_types(FunctionCallInfo fcinfo, int col_arg, Oid relid, const MtdppItemKeys *keys,
+				 const char *model_name, bool held_arrays)
+{
+	const char *mt = format_type_be(keys != NULL ? keys->type : INT4OID);
+
+	for (int c = 0; c < 2; c++)
+	{
+		char	   *col = text_to_cstring(PG_GETARG_TEXT_PP(col_arg + c));
+		const char *what = c == 0 ? "basket_col" : "held_out_col";
+		Oid			given = get_atttype(relid, get_attnum(relid, col));
+		Oid			type = getBaseType(given);
+		Oid			elem = get_element_type(type);
+
+		if (OidIsValid(elem))
+			elem = getBaseType(elem);
+		if (c == 0 && !OidIsValid(elem))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" (%s) of %s is %s, not an array of items",
+							mtdpp_shown(col), what, get_rel_name(relid), format_type_be(given)),
+					 errhint("Give each test basket as an array of the items of model \"%s\" (%s[]).",
+							 mtdpp_shown(model_name), mt)));
+		if (c == 1 && OidIsValid(elem) && !held_arrays)
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" (%s) of %s is %s, but mtdpp_evaluate holds out one item a basket",
+							mtdpp_shown(col), what, get_rel_name(relid), format_type_be(given)),
+					 errhint("Use mtdpp_evaluate_at for several held-out items a basket.")));
+		if (!mtdpp_item_type_accepted(OidIsValid(elem) ? elem : type, keys))
+			ereport(ERROR,
+					(errcode(ERRCODE_DATATYPE_MISMATCH),
+					 errmsg("column \"%s\" (%s) of %s is %s, but the items of model \"%s\" are %s",
+							mtdpp_shown(col), what, get_rel_name(relid), format_type_be(given),
+							mtdpp_shown(model_name), mt),
+					 errhint("Evaluate a model trained on %s items, or give the test baskets in the model's type (a view can cast the column: %s::%s%s).",
+							 format_type_be(OidIsValid(elem) ? elem : type), mtdpp_shown(quote_identifier(col)),
+							 mt, OidIsValid(elem) ? "[]" : "")));
+	}
+}
+
+/*
  * The protocol for one test basket (row ROW of the source): the rank of
  * each of the NH held-out items HELD (distinct item ids) among the
  * candidates into RANK; returns the number of candidates, or 0 when fewer
@@ -206,7 +256,7 @@ basket_ranks(const MtdppModel *m, ArrayType *basket, const int32 *held, int nh,
 		if (!is_held)
 			rest[nrest++] = ids[k];
 	}
-	ctx = mtdpp_basket_context(m, rest, nrest, NULL, in_ctx, &b, &n_ctx_distinct);
+	ctx = mtdpp_basket_context(m, rest, nrest, NULL, in_ctx, &b, &n_ctx_distinct, NULL);
 
 	for (int h = 0; h < nh; h++)
 		if (mtdpp_model_index(m, held[h]) >= 0)
@@ -421,11 +471,13 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 	double		seconds;
 	int			counted;
 	const MtdppItemKeys *keys;
+	const char *model_name;
 
 	INSTR_TIME_SET_CURRENT(start);
 	query = test_query(fcinfo, 2, "int4", &relid, NULL);
-	m = mtdpp_lookup_model(name, &model_id, NULL);
+	m = mtdpp_lookup_model(name, &model_id, &model_name);
 	keys = mtdpp_model_keys(m);
+	check_test_types(fcinfo, 2, relid, keys, model_name, false);
 	if (keys != NULL)
 		query = test_query(fcinfo, 2, key_type_sql(keys), &relid, NULL);
 	catalog_size = catalog_arg(fcinfo, 4, m);
@@ -436,6 +488,7 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 		ereport(ERROR,
 				(errcode(ERRCODE_NO_DATA_FOUND),
 				 errmsg("no test basket to evaluate in %s", get_rel_name(relid)),
+				 errdetail("No basket was evaluated; the metrics recorded for the model are left as they were."),
 				 errhint("Each row needs a non-NULL basket and held-out item, with at least two candidates left.")));
 
 	seconds = mtdpp_seconds_since(start);
@@ -532,11 +585,13 @@ mtdpp_evaluate_at(PG_FUNCTION_ARGS)
 	EvalAtTotals t = {0};
 	ReturnSetInfo *rsinfo;
 	const MtdppItemKeys *keys;
+	const char *model_name;
 
 	query = test_query(fcinfo, 3, "int4", &relid, &array);
 	t.nk = k_values(fcinfo, 2, &t.k);
-	m = mtdpp_lookup_model(name, NULL, NULL);
+	m = mtdpp_lookup_model(name, NULL, &model_name);
 	keys = mtdpp_model_keys(m);
+	check_test_types(fcinfo, 3, relid, keys, model_name, true);
 	if (keys != NULL)
 		query = test_query(fcinfo, 3, key_type_sql(keys), &relid, &array);
 	t.in_top = palloc0(sizeof(int64) * t.nk);

@@ -72,6 +72,13 @@ accepted(Oid elem, Oid mt)
 	return elem == mt;
 }
 
+/* The same rule for items read from a table (evaluate.c): KEYS NULL for integers. */
+bool
+mtdpp_item_type_accepted(Oid elem, const MtdppItemKeys *keys)
+{
+	return accepted(elem, keys != NULL ? keys->type : INT4OID);
+}
+
 void
 mtdpp_call_items(MtdppCallItems *ci, FunctionCallInfo fcinfo, int out_col,
 				 const MtdppModel *m, const char *model_name)
@@ -82,15 +89,34 @@ mtdpp_call_items(MtdppCallItems *ci, FunctionCallInfo fcinfo, int out_col,
 	ci->model_name = model_name;
 	ci->keys = mtdpp_model_keys(m);
 	ci->out_type = InvalidOid;
+	ci->out_domain = InvalidOid;
+	ci->domain_extra = NULL;
 	/* the row the executor expects, or (without one) the call's result type */
 	td = fcinfo->resultinfo != NULL && IsA(fcinfo->resultinfo, ReturnSetInfo) ?
 		((ReturnSetInfo *) fcinfo->resultinfo)->expectedDesc : NULL;
 	if (out_col >= 0 && (td != NULL || get_call_result_type(fcinfo, NULL, &td) == TYPEFUNC_COMPOSITE))
 	{
-		Oid			t = getBaseType(TupleDescAttr(td, out_col)->atttypid);
+		Oid			t = TupleDescAttr(td, out_col)->atttypid;
+		Oid			elem = get_element_type(getBaseType(t));
+		Oid			declared = OidIsValid(elem) ? elem : t;
 
-		ci->out_type = OidIsValid(get_element_type(t)) ? getBaseType(get_element_type(t)) : t;
+		ci->out_type = getBaseType(declared);
+		/* items answered in a domain (a basket of it) pass its constraints */
+		if (ci->out_type != declared)
+		{
+			ci->out_domain = declared;
+			ci->domain_extra = palloc0(sizeof(void *));
+		}
 	}
+}
+
+/* D, an item in the call's answer type, checked against its domain, if any */
+static Datum
+answered(const MtdppCallItems *ci, Datum d)
+{
+	if (OidIsValid(ci->out_domain))
+		domain_check(d, false, ci->out_domain, ci->domain_extra, CurrentMemoryContext);
+	return d;
 }
 
 /*
@@ -315,9 +341,9 @@ integer_datum(const MtdppCallItems *ci, int64 v)
 	pg_unreachable();
 }
 
-/* Item ITEM_ID of the model, in the type the call answers. */
-Datum
-mtdpp_item_datum(const MtdppCallItems *ci, int32 item_id)
+/* Item ITEM_ID of the model, in the type the call answers, domain unchecked. */
+static Datum
+item_datum(const MtdppCallItems *ci, int32 item_id)
 {
 	Datum		key;
 
@@ -345,6 +371,13 @@ mtdpp_item_datum(const MtdppCallItems *ci, int32 item_id)
 			 errhint("Pass the basket as an array of %s, such as ARRAY[...]::%s[], for answers of that type.",
 					 format_type_be(ci->keys->type), format_type_be(ci->keys->type))));
 	pg_unreachable();
+}
+
+/* Item ITEM_ID of the model, in the type the call answers. */
+Datum
+mtdpp_item_datum(const MtdppCallItems *ci, int32 item_id)
+{
+	return answered(ci, item_datum(ci, item_id));
 }
 
 /*

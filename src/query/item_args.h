@@ -18,8 +18,11 @@ typedef struct MtdppCallItems
 	const char *model_name;
 	const MtdppItemKeys *keys;	/* NULL: the model's items are integers */
 	Oid			out_type;		/* base type of the items the call answers */
+	Oid			out_domain;		/* the domain over it they are answered in, or 0 */
+	void	  **domain_extra;	/* domain_check's cache for it */
 } MtdppCallItems;
 
+extern bool mtdpp_item_type_accepted(Oid elem, const MtdppItemKeys *keys);
 extern void mtdpp_call_items(MtdppCallItems *ci, FunctionCallInfo fcinfo, int out_col,
 							 const MtdppModel *m, const char *model_name);
 extern void mtdpp_check_items_arg(FunctionCallInfo fcinfo, int arg, const char *what);

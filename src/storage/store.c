@@ -198,6 +198,63 @@ mtdpp_qualified_relation(Oid relid)
  * Writing models
  * --------------------------------------------------------------------- */
 
+/* integer and bigint are one type to a call: it may pass either to both (item_args.c) */
+static bool
+integer_items(const char *type)
+{
+	return strcmp(type, "integer") == 0 || strcmp(type, "bigint") == 0;
+}
+
+/*
+ * Every version of a name holds items of one type, whatever the call that
+ * stores it (mtdpp_train, mtdpp_save, activating or not), so that the calls
+ * completing with the name keep passing the type they pass whichever
+ * version is active: a new version of items of another type TYPE (a key
+ * type, InvalidOid for integers) is refused, compared with the active
+ * version or else the newest.  Moving the old versions away (renamed or
+ * dropped) is how a caller says the name changes type.  Inside an SPI
+ * connection; a database whose extension predates keys has integers only.
+ */
+static void
+check_item_type(const char *name, Oid type)
+{
+	const char *given = mtdpp_key_type_name(type);
+	Oid			models = get_relname_relid("models", get_namespace_oid("mtdpp", false));
+	char	   *held;
+
+	if (get_attnum(models, "item_type") == InvalidAttrNumber)
+		return;
+	if (SPI_execute_with_args("SELECT COALESCE(item_type, 'integer'::pg_catalog.text) FROM mtdpp.models "
+							  "WHERE name OPERATOR(pg_catalog.=) $1 ORDER BY active DESC, version DESC LIMIT 1",
+							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
+							  NULL, true, 1) != SPI_OK_SELECT)
+		elog(ERROR, "could not read mtdpp.models");
+	if (SPI_processed == 0)
+		return;
+	held = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	if (strcmp(held, given) == 0 || (integer_items(held) && integer_items(given)))
+		return;
+	ereport(ERROR,
+			(errcode(ERRCODE_DATATYPE_MISMATCH),
+			 errmsg("the items of model \"%s\" are %s, and the new version's would be %s",
+					mtdpp_shown(name), held, given),
+			 errdetail("Every version of a model holds items of one type, so that the calls completing with it keep working whichever version is active."),
+			 errhint("Train under another name, or first rename the versions of \"%s\" (mtdpp_rename) or drop them (mtdpp_drop), in the same transaction for no gap.",
+					 mtdpp_shown(name))));
+}
+
+/*
+ * The check above for a training of NAME from items of type TYPE, made
+ * before the lines are read: the store makes it again under the name's lock.
+ */
+void
+mtdpp_check_item_type(const char *name, Oid type)
+{
+	spi_connect();
+	check_item_type(name, type);
+	SPI_finish();
+}
+
 static Datum
 float8_array(const double *v, int n)
 {
@@ -265,6 +322,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	spi_connect();
 
 	lock_model_name(name);
+	check_item_type(name, keys != NULL ? keys->type : InvalidOid);
 	if (activate &&
 		SPI_execute_with_args("UPDATE mtdpp.models SET active = false "
 							  "WHERE name OPERATOR(pg_catalog.=) $1 AND active",
@@ -422,7 +480,7 @@ model_arg(FunctionCallInfo fcinfo, int arg, int alias)
 					 errhint("Name the model once, with model => '...'.")));
 		ereport(NOTICE,
 				(errmsg("argument name of %s is deprecated: it is now model", fn),
-				 errhint("Write %s(model => '...'); name => will be refused from mtdpp 0.6.0.", fn)));
+				 errhint("Write %s(model => '...'); name => will be refused from mtdpp 0.7.0.", fn)));
 		mtdpp_check_name("model name", PG_GETARG_TEXT_PP(alias));
 		return PG_GETARG_TEXT_PP(alias);
 	}

@@ -26,6 +26,7 @@ typedef struct MtdppTrainedKeys
 extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
 							  const char *source, const MtdppTrainedKeys *keys);
 extern void mtdpp_store_metrics(int model_id, const char *json);
+extern void mtdpp_check_item_type(const char *name, Oid type);
 
 /* model_read.c */
 extern int	mtdpp_model_tables_connect(void);

@@ -217,26 +217,6 @@ combining_area(FunctionCallInfo fcinfo, int plan_node_id)
 	return search.area;
 }
 
-/*
- * How many processes gather lines side by side with this one and share
- * maintenance_work_mem with it, as the participants of a parallel CREATE
- * INDEX do: under a Gather (a parallel worker, or the leader running its
- * share of the plan), the workers a Gather may have and the leader if it
- * takes part; else 1.  A worker cannot see how many workers its Gather
- * launched, only the most it may have (max_parallel_workers_per_gather,
- * which the planner never exceeds and which workers inherit from the
- * leader): so each takes the share of the most participants there can be.
- */
-static int
-gather_participants(FunctionCallInfo fcinfo)
-{
-	int			plan_node_id;
-
-	if (!IsParallelWorker() && partial_area(fcinfo, &plan_node_id) == NULL)
-		return 1;
-	return Max(1, max_parallel_workers_per_gather + (parallel_leader_participation ? 1 : 0));
-}
-
 Datum
 mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 {
@@ -248,7 +228,6 @@ mtdpp_fit_transfn(PG_FUNCTION_ARGS)
 	if (st == NULL)
 	{
 		st = state_new(aggregate_context(fcinfo, "mtdpp_fit_transfn"));
-		st->lines.participants = gather_participants(fcinfo);
 		(void) mtdpp_progress_begin(NULL);	/* reported, unless mtdpp_train reports it */
 	}
 	state_check_live(st);
@@ -478,7 +457,8 @@ mtdpp_fit_serialfn(PG_FUNCTION_ARGS)
  * the numeric core's reproducible mode (linalg_fixed.c): the same data and
  * seed give the same model under every BLAS and kernel set.  One rule for
  * every kind that learns from items bought together: without a basket of
- * two items there is nothing to learn, and it is refused alike.
+ * two items there is nothing to learn, nor where every basket holds every
+ * item, and both are refused alike, before any fit.
  */
 static MtdppModel *
 fit_kind(MtdppBaskets *data, const MtdppParams *given)
@@ -497,6 +477,15 @@ fit_kind(MtdppBaskets *data, const MtdppParams *given)
 				 errdetail("%d baskets were read, over %d distinct items.",
 						   data->n_baskets, data->n_items),
 				 errhint("A basket-completion model learns from baskets of at least two items: check order_col and item_col, or train kind => 'popularity', which counts items alone.")));
+	/* a basket that holds the whole catalog has nothing left to complete it */
+	if (pairs && !mtdpp_kind(p.kind)->single_items &&
+		data->n_lines == (int64) data->n_baskets * data->n_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("every one of the %d baskets of the training data holds all %d items",
+						data->n_baskets, data->n_items),
+				 errdetail("No basket leaves an item out, so there is nothing to learn about completing one."),
+				 errhint("Check order_col and item_col (one line per item of an order), or train on orders that differ.")));
 	/*
 	 * Positions that order no basket: a kind that learns from the order
 	 * items were added refuses them (its fit), and so does target 'last', whose last item added would be the highest id;
@@ -625,7 +614,9 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	MemoryContext caller,
 				fit;
 	bytea	   *value;
+	instr_time	start;
 
+	INSTR_TIME_SET_CURRENT(start);
 	aggregate_context(fcinfo, "mtdpp_fit_finalfn");
 	if (st != NULL)
 		state_check_live(st);
@@ -659,10 +650,18 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 		data = lines_to_baskets(&st->lines);
 	else
 	{
-		/* lines of this process too (mixed plans): one more run */
+		bool		positions = false;
+
+		/* lines of this process too (mixed plans): one more run, counted there */
 		state_lines_to_run(CurrentMemoryContext, st);
+		lines = 0;
 		for (int k = 0; k < st->n_runs; k++)
+		{
 			lines += st->runs[k].n;
+			positions |= st->runs[k].positions;
+		}
+		/* what a serial read of these lines would have held */
+		lines_check_budget(lines, positions ? sizeof(OrderLine) : sizeof(uint64));
 		runs = st->n_runs;
 		data = runs_to_baskets(st->runs, st->n_runs, &threads);
 		for (int k = 0; k < st->n_runs; k++)
@@ -690,6 +689,12 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 						   mtdpp_kind(p.kind)->factors ? mtdpp_capacity_max_rank(&p) : 0,
 						   p.epochs, strlen(mtdpp_params_to_json(&p)));
 	m = fit_kind(data, &p);
+	/*
+	 * The seconds of every kind alike, timed here rather than by each fit:
+	 * the lines sorted into baskets, then the fit (a kind that times only
+	 * part of its work, or none, reports the whole).
+	 */
+	m->seconds = mtdpp_seconds_since(start);
 	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
 	mtdpp_model_validate(m, MTDPP_FROM_TRAINING);
 	MemoryContextSwitchTo(caller);

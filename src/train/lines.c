@@ -25,36 +25,40 @@
 StaticAssertDecl(sizeof(OrderLine) == 16, "an order line takes 16 bytes");
 
 /*
- * Room for NEED lines of SIZE bytes, checked against this process's share
- * of maintenance_work_mem (see gather_participants in aggregate.c).
- * Past 64k lines, straight to just over 32 MB: the C library maps arrays that
- * large on their own, so growing them remaps pages, while smaller ones are
- * copied and leave their old copies resident in its heap.  (Pages of the
- * array that are never written cost nothing.)
+ * Refuses NEED order lines of SIZE bytes beyond maintenance_work_mem: what
+ * a serial read holds, and what the runs of a parallel one add up to when
+ * they are merged (the finalfn), so that both accept and refuse the same
+ * lines, however the scan divided them.
  */
-static void
-lines_reserve(MemoryContext ctx, LineArray *la, int64 need, Size size)
+void
+lines_check_budget(int64 need, Size size)
 {
-	int			participants = Max(la->participants, 1);
-	Size		limit = (Size) maintenance_work_mem * 1024 / participants;
-	int64		cap;
-
-	if (need <= la->cap && size == line_size(la))
-		return;
-	if ((Size) need * size > limit && participants > 1)
-		ereport(ERROR,
-				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("gathering " INT64_FORMAT " order lines in one of %d parallel participants needs %zu kB, more than its share of maintenance_work_mem (%zu of %d kB)",
-						need, participants, ((Size) need * size + 1023) / 1024, limit / 1024,
-						maintenance_work_mem),
-				 errdetail("The participants of a parallel read share maintenance_work_mem, as those of a parallel CREATE INDEX do."),
-				 errhint("Raise maintenance_work_mem for this session (8 bytes per order line, 16 when lines have positions or order ids beyond 32 bits), or train on fewer orders.")));
-	if ((Size) need * size > limit)
+	if ((Size) need * size > (Size) maintenance_work_mem * 1024)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("gathering " INT64_FORMAT " order lines needs %zu kB, more than maintenance_work_mem (%d kB)",
 						need, ((Size) need * size + 1023) / 1024, maintenance_work_mem),
 				 errhint("Raise maintenance_work_mem for this session (8 bytes per order line, 16 when lines have positions or order ids beyond 32 bits), or train on fewer orders.")));
+}
+
+/*
+ * Room for NEED lines of SIZE bytes within maintenance_work_mem: a parallel
+ * participant holds at most what the whole read may, and the total is
+ * checked once the runs are merged.  Past 64k lines, straight to just over
+ * 32 MB: the C library maps arrays that large on their own, so growing them
+ * remaps pages, while smaller ones are copied and leave their old copies
+ * resident in its heap.  (Pages of the array that are never written cost
+ * nothing.)
+ */
+static void
+lines_reserve(MemoryContext ctx, LineArray *la, int64 need, Size size)
+{
+	Size		limit = (Size) maintenance_work_mem * 1024;
+	int64		cap;
+
+	if (need <= la->cap && size == line_size(la))
+		return;
+	lines_check_budget(need, size);
 	cap = Max(need, Max(size == line_size(la) ? la->cap * 2 : la->cap, 1024));
 	if (cap > 65536)
 		cap = Max(cap, (int64) (32 * 1024 * 1024) / (int64) size + 1024);

@@ -30,7 +30,6 @@ typedef struct LineArray
 	bool		sorted;			/* in (order, item, position) order */
 	bool		shuffled;		/* some order id came after a greater one */
 	int64		last_order;		/* the last line's order id */
-	int			participants;	/* processes sharing maintenance_work_mem, 0: 1 */
 	void	   *data;
 } LineArray;
 
@@ -80,6 +79,7 @@ lines_add(MemoryContext ctx, LineArray *la, int64 order_id, int32 item_id, int32
 }
 
 extern void lines_append(MemoryContext ctx, LineArray *dst, const LineArray *src);
+extern void lines_check_budget(int64 need, Size size);
 extern Size lines_run_bound(const LineArray *la);
 extern bool lines_to_run(LineArray *la, Run *run, uint8 *dest);
 extern MtdppBaskets *lines_to_baskets(LineArray *la);

@@ -76,6 +76,29 @@ column_expression(Oid relid, const char *col, const char *what, bool order_id, b
 }
 
 /*
+ * Text keys are numbered, and looked up at completion, by their bytes: under
+ * a nondeterministic collation the spellings it takes as equal would be one
+ * item in training and different items at completion, so it is refused.
+ */
+static void
+check_deterministic(Oid relid, AttrNumber att, const char *col)
+{
+	Oid			type,
+				coll;
+	int32		typmod;
+
+	get_atttypetypmodcoll(relid, att, &type, &typmod, &coll);
+	if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
+		ereport(ERROR,
+				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
+				 errmsg("item column \"%s\" has the nondeterministic collation %s",
+						mtdpp_shown(col), get_collation_name(coll)),
+				 errdetail("Items are told apart by their keys' bytes: spellings the collation takes as equal would be one item in training and different items when completing."),
+				 errhint("Train from a view giving the column a deterministic collation, such as %s COLLATE \"C\", or one spelling per item, such as lower(%s).",
+						 quote_identifier(col), quote_identifier(col))));
+}
+
+/*
  * The type of keys item column COL of RELID holds: bigint, text or uuid
  * (domains read as their base); InvalidOid for an integer column.
  */
@@ -88,6 +111,8 @@ item_key_type(Oid relid, const char *col)
 	if (att == InvalidAttrNumber)
 		return InvalidOid;		/* column_expression says so */
 	type = getBaseType(get_atttype(relid, att));
+	if (type == TEXTOID || type == VARCHAROID)
+		check_deterministic(relid, att, col);
 	if (type == INT8OID || type == TEXTOID || type == UUIDOID)
 		return type;
 	if (type == VARCHAROID)
@@ -273,9 +298,12 @@ run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson, MtdppTrainedKeys *keys)
 					 OidIsValid(keys->type) ? "n.item" :
 					 column_expression(relid, item_col, "item_col", false, &wide_item),
 					 pos_expr, mtdpp_qualified_relation(relid));
-	/* keys: each line's item is its key's number (number_keys) */
+	/*
+	 * keys: each line's item is its key's number (number_keys); a NULL key
+	 * stays a NULL item, which mtdpp_fit counts in its NOTICE
+	 */
 	if (OidIsValid(keys->type))
-		appendStringInfo(&query, " JOIN (SELECT k::pg_catalog.%s AS key, i::pg_catalog.int4 AS item "
+		appendStringInfo(&query, " LEFT JOIN (SELECT k::pg_catalog.%s AS key, i::pg_catalog.int4 AS item "
 						 "FROM pg_catalog.unnest($2::pg_catalog.text[]) WITH ORDINALITY AS u(k, i)) AS n "
 						 "ON l.%s OPERATOR(pg_catalog.=) n.key",
 						 keys->type == INT8OID ? "int8" : keys->type == UUIDOID ? "uuid" : "text",
@@ -368,6 +396,9 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	(void) mtdpp_text_arg(fcinfo, 2, "order_col");
 	(void) mtdpp_text_arg(fcinfo, 3, "item_col");
 	pjson = training_params(fcinfo, name, &p);
+	/* a name keeps its item type: refused before the lines are read */
+	mtdpp_check_item_type(text_to_cstring(name),
+						  item_key_type(relid, text_to_cstring(PG_GETARG_TEXT_PP(3))));
 	/* seen in mtdpp_progress until stored; an error or a cancel clears it */
 	reports = mtdpp_progress_begin(text_to_cstring(name));
 	mtdpp_progress_kind(mtdpp_kind_name(p.kind));

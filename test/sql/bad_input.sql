@@ -139,7 +139,7 @@ RESET maintenance_work_mem;
 -- (items 1 and 2 always bought together), no neighbours kept
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"lambda": -1}');
 \echo :LAST_ERROR_SQLSTATE
-SELECT length(mtdpp_fit(o, i, NULL::int, '{"kind": "ease", "lambda": 0}')) FROM (VALUES (1, 1), (1, 2)) v(o, i);
+SELECT length(mtdpp_fit(o, i, NULL::int, '{"kind": "ease", "lambda": 0}')) FROM (VALUES (1, 1), (1, 2), (2, 3)) v(o, i);
 \echo :LAST_ERROR_SQLSTATE
 SELECT * FROM mtdpp_train('x', 'train_lines', kind => 'ease', params => '{"max_neighbors": 0}');
 \echo :LAST_ERROR_SQLSTATE
@@ -278,3 +278,41 @@ SELECT * FROM mtdpp_evaluate('planted', 'test_baskets', basket_col => repeat('b'
 \echo :LAST_ERROR_SQLSTATE
 -- nothing half-written was left behind
 SELECT count(*) AS models_named_x FROM mtdpp.models WHERE name = 'x';
+-- every basket holds every item: nothing to complete, refused before any fit
+CREATE TABLE whole_catalog_lines AS
+SELECT o AS order_id, i AS item_id FROM generate_series(1, 300) o, generate_series(1, 3) i;
+SELECT * FROM mtdpp_train('x', 'whole_catalog_lines');
+SELECT * FROM mtdpp_train('x', 'whole_catalog_lines', kind => 'fm');
+SELECT kind, items, baskets FROM mtdpp_train('x_whole', 'whole_catalog_lines', kind => 'popularity');
+SELECT mtdpp_drop('x_whole');
+DROP TABLE whole_catalog_lines;
+-- the kind decides every other key: null is no default there
+SELECT length(mtdpp_fit(o, i, NULL::int, '{"kind": null}')) FROM (VALUES (1, 1), (1, 2), (2, 3)) v(o, i);
+-- text keys under a nondeterministic collation would be one item in
+-- training and two when completing: refused (such collations need ICU,
+-- which a server may be built without)
+DO $$
+BEGIN
+    IF NOT EXISTS (SELECT FROM pg_collation WHERE collprovider = 'i') THEN
+        RAISE NOTICE 'a nondeterministic item column: refused, or no such collation on this server';
+        RETURN;
+    END IF;
+    CREATE COLLATION case_blind (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+    CREATE TABLE blind_lines (order_id int, sku text COLLATE case_blind);
+    INSERT INTO blind_lines VALUES (1, 'a'), (1, 'B'), (2, 'A'), (2, 'c');
+    BEGIN
+        PERFORM mtdpp_train('x', 'blind_lines', item_col => 'sku');
+        RAISE NOTICE 'a nondeterministic item column: trained';
+    EXCEPTION WHEN feature_not_supported THEN
+        RAISE NOTICE 'a nondeterministic item column: refused, or no such collation on this server';
+    END;
+    DROP TABLE blind_lines;
+    DROP COLLATION case_blind;
+END
+$$;
+-- NULL keys of any type are counted, as NULL integer items are
+CREATE TABLE null_key_lines (order_id int, sku text);
+INSERT INTO null_key_lines VALUES (1, 'a'), (1, 'b'), (2, 'a'), (2, 'c'), (3, NULL), (3, 'd');
+SELECT kind, items, baskets FROM mtdpp_train('x_null_keys', 'null_key_lines', item_col => 'sku', kind => 'itemknn');
+SELECT mtdpp_drop('x_null_keys');
+DROP TABLE null_key_lines;

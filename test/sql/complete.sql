@@ -41,9 +41,16 @@ SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[21, 22
 -- unknown items are ignored, duplicates count once
 SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[21, 22], 5)) =
        (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[21, 9999, 22, 21, -5], 5)) AS ignored;
+-- and said: once per statement, for the first basket holding some, however
+-- many baskets do; not for a basket the model knows whole, nor for unknown
+-- items of the candidate lists, which change no score
+SELECT count(*) AS n
+FROM (VALUES (ARRAY[21, 22]), (ARRAY[21, 9999]), (ARRAY[31, 8888, 7777, 8888])) b(basket), mtdpp_complete(b.basket, 2) c;
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[21, 22], 2, allowed => ARRAY[23, 24, 9999], excluded => ARRAY[8888]);
+SELECT count(*) AS n FROM mtdpp_complete_set(ARRAY[21, 9999], 2, diversity => 0);
 -- an empty basket, or one of unknown items only, is completed by popularity
 SELECT count(*) AS n FROM mtdpp_complete('{}', 4);
-SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete('{}', 4)) =
+SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete('{}'::int[], 4)) =
        (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[1000, 1001], 4)) AS same_fallback;
 -- k beyond the catalog returns every other item
 SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 1000);

@@ -28,3 +28,33 @@ END $$;
 CREATE VIEW churning_baskets AS SELECT churn(basket) AS basket, held_out FROM test_baskets;
 SELECT c.baskets = d.baskets AND abs(c.mpr - d.mpr) < 1e-9 AND c.precision_at_5 = d.precision_at_5 AS same
 FROM mtdpp_evaluate('planted', 'churning_baskets') c, mtdpp_evaluate('planted', 'test_baskets') d;
+-- test baskets of another type than the model's items: an error naming both,
+-- raised before any basket is scored, the recorded metrics left alone
+CREATE VIEW sku_lines AS SELECT order_id, 'sku-' || item_id AS item_id FROM train_lines;
+CREATE VIEW sku_tests AS
+SELECT ARRAY(SELECT 'sku-' || i FROM unnest(basket) i) AS basket, 'sku-' || held_out AS held_out FROM test_baskets;
+SELECT name, items FROM mtdpp_train('by_text', 'sku_lines', kind => 'itemknn');
+SELECT baskets, mpr > 85 AS beats_85 FROM mtdpp_evaluate('by_text', 'sku_tests');
+SELECT metrics FROM mtdpp.models WHERE name = 'by_text' \gset
+SELECT * FROM mtdpp_evaluate('by_text', 'test_baskets');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_evaluate_at('by_text', 'test_baskets');
+SELECT * FROM mtdpp_evaluate('planted', 'sku_tests');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_evaluate_at('planted', 'sku_tests', '{5}');
+CREATE VIEW text_held_out AS SELECT basket, held_out::text AS held_out FROM test_baskets;
+SELECT * FROM mtdpp_evaluate('planted', 'text_held_out');
+CREATE VIEW text_basket AS SELECT basket::text AS basket, held_out FROM test_baskets;
+SELECT * FROM mtdpp_evaluate('planted', 'text_basket');
+CREATE VIEW held_out_arrays AS SELECT basket, ARRAY[held_out] AS held_out FROM test_baskets;
+SELECT * FROM mtdpp_evaluate('planted', 'held_out_arrays');
+-- an empty evaluation is an error too, and stores nothing
+CREATE VIEW no_sku_tests AS SELECT * FROM sku_tests WHERE false;
+SELECT * FROM mtdpp_evaluate('by_text', 'no_sku_tests');
+SELECT metrics = :'metrics'::jsonb AS metrics_kept FROM mtdpp.models WHERE name = 'by_text';
+-- any integer type reads as an integer model's items
+CREATE VIEW bigint_tests AS SELECT basket::bigint[] AS basket, held_out::bigint AS held_out FROM test_baskets;
+SELECT (SELECT array_agg(ndcg ORDER BY k) FROM mtdpp_evaluate_at('planted', 'bigint_tests')) =
+       (SELECT array_agg(ndcg ORDER BY k) FROM mtdpp_evaluate_at('planted', 'test_baskets')) AS same;
+SELECT mtdpp_drop('by_text');
+DROP VIEW sku_tests, sku_lines, text_held_out, text_basket, held_out_arrays, no_sku_tests, bigint_tests;

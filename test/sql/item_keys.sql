@@ -45,6 +45,12 @@ SELECT count(*) FROM mtdpp_complete(ARRAY['nope', 'none'], 3, 'by_sku');
 -- a domain over varchar: trained and answered in the domain
 SELECT name, items FROM mtdpp_train('by_domain', 'keyed_lines', item_col => 'sku_domain', kind => 'popularity');
 SELECT pg_typeof(item_id) FROM mtdpp_complete(ARRAY['sku-001'::sku_code], 1, 'by_domain');
+-- answers in a domain pass its constraints: a model of other keys cannot
+-- answer into it what it forbids
+CREATE DOMAIN sku_but_004 AS text CHECK (VALUE <> 'sku-004');
+SELECT * FROM mtdpp_complete(ARRAY['sku-001'::sku_but_004], 3, 'by_sku');
+SELECT count(*) FROM mtdpp_complete(ARRAY['sku-001'::sku_but_004], 3, 'by_sku', excluded => ARRAY['sku-004']);
+DROP DOMAIN sku_but_004;
 -- bigint beyond integer, in bigint and in integer baskets
 SELECT name, items FROM mtdpp_train('by_big', 'keyed_lines', item_col => 'big', kind => 'itemknn');
 SELECT name, items FROM mtdpp_train('by_rank_id', 'train_lines', kind => 'itemknn');
@@ -65,20 +71,59 @@ SELECT * FROM mtdpp_complete(ARRAY[1, 2], 3, 'by_sku');
 SELECT * FROM mtdpp_complete(ARRAY[md5('1')::uuid], 3, 'by_sku');
 SELECT * FROM mtdpp_complete(ARRAY['sku-001'], 3, 'by_rank');
 SELECT * FROM mtdpp_complete(ARRAY['sku-001'], 3, 'by_sku', allowed => ARRAY[1]);
-SELECT * FROM mtdpp_complete('{sku-001}', 3, 'by_sku');
 SELECT * FROM mtdpp_similar('nope', 3, 'by_sku');
 -- untyped literals keep reading as the model's items
 SELECT count(*) FROM mtdpp_complete('{}', 3, 'by_rank');
 SELECT count(*) FROM mtdpp_complete('{1,2}', 3, 'by_rank', allowed => '{3,4,5}');
 SELECT item_id FROM mtdpp_similar('1', 1, 'by_rank');
--- integers in any integer type, numeric too (drivers send lists of integers as numeric[])
+-- integers in any integer type, numeric too (whole numbers)
 SELECT (SELECT array_agg(item_id ORDER BY rank) FROM mtdpp_complete(ARRAY[1, 2]::numeric[], 5, 'by_rank')) =
        (SELECT array_agg(item_id ORDER BY rank)::numeric[] FROM mtdpp_complete(ARRAY[1, 2], 5, 'by_rank')) AS same_answers;
 SELECT pg_typeof(item_id) FROM mtdpp_complete(ARRAY[1, 2]::bigint[], 1, 'by_rank');
 SELECT * FROM mtdpp_complete(ARRAY[1.5], 1, 'by_rank');
 SELECT * FROM mtdpp_complete(ARRAY[1::smallint], 1, 'by_rank');
+-- what drivers send (doc/reference.md, Drivers).  An untyped basket
+-- (node-postgres's parameters, psycopg 3's list of str, an untyped PREPARE
+-- parameter) answers items as text, whatever the model's keys
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete('{sku-001}', 2, 'by_sku') ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete('{1,2}', 2, 'by_rank') ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete('{3000000000,6000000000}', 2, 'by_big') ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete_set('{1,2}', 2, 'by_rank', diversity => 0) ORDER BY rank;
+SELECT pg_typeof(item_id), item_id, score IS NOT NULL AS scored FROM mtdpp_score('{sku-001}', '{sku-004,nope}', 'by_sku');
+SELECT DISTINCT pg_typeof(item_id), pg_typeof(basket_item) FROM mtdpp_explain('{1,2}', '{4}', 'by_rank');
+SELECT pg_typeof(item_id), item_id FROM mtdpp_similar('3000000000', 1, 'by_big');
+PREPARE untyped AS SELECT item_id FROM mtdpp_complete($1, 2, $2) ORDER BY rank;
+EXECUTE untyped('{sku-001}', 'by_sku');
+EXECUTE untyped('{3000000000,6000000000}', 'by_big');
+EXECUTE untyped(ARRAY[1, 2], 'by_rank');
+DEALLOCATE untyped;
+-- psycopg 3's lists of small ints, smallint[]: answered as bigint; with an
+-- integer[] list among the arguments, the integer[] form answers
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::smallint[], 2, 'by_rank') ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::smallint[], 2, 'by_rank', allowed => ARRAY[3, 4, 5]) ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_similar(1::smallint, 1, 'by_rank');
+SELECT pg_typeof(item_id) FROM mtdpp_score(ARRAY[1]::smallint[], ARRAY[2]::smallint[], 'by_rank');
+SELECT * FROM mtdpp_complete(ARRAY[1]::smallint[], 1, 'by_sku');
 -- warm_start renumbers nothing: refused for keys
 SELECT * FROM mtdpp_train('by_sku', 'keyed_lines', item_col => 'sku', warm_start => true, kind => 'multitask', epochs => 1);
+-- a name keeps its item type: a new version of other items is refused,
+-- activated or not, trained or saved, before the lines are read
+SELECT * FROM mtdpp_train('by_sku', 'train_lines', kind => 'itemknn');
+\echo :LAST_ERROR_SQLSTATE
+SELECT * FROM mtdpp_train('by_sku', 'train_lines', kind => 'itemknn', activate => false);
+SELECT mtdpp_save('by_sku', (SELECT mtdpp_fit(order_id, item_id) FROM train_lines));
+SELECT * FROM mtdpp_train('by_rank', 'keyed_lines', item_col => 'id', kind => 'popularity');
+SELECT name, count(*) AS versions, min(item_type) AS item_type FROM mtdpp_models
+WHERE name IN ('by_sku', 'by_rank') GROUP BY name ORDER BY name;
+-- integer and bigint are one type to the calls, which pass either to both
+SELECT name, version FROM mtdpp_train('by_rank_id', 'keyed_lines', item_col => 'big', kind => 'popularity');
+-- the old versions renamed (or dropped) first, the name takes the new type
+BEGIN;
+SELECT mtdpp_rename('by_sku', 'old_by_sku');
+SELECT name, version, kind FROM mtdpp_train('by_sku', 'train_lines', kind => 'popularity');
+COMMIT;
+SELECT name, version, item_type FROM mtdpp_models WHERE name IN ('by_sku', 'old_by_sku') ORDER BY name;
+SELECT mtdpp_drop('old_by_sku');
 SELECT count(mtdpp_drop(name)) FROM (SELECT DISTINCT name FROM mtdpp_models WHERE name LIKE 'by\_%') m;
 DROP TABLE keyed_lines, keyed_tests;
 DROP VIEW key_map;

@@ -119,3 +119,13 @@ SELECT version, (c->>'epochs')::int < (c->>'max_epochs')::int AS stopped,
 FROM mtdpp.models, jsonb_array_elements(hyperparams->'capacity'->'candidates') c
 WHERE name = 'raced' AND c->>'rank' = '128' ORDER BY version;
 SELECT mtdpp_drop('raced');
+-- every kind of the registry reports the seconds its training took and its
+-- examples: those it sampled, or the lines it counted (a basket's item once)
+SELECT t.kind, t.examples > 0 AS examples, t.seconds > 0 AS timed,
+       t.examples = (SELECT count(DISTINCT (order_id, item_id)) FROM train_lines) AS lines_counted
+FROM (SELECT (regexp_matches(pg_get_constraintdef(oid), '''(\w+)''', 'g'))[1] AS kind
+      FROM pg_constraint WHERE conname = 'models_kind_check') k,
+     mtdpp_train('every_kind', 'train_lines', position_col => 'pos', kind => k.kind, epochs => 1, activate => false) t
+ORDER BY t.kind;
+SELECT bool_and(n_examples > 0 AND train_seconds > 0) AS stored FROM mtdpp.models WHERE name = 'every_kind';
+SELECT mtdpp_drop('every_kind');

@@ -1,6 +1,6 @@
 # A server as PostgreSQL sets it up: maintenance_work_mem 64MB, work_mem
 # 4MB.  The README's first training (instacart_sample) and the default kind
-# on uk_retail train there, choosing what fits and saying what they gave up
+# on uk_retail (its training baskets, and its whole order history) train there, choosing what fits and saying what they gave up
 # in a NOTICE; what cannot fit is refused within a second, with the figure
 # to set.  The datasets are read from MTDPP_DATA (scripts/test passes the
 # shared/data beside the repository).
@@ -61,6 +61,14 @@ is(q1(q{SELECT count(*) FROM mtdpp_complete(ARRAY[24852, 13176], 10, 'shop')}), 
 ($secs, $err, $ok) = train(q{SELECT * FROM mtdpp_train('uk', 'uk_retail.train_lines')});
 ok($ok, 'the default kind trains on uk_retail under the default settings') or diag($err);
 like($err, qr/rank 32 is trained/, 'saying what it gave up');
+
+# The whole order history, wholesale orders of up to 1,110 lines included:
+# the cosine lists of the evidence ride the pass of EASE's neighbourhoods,
+# and are cut to what fits beside them rather than fail after the DPP's fit.
+($secs, $err, $ok) = train(q{SELECT * FROM mtdpp_train('uk_whole', 'uk_retail.orders')});
+ok($ok, "the default kind trains on uk_retail's whole history under the default settings") or diag($err);
+like($err, qr/NOTICE:  kept the \d+ strongest neighbours of each item/, 'keeping the neighbours that fit, as a NOTICE says');
+is(q1(q{SELECT count(*) FROM mtdpp_complete(ARRAY[1, 2], 10, 'uk_whole')}), '10', 'it completes a basket');
 
 # ease alone: exactly where that fits, else on neighbourhoods, and said so
 ($secs, $err, $ok) = train(q{SELECT * FROM mtdpp_train('uk_ease', 'uk_retail.train_lines', kind => 'ease')});

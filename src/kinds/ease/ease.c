@@ -154,20 +154,29 @@ ease_memory(const MtdppBaskets *d, int cap, bool neighborhood)
 	return s;
 }
 
+/* the weights an item keeps in mtdpp_ease_lists */
+static int
+lists_cap(const MtdppParams *p, const MtdppBaskets *data)
+{
+	return Min(p->max_neighbors > 0 ? p->max_neighbors : MTDPP_DEFAULT_NEIGHBORS,
+			   Max(data->n_items - 1, 0));
+}
+
 /*
  * Whether P fits D's weights on neighbourhoods: under ease_solver 'auto',
  * also where the exact fit would not fit in maintenance_work_mem and the
- * neighbourhoods' would, which a NOTICE says, with what the exact fit would
- * take.  Where neither fits, the one that needs less, to be refused with
- * its figure.
+ * neighbourhoods' would, and then *EXACT_NEED says what the exact fit
+ * would take (else 0).  Where neither fits, the one that needs less, to be
+ * refused with its figure.
  */
 static bool
-ease_neighborhood_within(const MtdppParams *p, const MtdppBaskets *d, int cap)
+ease_neighborhood_choice(const MtdppParams *p, const MtdppBaskets *d, int cap, Size *exact_need)
 {
 	Size		need,
 				nb_need,
 				limit = (Size) maintenance_work_mem * 1024;
 
+	*exact_need = 0;
 	if (ease_by_neighborhood(p, d) || mtdpp_ease_params(p)->solver != MTDPP_EASE_AUTO)
 		return ease_by_neighborhood(p, d);
 	need = ease_memory(d, cap, false);
@@ -176,11 +185,23 @@ ease_neighborhood_within(const MtdppParams *p, const MtdppBaskets *d, int cap)
 	nb_need = ease_memory(d, cap, true);
 	if (nb_need > limit)
 		return nb_need < need;
-	ereport(NOTICE,
-			(errmsg("EASE's weights of %d items are fitted on neighbourhoods: the exact fit needs %zu kB, more than maintenance_work_mem (%d kB)",
-					d->n_items, (need + 1023) / 1024, maintenance_work_mem),
-			 errhint("SET maintenance_work_mem = '%zuMB' fits them exactly.", (need >> 20) + 1)));
+	*exact_need = need;
 	return true;
+}
+
+/* ease_neighborhood_choice, with a NOTICE where memory made the choice */
+static bool
+ease_neighborhood_within(const MtdppParams *p, const MtdppBaskets *d, int cap)
+{
+	Size		need;
+	bool		neighborhood = ease_neighborhood_choice(p, d, cap, &need);
+
+	if (need > 0)
+		ereport(NOTICE,
+				(errmsg("EASE's weights of %d items are fitted on neighbourhoods: the exact fit needs %zu kB, more than maintenance_work_mem (%d kB)",
+						d->n_items, (need + 1023) / 1024, maintenance_work_mem),
+				 errhint("SET maintenance_work_mem = '%zuMB' fits them exactly.", (need >> 20) + 1)));
+	return neighborhood;
 }
 
 static void
@@ -542,8 +563,7 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 				 MtdppListTap *tap)
 {
 	MtdppParams p = *given;
-	int			cap = Min(p.max_neighbors > 0 ? p.max_neighbors : MTDPP_DEFAULT_NEIGHBORS,
-						  Max(data->n_items - 1, 0));
+	int			cap = lists_cap(&p, data);
 	Size		limit = (Size) maintenance_work_mem * 1024;
 	Size		lists = mul_size(mul_size(data->n_items, cap), sizeof(int32) + sizeof(float4));
 	Size		need;
@@ -574,6 +594,21 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 	p.validation_baskets = 5000;
 	return ease_fit_lists(data, &p, lambda, mtdpp_ease_params(&p)->dropout / (1.0 - mtdpp_ease_params(&p)->dropout), m, cap,
 						  *neighborhood, slice, tap);
+}
+
+/*
+ * The bytes that mtdpp_ease_lists of DATA under P holds in the pass lists
+ * riding it share (the hybrid's cosine lists, sized to fit beside): its
+ * neighbourhoods' where it fits on them, else none, as the exact fit makes
+ * no such pass.  Says nothing: the fit's own NOTICE comes with the fit.
+ */
+Size
+mtdpp_ease_tap_memory(const MtdppParams *p, const MtdppBaskets *data)
+{
+	Size		need;
+
+	return ease_neighborhood_choice(p, data, lists_cap(p, data), &need) ?
+		mtdpp_ease_neighborhood_memory(data) : 0;
 }
 
 /* score(c) = sum over the context of its weights to c, plus the prior */

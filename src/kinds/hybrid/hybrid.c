@@ -223,7 +223,9 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	if (!mtdpp_param_given(p, "epochs") && p->epoch_baskets > 0 &&
 		data->n_baskets > p->epoch_baskets)
 		dp.epochs = Min(dp.epochs, HYBRID_SAMPLED_EPOCHS);
-	cap = mtdpp_neighbor_cap(data, p, MTDPP_HYBRID, mtdpp_capacity_max_rank(p));
+	/* the lists fit beside EASE's neighbourhoods, whose pass they may ride */
+	cap = mtdpp_neighbor_cap(data, p, MTDPP_HYBRID, mtdpp_capacity_max_rank(p),
+							 mtdpp_ease_tap_memory(p, data));
 	if (cap > 0)
 		dp.max_neighbors = cap;
 	m = mtdpp_fit_dpp_slice(data, &dp, &slice);

@@ -52,7 +52,7 @@ grow_lists(MtdppModel *m, int64 *capacity, int64 need, int64 total, Size scratch
 				 errmsg("item-kNN over " INT64_FORMAT " co-occurrences keeps more than " INT64_FORMAT " distinct pairs, more than half of maintenance_work_mem (%d kB) holds",
 						total, room, maintenance_work_mem),
 				 errdetail("The lists take 8 bytes per distinct pair of items bought together, and a trained model is held twice while it is stored."),
-				 errhint("Leave max_neighbors out to keep the strongest pairs that fit, or raise maintenance_work_mem for this session.")));
+				 errhint("Give max_neighbors, the longest list an item keeps, a smaller value, or raise maintenance_work_mem for this session.")));
 	m->nbr_index = repalloc_huge(m->nbr_index, sizeof(int32) * cap);
 	m->nbr_weight = repalloc_huge(m->nbr_weight, sizeof(float4) * cap);
 	*capacity = cap;
@@ -68,13 +68,16 @@ visit_length(int i, const int32 *seen, const int32 *count, int d, void *arg)
  * The longest neighbour list an item of DATA keeps in a model of KIND at
  * RANK trained with P, or 0 for no limit: max_neighbors when given; when it
  * is not, every co-occurring item, unless the lists would outgrow the value
- * a model is stored and served as (1 GB, MaxAllocSize), and then the
- * longest that fit.  The pairs counted with repeats bound the lists; only
- * when that bound does not fit are the lists counted exactly (a pass as
- * long as filling them).
+ * a model is stored and served as (1 GB, MaxAllocSize, or half of
+ * maintenance_work_mem), or what grow_lists allows them in the pass that
+ * fills them, where BESIDE bytes are held beside the counting's own (an
+ * EASE fit whose pass they ride), and then the longest that fit.  The pairs
+ * counted with repeats bound the lists; only when that bound does not fit
+ * are the lists counted exactly (a pass as long as filling them).
  */
 int
-mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kind, int rank)
+mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kind, int rank,
+				   Size beside)
 {
 	int			n = data->n_items;
 	int64		total = 0,
@@ -83,11 +86,16 @@ mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kin
 	int64	   *length;
 	int			lo,
 				hi;
-	Size		scratch;
+	Size		scratch,
+				held,
+				limit;
 
 	if (p->max_neighbors > 0)
 		return p->max_neighbors;
 	room = mtdpp_neighbor_room(kind, n, rank, p->epochs);
+	held = add_size(beside, mtdpp_visit_scratch_bound(data));
+	limit = (Size) maintenance_work_mem * 1024;
+	room = Min(room, limit > held ? (int64) ((limit - held) / (sizeof(int32) + sizeof(float4))) : 0);
 	length = mtdpp_pair_counts(data, &total);
 	total = 0;
 	for (int i = 0; i < n; i++)
@@ -276,7 +284,7 @@ static MtdppModel *
 itemknn_fit(MtdppBaskets *data, const MtdppParams *given)
 {
 	MtdppParams p = *given;
-	int			cap = mtdpp_neighbor_cap(data, &p, MTDPP_ITEMKNN, 0);
+	int			cap = mtdpp_neighbor_cap(data, &p, MTDPP_ITEMKNN, 0, 0);
 	MtdppModel *m;
 	int64		distinct;
 

@@ -13,7 +13,7 @@ struct MtdppListTap;
 typedef struct MtdppCosineLists MtdppCosineLists;
 
 extern int	mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p,
-							   MtdppKind kind, int rank);
+							   MtdppKind kind, int rank, Size beside);
 extern int64 mtdpp_cooccurrence_lists(const MtdppBaskets *data, MtdppModel *m, int cap);
 extern MtdppCosineLists *mtdpp_cosine_lists_start(const MtdppBaskets *data, MtdppModel *m, int cap,
 												  struct MtdppListTap *tap);

@@ -23,7 +23,11 @@
 #include "model/kinds.h"
 #include "model/model.h"
 
-/* A model of DATA's items and their popularity, no factors (rank 0). */
+/*
+ * A model of DATA's items and their popularity, no factors (rank 0).  Its
+ * examples are the lines it counts (a basket's item once), as for every
+ * kind that counts rather than samples.
+ */
 MtdppModel *
 mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p)
 {
@@ -32,6 +36,7 @@ mtdpp_counts_model(const MtdppBaskets *data, const MtdppParams *p)
 	memcpy(m->item_ids, data->item_ids, sizeof(int32) * data->n_items);
 	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
 	m->n_baskets = data->n_baskets;
+	m->n_examples = data->n_lines;
 	m->hyperparams = mtdpp_params_to_json(p);
 	return m;
 }

@@ -350,8 +350,12 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 	if (rp->min_support <= 0.0 && n < lengthof(s->supports) &&
 		(n == 0 || support_count(s->supports[n - 1], rest->n_baskets) > RULES_MIN_COUNT))
 		s->supports[n++] = (double) RULES_MIN_COUNT / Max(rest->n_baskets, RULES_MIN_COUNT);
-	/* of the lowest support, the longest antecedents that fit: coverage first */
-	for (s->n_supports = n;; s->n_supports--)
+	/*
+	 * Of the lowest support, the longest antecedents that fit: coverage
+	 * first.  Where not even the grid's highest support fits with single
+	 * items (dense baskets), a higher one, doubled up to every basket.
+	 */
+	for (s->n_supports = n;;)
 	{
 		double		floor = s->supports[s->n_supports - 1];
 		int			longest = s->n_antes;
@@ -363,7 +367,8 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 			INSTR_TIME_SET_CURRENT(start);
 			if (mtdpp_mine_rules(rest, support_count(floor, rest->n_baskets),
 								 s->antes[s->n_antes - 1],
-								 s->n_supports == 1 && s->n_antes == 1, &s->set))
+								 s->n_supports == 1 && s->n_antes == 1 &&
+								 (floor >= 1.0 || rp->min_support > 0.0), &s->set))
 				break;
 			cut = s->set;
 			cut_support = floor;
@@ -377,6 +382,10 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 		if (s->n_antes > 0)
 			break;
 		s->n_antes = longest;
+		if (s->n_supports > 1)
+			s->n_supports--;
+		else
+			s->supports[0] = Min(floor * 2.0, 1.0);
 	}
 	if (cut.over_what)
 		ereport(NOTICE,
@@ -390,10 +399,10 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 
 /*
  * The thresholds not given in P chosen on a validation slice of DATA, one
- * at a time over its grid, twice round; false without a slice (too few
- * baskets), P unchanged.
+ * at a time over its grid, twice round; without a slice (too few baskets),
+ * P unchanged.
  */
-static bool
+static void
 rules_choose(MtdppBaskets *data, MtdppParams *p)
 {
 	MtdppRulesParams *rp = mtdpp_rules_params(p);
@@ -408,7 +417,7 @@ rules_choose(MtdppBaskets *data, MtdppParams *p)
 	pg_prng_seed(&rng, (uint64) p->seed);
 	mtdpp_validation_carve(&v, data, p, &rng);
 	if (v.n == 0)
-		return false;
+		return;
 	rest = mtdpp_baskets_without(data, v.is_val);
 	s.v = &v;
 	s.verbose = p->verbose;
@@ -461,7 +470,6 @@ rules_choose(MtdppBaskets *data, MtdppParams *p)
 						rp->min_support, rp->min_confidence, rp->max_antecedent, v.n, data->n_baskets)));
 	pfree(s.set.rules);
 	pfree(rest->items);
-	return true;
 }
 
 static MtdppModel *
@@ -472,11 +480,10 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 	MtdppModel *m;
 	MtdppRuleSet set;
 	instr_time	start;
-	bool		chosen = false;
 
 	INSTR_TIME_SET_CURRENT(start);
 	if (rp->min_support < 0.0 || rp->min_confidence < 0.0 || rp->max_antecedent <= 0)
-		chosen = rules_choose(data, &p);
+		rules_choose(data, &p);
 	if (rp->min_support < 0.0)
 		rp->min_support = RULES_PAPER_SUPPORT;
 	if (rp->min_confidence < 0.0)
@@ -484,17 +491,20 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 	if (rp->max_antecedent <= 0)
 		rp->max_antecedent = MTDPP_MAX_ANTECEDENT;
 
-	/* thresholds chosen on fewer baskets may not fit for all: a higher support then */
+	/*
+	 * A support the caller did not give, chosen on fewer baskets or the
+	 * paper's, may not fit for all: the next higher one then, up to every
+	 * basket, so that dense baskets train on what fits rather than fail.
+	 */
 	while (!mtdpp_mine_rules(data, support_count(rp->min_support, data->n_baskets),
 							 rp->max_antecedent,
-							 !chosen || mtdpp_param_given(&p, "min_support") ||
-							 rp->min_support >= RULES_MAX_SUPPORT, &set))
+							 mtdpp_param_given(given, "min_support") || rp->min_support >= 1.0, &set))
 	{
 		ereport(NOTICE,
 				(errmsg("association rules of all %d training baskets at min_support %g stopped at %s, at %zu kB; mining at min_support %g",
 						data->n_baskets, rp->min_support, set.over_what, set.over_bytes / 1024,
-						Min(rp->min_support * 2.0, RULES_MAX_SUPPORT))));
-		rp->min_support = Min(rp->min_support * 2.0, RULES_MAX_SUPPORT);
+						Min(rp->min_support * 2.0, 1.0))));
+		rp->min_support = Min(rp->min_support * 2.0, 1.0);
 	}
 	pg_qsort(set.rules, set.n, sizeof(MtdppRule), cmp_rule);
 	m = mtdpp_counts_model(data, &p);

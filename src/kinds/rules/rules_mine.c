@@ -117,7 +117,7 @@ too_much(Miner *mn, const char *what, Size need)
 					mn->min_count, need / 1024, what, maintenance_work_mem),
 			 errdetail("Frequent pairs take 8 bytes each, candidate itemsets about %d, rules %zu.",
 					   ITEMSET_BYTES, sizeof(MtdppRule)),
-			 errhint("Raise min_support or lower max_antecedent, or raise maintenance_work_mem for this session; leave them out to have them chosen within maintenance_work_mem.")));
+			 errhint("Raise min_support or lower max_antecedent, or raise maintenance_work_mem for this session; without min_support, training raises it until the rules fit.")));
 }
 
 /* whether MORE bytes fit beside what is in use */
@@ -530,7 +530,7 @@ itemset_rules(Miner *mn, const int32 *v, int len, int32 count)
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 						 errmsg("association rules at a support of %d baskets take more than " INT64_FORMAT " list entries, more than the 1 GB value of a model holds",
 								mn->min_count, mn->room),
-						 errhint("Raise min_support or lower max_antecedent; leave them out to have them chosen.")));
+						 errhint("Raise min_support or lower max_antecedent; without min_support, training raises it until the rules fit.")));
 			mn->over = true;
 			mn->over_what = "the 1 GB value of a model";
 			return false;
