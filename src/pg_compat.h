@@ -4,9 +4,9 @@
  *		builds on, one definition per API, each named by the version that
  *		moved it.
  *
- * PostgreSQL 15 and 18 are built and tested (scripts/test); the guards for
- * 16 and 17 follow those versions' release notes and source changes, and
- * are built by reasoning only (doc/install.md).
+ * PostgreSQL 15, 17 and 18 are built and tested (scripts/test); the guards
+ * for 16 follow its release notes and source changes, and are built by
+ * reasoning only (doc/install.md).
  */
 #ifndef MTDPP_PG_COMPAT_H
 #define MTDPP_PG_COMPAT_H

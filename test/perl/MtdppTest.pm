@@ -13,6 +13,22 @@ our @EXPORT = qw(mtdpp_node load_planted);
 
 my $fixtures = File::Spec->catdir(dirname(__FILE__), '..', 'fixtures');
 
+# On PostgreSQL 17 the tests run with PostgreSQL 18's TAP modules (17's
+# package has none: scripts/test), whose init writes a setting new in 18,
+# autovacuum_worker_slots, for nodes that allow streaming; an older server
+# refuses to start with it.
+{
+	no warnings 'redefine';
+	my $init = \&PostgreSQL::Test::Cluster::init;
+	*PostgreSQL::Test::Cluster::init = sub {
+		my ($node) = @_;
+		$init->(@_);
+		$node->adjust_conf('postgresql.conf', 'autovacuum_worker_slots', undef)
+		  if $node->pg_version < 18;
+		return;
+	};
+}
+
 # A started node with the extension created in database postgres.  Extra
 # arguments are lines appended to postgresql.conf.  With MTDPP_TEST_PRELOAD
 # set, the node preloads mtdpp (its backends share one copy of each model)
