@@ -94,7 +94,12 @@ SELECT * FROM mtdpp_evaluate('dpp', 'test_baskets');
 sub check_upgrade
 {
 	my ($n, $db, $old, $what, @before) = @_;
-	# the default model before 0.5.0: the most recently activated
+	# the default model before 0.5.0: the most recently activated; from
+	# 0.5.0 on, the one mtdpp.model names, set for the database as a DBA
+	# does where several models are active
+	my ($major, $minor) = split /\./, $old;
+	$n->safe_psql($db, qq{ALTER DATABASE $db SET mtdpp.model = 'dpp'})
+	  if $major > 0 || $minor >= 5;
 	my $default = $n->safe_psql($db, q{SELECT name FROM mtdpp_models WHERE is_default});
 	my $default_answer = $n->safe_psql($db, $default_answers);
 	$n->safe_psql($db, 'ALTER EXTENSION mtdpp UPDATE');
