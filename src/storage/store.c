@@ -107,38 +107,6 @@ mtdpp_has_relation(const char *relname)
 	return OidIsValid(nsp) && OidIsValid(get_relname_relid(relname, nsp));
 }
 
-/* NAME is held by models of another role: said without a word about them */
-static void
-name_not_available(const char *name)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("model name \"%s\" is not available", mtdpp_shown(name)),
-			 errhint("Another role may use this name; choose another one.")));
-}
-
-/*
- * While the models are isolated by role (mtdpp_isolate), every version of a
- * name comes from one role: a role that sees another's models of NAME
- * because they are shared with it may not add, activate or rename into
- * that name, which would take it from their owner.
- */
-static void
-check_name_held_by_another(const char *name)
-{
-	if (!mtdpp_has_relation("isolation"))
-		return;
-	if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models m "
-							  "WHERE m.name OPERATOR(pg_catalog.=) $1 "
-							  "AND m.trained_by OPERATOR(pg_catalog.<>) CURRENT_USER "
-							  "AND EXISTS (SELECT FROM mtdpp.isolation)",
-							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
-							  NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read mtdpp.models");
-	if (SPI_processed > 0)
-		name_not_available(name);
-}
-
 /*
  * Runs QUERY, a write to mtdpp.models that gives rows name NAME, through SPI
  * (connected) and returns SPI's result code.  Under row-level security,
@@ -156,7 +124,7 @@ write_name(const char *name, const char *query, int nargs, Oid *types, Datum *va
 	ResourceOwner owner = CurrentResourceOwner;
 	int			ret = 0;
 
-	check_name_held_by_another(name);
+	(void) mtdpp_name_next_version(name);
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(caller);
 	PG_TRY();
@@ -179,7 +147,7 @@ write_name(const char *name, const char *query, int nargs, Oid *types, Datum *va
 		if (edata->sqlerrcode == ERRCODE_UNIQUE_VIOLATION && edata->constraint_name != NULL &&
 			(strcmp(edata->constraint_name, "models_name_version_key") == 0 ||
 			 strcmp(edata->constraint_name, "models_one_active_per_name") == 0))
-			name_not_available(name);
+			mtdpp_name_not_available(name);
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
@@ -227,17 +195,13 @@ static const char *const insert_model[2] = {
 	"INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
 	"  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
 	"  final_loss, best_epoch, train_seconds, source, activated_at) "
-	"SELECT $1, coalesce(pg_catalog.max(version), 0) OPERATOR(pg_catalog.+) 1, "
-	"  $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
-	"  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END "
-	"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 RETURNING model_id",
+	"VALUES ($1, $16, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
+	"  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END) RETURNING model_id",
 	"INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
 	"  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
 	"  final_loss, best_epoch, train_seconds, source, weights, activated_at) "
-	"SELECT $1, coalesce(pg_catalog.max(version), 0) OPERATOR(pg_catalog.+) 1, "
-	"  $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, "
-	"  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END "
-	"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 RETURNING model_id"
+	"VALUES ($1, $16, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, "
+	"  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END) RETURNING model_id"
 };
 
 /*
@@ -248,11 +212,11 @@ int
 mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *source,
 				  const MtdppTrainedKeys *keys)
 {
-	Oid			types[16] = {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
+	Oid			types[17] = {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
 		FLOAT8OID, JSONBOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, INT4OID, FLOAT8OID, TEXTOID,
-	FLOAT4ARRAYOID};
-	Datum		values[16];
-	char		nulls[17];
+	INT4OID, FLOAT4ARRAYOID};
+	Datum		values[17];
+	char		nulls[18];
 	int			model_id;
 	bool		isnull;
 	SPIPlanPtr	plan;
@@ -273,7 +237,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		elog(ERROR, "could not deactivate model \"%s\"", name);
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[16] = '\0';
+	nulls[17] = '\0';
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(mtdpp_kind_name(m->kind));
 	values[2] = BoolGetDatum(activate);
@@ -293,13 +257,15 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		nulls[11] = nulls[12] = 'n';	/* nothing was fitted by SGD */
 	if (source == NULL)
 		nulls[14] = 'n';
+	/* the next version, counting every role's (held by the caller's lock) */
+	values[15] = Int32GetDatum(mtdpp_name_next_version(name));
 	/* the weights every item shares, if the kind has them, else NULL */
 	if (mtdpp_kind(m->kind)->weights)
-		values[15] = float4_array(m->weights, m->n_weights);
+		values[16] = float4_array(m->weights, m->n_weights);
 	else
-		nulls[15] = 'n';
+		nulls[16] = 'n';
 	if (write_name(name, insert_model[mtdpp_kind(m->kind)->weights],
-				   mtdpp_kind(m->kind)->weights ? 16 : 15, types, values, nulls, 1) != SPI_OK_INSERT_RETURNING ||
+				   mtdpp_kind(m->kind)->weights ? 17 : 16, types, values, nulls, 1) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "could not insert model \"%s\"", name);
 	model_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
