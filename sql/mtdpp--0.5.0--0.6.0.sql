@@ -202,6 +202,8 @@ CREATE TRIGGER items_truncated AFTER TRUNCATE ON mtdpp.models
 -- ENABLE TRIGGER ALL undid the trigger's ENABLE ALWAYS) is isolated as the
 -- dumped one was.  The state, the rows of mtdpp.isolation and
 -- mtdpp.model_readers, stays as it is; policies of the DBA's own stay too.
+-- A share with a role now reaches its members, and only 'public' itself
+-- names every role.
 DROP TRIGGER isolation_applied ON mtdpp.isolation;
 DROP TRIGGER isolation_replicated ON mtdpp.isolation;
 DROP FUNCTION mtdpp.apply_isolation();
@@ -209,6 +211,18 @@ DROP POLICY IF EXISTS mtdpp_own ON mtdpp.models;
 DROP POLICY IF EXISTS mtdpp_shared ON mtdpp.models;
 DROP POLICY IF EXISTS mtdpp_own ON mtdpp.items;
 DROP POLICY IF EXISTS mtdpp_shared ON mtdpp.items;
+-- Whether the current role is READER or a member of it, as GRANT reaches
+-- the members of a role; false for a role that no longer exists.
+CREATE FUNCTION mtdpp.is_member(reader name) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT reader OPERATOR(pg_catalog.=) CURRENT_USER
+        OR EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) reader
+                   AND pg_catalog.pg_has_role(r.oid, 'MEMBER'))
+$$;
+
+ALTER POLICY readers_shown ON mtdpp.model_readers
+    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER OR reader IS NULL OR mtdpp.is_member(reader));
+
 -- Under isolation by role (a row in mtdpp.isolation), a role sees,
 -- completes with and changes the models it trained, and sees and completes
 -- with those shared with it; the policies on mtdpp.items follow those on
@@ -233,7 +247,7 @@ CREATE POLICY mtdpp_shared ON mtdpp.models FOR SELECT
            AND EXISTS (SELECT FROM mtdpp.model_readers r
                        WHERE r.name OPERATOR(pg_catalog.=) models.name
                          AND r.trained_by OPERATOR(pg_catalog.=) models.trained_by
-                         AND (r.reader IS NULL OR r.reader OPERATOR(pg_catalog.=) CURRENT_USER)));
+                         AND (r.reader IS NULL OR mtdpp.is_member(r.reader))));
 CREATE POLICY mtdpp_own ON mtdpp.items
     USING (CASE WHEN EXISTS (SELECT FROM mtdpp.isolation)
                 THEN EXISTS (SELECT FROM mtdpp.models m
@@ -255,3 +269,55 @@ CREATE FUNCTION mtdpp.models_name_check() RETURNS trigger
     AS 'MODULE_PATHNAME', 'mtdpp_models_name_check' LANGUAGE C;
 CREATE TRIGGER models_name_check BEFORE INSERT OR UPDATE ON mtdpp.models
     FOR EACH ROW EXECUTE FUNCTION mtdpp.models_name_check();
+
+CREATE OR REPLACE FUNCTION mtdpp_share(model text, reader text) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    role_name name := CASE WHEN reader OPERATOR(pg_catalog.=) 'public' THEN NULL ELSE reader END;
+    added integer;
+BEGIN
+    IF model IS NULL OR reader IS NULL THEN
+        RAISE EXCEPTION 'mtdpp_share: model and reader must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'reader => ''public'' shares with every role.';
+    END IF;
+    IF NOT EXISTS (SELECT FROM mtdpp.models m WHERE m.name OPERATOR(pg_catalog.=) model
+                   AND m.trained_by OPERATOR(pg_catalog.=) CURRENT_USER) THEN
+        RAISE EXCEPTION 'role "%" has no model "%" to share', CURRENT_USER, model
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'A role shares the models it trained: SELECT name FROM mtdpp_models lists the models it sees.';
+    END IF;
+    IF role_name IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
+                                             WHERE r.rolname OPERATOR(pg_catalog.=) role_name) THEN
+        RAISE EXCEPTION 'role "%" does not exist', reader
+            USING ERRCODE = 'undefined_object', HINT = 'reader => ''public'' shares with every role.';
+    END IF;
+    INSERT INTO mtdpp.model_readers (name, trained_by, reader) VALUES (model, CURRENT_USER, role_name)
+        ON CONFLICT DO NOTHING;
+    GET DIAGNOSTICS added = ROW_COUNT;
+    RETURN added OPERATOR(pg_catalog.>) 0;
+END
+$$;
+COMMENT ON FUNCTION mtdpp_share(text, text) IS
+    'lets READER (a role, or ''public'': every role) see and complete with the caller''s models MODEL while the models are isolated by role, present versions and later ones; returns false if it already could';
+
+CREATE OR REPLACE FUNCTION mtdpp_unshare(model text, reader text) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    removed integer;
+BEGIN
+    IF model IS NULL OR reader IS NULL THEN
+        RAISE EXCEPTION 'mtdpp_unshare: model and reader must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed', HINT = 'reader => ''public'' takes back a share with every role.';
+    END IF;
+    DELETE FROM mtdpp.model_readers r
+        WHERE r.name OPERATOR(pg_catalog.=) mtdpp_unshare.model
+          AND r.trained_by OPERATOR(pg_catalog.=) CURRENT_USER
+          AND r.reader IS NOT DISTINCT FROM
+              CASE WHEN mtdpp_unshare.reader OPERATOR(pg_catalog.=) 'public' THEN NULL
+                   ELSE mtdpp_unshare.reader END::name;
+    GET DIAGNOSTICS removed = ROW_COUNT;
+    RETURN removed OPERATOR(pg_catalog.>) 0;
+END
+$$;
+COMMENT ON FUNCTION mtdpp_unshare(text, text) IS
+    'takes back a share of mtdpp_share: READER no longer sees the caller''s models MODEL; returns false if there was none';

@@ -471,6 +471,15 @@ CREATE TABLE mtdpp.isolation (
 COMMENT ON TABLE mtdpp.isolation IS 'one row while the models are isolated by role (mtdpp_isolate), none otherwise';
 GRANT SELECT ON mtdpp.isolation TO PUBLIC;
 
+-- Whether the current role is READER or a member of it, as GRANT reaches
+-- the members of a role; false for a role that no longer exists.
+CREATE FUNCTION mtdpp.is_member(reader name) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT reader OPERATOR(pg_catalog.=) CURRENT_USER
+        OR EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) reader
+                   AND pg_catalog.pg_has_role(r.oid, 'MEMBER'))
+$$;
+
 -- The roles a role lets complete with its models of one name (NULL: every
 -- role).  A row applies to the models of that name that its role trained,
 -- and only while the models are isolated.
@@ -483,8 +492,7 @@ CREATE TABLE mtdpp.model_readers (
 COMMENT ON TABLE mtdpp.model_readers IS 'the roles (NULL: every role) that may complete with the models NAME trained by TRAINED_BY while the models are isolated (mtdpp_share)';
 ALTER TABLE mtdpp.model_readers ENABLE ROW LEVEL SECURITY;
 CREATE POLICY readers_shown ON mtdpp.model_readers FOR SELECT
-    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER OR reader OPERATOR(pg_catalog.=) CURRENT_USER
-           OR reader IS NULL);
+    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER OR reader IS NULL OR mtdpp.is_member(reader));
 CREATE POLICY readers_added ON mtdpp.model_readers FOR INSERT
     WITH CHECK (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
 CREATE POLICY readers_removed ON mtdpp.model_readers FOR DELETE
@@ -520,7 +528,7 @@ CREATE POLICY mtdpp_shared ON mtdpp.models FOR SELECT
            AND EXISTS (SELECT FROM mtdpp.model_readers r
                        WHERE r.name OPERATOR(pg_catalog.=) models.name
                          AND r.trained_by OPERATOR(pg_catalog.=) models.trained_by
-                         AND (r.reader IS NULL OR r.reader OPERATOR(pg_catalog.=) CURRENT_USER)));
+                         AND (r.reader IS NULL OR mtdpp.is_member(r.reader))));
 CREATE POLICY mtdpp_own ON mtdpp.items
     USING (CASE WHEN EXISTS (SELECT FROM mtdpp.isolation)
                 THEN EXISTS (SELECT FROM mtdpp.models m
@@ -573,7 +581,7 @@ COMMENT ON FUNCTION mtdpp_isolate(text) IS
 CREATE FUNCTION mtdpp_share(model text, reader text) RETURNS boolean
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    role_name name := CASE WHEN pg_catalog.lower(reader) OPERATOR(pg_catalog.=) 'public' THEN NULL ELSE reader END;
+    role_name name := CASE WHEN reader OPERATOR(pg_catalog.=) 'public' THEN NULL ELSE reader END;
     added integer;
 BEGIN
     IF model IS NULL OR reader IS NULL THEN
@@ -613,7 +621,7 @@ BEGIN
         WHERE r.name OPERATOR(pg_catalog.=) mtdpp_unshare.model
           AND r.trained_by OPERATOR(pg_catalog.=) CURRENT_USER
           AND r.reader IS NOT DISTINCT FROM
-              CASE WHEN pg_catalog.lower(mtdpp_unshare.reader) OPERATOR(pg_catalog.=) 'public' THEN NULL
+              CASE WHEN mtdpp_unshare.reader OPERATOR(pg_catalog.=) 'public' THEN NULL
                    ELSE mtdpp_unshare.reader END::name;
     GET DIAGNOSTICS removed = ROW_COUNT;
     RETURN removed OPERATOR(pg_catalog.>) 0;

@@ -10,7 +10,8 @@
  * the default one, answering when a query names no model.  Everything here
  * runs inside the caller's transaction and as the calling role, so a failure
  * or cancel leaves nothing behind and the table privileges decide who may
- * write.  Reading models back, for query time, is cache.c's.
+ * write (whether a name is free, and its next version, excepted: see
+ * isolation.c).  Reading models back, for query time, is cache.c's.
  */
 #include "postgres.h"
 
@@ -109,8 +110,10 @@ mtdpp_has_relation(const char *relname)
 
 /*
  * Runs QUERY, a write to mtdpp.models that gives rows name NAME, through SPI
- * (connected) and returns SPI's result code.  Under row-level security,
- * rows the caller cannot see may hold NAME already, and the unique indexes
+ * (connected) and returns SPI's result code, after checking, under the
+ * name's lock, that no other role holds NAME while the models are isolated
+ * (isolation.c).  Under row-level security of the DBA's own, rows the
+ * caller cannot see may hold NAME already, and the unique indexes
  * of mtdpp.models then refuse it: that is reported as the name not being
  * available, saying nothing about those rows (a raw unique violation would
  * name the index and the key).  The query runs in a subtransaction so that
@@ -257,8 +260,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		nulls[11] = nulls[12] = 'n';	/* nothing was fitted by SGD */
 	if (source == NULL)
 		nulls[14] = 'n';
-	/* the next version, counting every role's (held by the caller's lock) */
-	values[15] = Int32GetDatum(mtdpp_name_next_version(name));
+	values[15] = Int32GetDatum(mtdpp_name_next_version(name));	/* of every role's */
 	/* the weights every item shares, if the kind has them, else NULL */
 	if (mtdpp_kind(m->kind)->weights)
 		values[16] = float4_array(m->weights, m->n_weights);

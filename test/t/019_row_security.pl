@@ -176,6 +176,22 @@ GRANT SELECT ON mtdpp_models TO alice, bob, viewer;
 	like($as->('bob', "$models ('b_direct', 1, 'popularity', 0, 0, 0, 0, 0, '{}')"), qr/^$/,
 		"$label: bob adds a row of a free name by hand");
 	is($as->('alice', "SELECT mtdpp_unshare('reco', 'app')"), 't', "$label: alice takes back her share with app");
+	like($as->('app', completes('reco')), qr/ERROR.*42704.*model "reco" does not exist/s, "$label: reco answers app no more");
+
+	# --- a share with a group role reaches its members, as GRANT does; a
+	# role named "Public" is a role, not every role
+	$super->(q{CREATE ROLE team NOLOGIN; CREATE ROLE "Public" NOLOGIN; GRANT team TO app;});
+	is($as->('alice', "SELECT mtdpp_share('reco', 'team')"), 't', "$label: alice shares reco with group team");
+	is($as->('app', completes('reco')), $reco, "$label: app, a member of team, completes with reco");
+	$super->('REVOKE team FROM app');
+	like($as->('app', completes('reco')), qr/ERROR.*42704.*model "reco" does not exist/s,
+		"$label: out of team, app does not");
+	is($as->('alice', "SELECT mtdpp_share('reco', 'Public')"), 't', "$label: alice shares reco with role \"Public\"");
+	like($as->('app', completes('reco')), qr/ERROR.*42704.*model "reco" does not exist/s,
+		"$label: ... which is not every role");
+	like($as->('alice', "SELECT mtdpp_share('reco', 'PUBLIC')"), qr/ERROR.*42704.*role "PUBLIC" does not exist/s,
+		"$label: 'public' alone names every role");
+	$as->('alice', "SELECT mtdpp_unshare('reco', 'team'), mtdpp_unshare('reco', 'Public')");
 
 	# --- the view answers as its caller
 	like($as->('viewer', 'SELECT count(*) FROM mtdpp_models'), qr/ERROR.*42501.*permission denied for (table|schema)/s,
