@@ -76,9 +76,9 @@ SELECT pg_catalog.pg_extension_config_dump('mtdpp.items', '');
 -- What the key did is done here instead: a model's items go with it (a
 -- DELETE or TRUNCATE of models), and its model_id cannot change under
 -- them; as the tables' owner, so that no policy hides an item.  The read
--- path checks that a model has every item it counts.  On a copy of the
--- table that Citus keeps (a shard, doc/scaling.md) it does nothing: it acts
--- where the statement names mtdpp.models.
+-- path checks that a model has every item it counts.  Citus fires it on
+-- the copies of the table it keeps on each node (doc/scaling.md), where it
+-- does nothing: mtdpp_drop and mtdpp_prune delete the items themselves.
 CREATE FUNCTION mtdpp.items_follow_models() RETURNS trigger
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE

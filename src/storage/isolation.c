@@ -167,6 +167,44 @@ read_as_owner(const char *query, int nargs, Oid *types, Datum *values, int32 out
 }
 
 /*
+ * Deletes the items of the models whose model_ids the int4[] IDS holds,
+ * just deleted by the caller (inside an SPI connection), as the tables'
+ * owner, whom no policy hides an item from.  The trigger on mtdpp.models
+ * has done it already on a single server; Citus fires it on the copies of
+ * the table only (doc/scaling.md), where it leaves the items to this.
+ */
+void
+mtdpp_delete_items_of(Datum ids)
+{
+	Oid			models = get_relname_relid("models", get_namespace_oid("mtdpp", false));
+	Oid			owner = InvalidOid,
+				user;
+	int			context;
+	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(models));
+
+	if (HeapTupleIsValid(tp))
+	{
+		owner = ((Form_pg_class) GETSTRUCT(tp))->relowner;
+		ReleaseSysCache(tp);
+	}
+	if (!OidIsValid(owner))
+		elog(ERROR, "cache lookup failed for relation %u", models);
+	GetUserIdAndSecContext(&user, &context);
+	SetUserIdAndSecContext(owner, context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
+	{
+		if (SPI_execute_with_args("DELETE FROM mtdpp.items WHERE model_id OPERATOR(pg_catalog.=) ANY ($1)",
+								  1, (Oid[]) {INT4ARRAYOID}, &ids, NULL, false, 0) != SPI_OK_DELETE)
+			elog(ERROR, "could not delete from mtdpp.items");
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(user, context);
+	}
+	PG_END_TRY();
+}
+
+/*
  * The next version of NAME, for the current role, under the name's lock
  * (inside an SPI connection): one more than the highest of every role's.
  * While the models are isolated, fails as mtdpp_name_not_available when

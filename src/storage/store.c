@@ -372,6 +372,24 @@ mtdpp_save(PG_FUNCTION_ARGS)
  * --------------------------------------------------------------------- */
 
 /*
+ * After a DELETE from mtdpp.models RETURNING model_id, deletes the items of
+ * the models it deleted; returns how many models.
+ */
+static uint64
+deleted_items_of_gone(void)
+{
+	uint64		n = SPI_processed;
+	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
+	bool		isnull;
+
+	for (uint64 i = 0; i < n; i++)
+		ids[i] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+	if (n > 0)
+		mtdpp_delete_items_of(PointerGetDatum(construct_array(ids, (int) n, INT4OID, 4, true, TYPALIGN_INT)));
+	return n;
+}
+
+/*
  * The model a management call names: argument ARG, model; or, in a call
  * written for 0.4.0, argument ALIAS, name, which says it is deprecated.  A
  * database whose extension is not updated yet passes no ALIAS argument.
@@ -463,10 +481,10 @@ mtdpp_drop(PG_FUNCTION_ARGS)
 	spi_connect();
 	lock_model_name(text_to_cstring(name));
 	if (SPI_execute_with_args("DELETE FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 "
-							  "AND ($2 IS NULL OR version OPERATOR(pg_catalog.=) $2)",
-							  2, (Oid[]) {TEXTOID, INT4OID}, args, nulls, false, 0) != SPI_OK_DELETE)
+							  "AND ($2 IS NULL OR version OPERATOR(pg_catalog.=) $2) RETURNING model_id",
+							  2, (Oid[]) {TEXTOID, INT4OID}, args, nulls, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not delete from mtdpp.models");
-	n = SPI_processed;
+	n = deleted_items_of_gone();
 	SPI_finish();
 	if (n == 0)
 	{
@@ -509,12 +527,12 @@ mtdpp_prune(PG_FUNCTION_ARGS)
 	if (SPI_execute_with_args("DELETE FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND NOT active "
 							  "AND version OPERATOR(pg_catalog.<) ALL ("
 							  "  SELECT version FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 "
-							  "  ORDER BY version DESC LIMIT $2)",
+							  "  ORDER BY version DESC LIMIT $2) RETURNING model_id",
 							  2, (Oid[]) {TEXTOID, INT4OID},
 							  (Datum[]) {PointerGetDatum(name), Int32GetDatum(keep)},
-							  NULL, false, 0) != SPI_OK_DELETE)
+							  NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not delete from mtdpp.models");
-	n = SPI_processed;
+	n = deleted_items_of_gone();
 	SPI_finish();
 	PG_RETURN_INT32((int32) n);
 }

@@ -32,6 +32,7 @@ extern bool mtdpp_models_isolated(void);
 extern bool mtdpp_rls_filters(Oid relid, bool isolated);
 extern void mtdpp_name_not_available(const char *name);
 extern int	mtdpp_name_next_version(const char *name);
+extern void mtdpp_delete_items_of(Datum ids);
 
 /* model_read.c */
 extern int	mtdpp_model_tables_connect(void);
