@@ -244,7 +244,17 @@ DO $$
 DECLARE
     default_name text;
 BEGIN
-    IF (SELECT pg_catalog.count(*) FROM mtdpp.models WHERE active) OPERATOR(pg_catalog.>) 1 THEN
+    -- Under row-level security made by hand (0.4.0's isolation recipe),
+    -- the setting, which every role reads, would publish one role's model
+    -- name to all: none is set, and none is named.
+    IF (SELECT pg_catalog.count(*) FROM mtdpp.models WHERE active) OPERATOR(pg_catalog.>) 1
+       AND EXISTS (SELECT FROM pg_catalog.pg_class c
+                   WHERE c.oid OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp.models'::pg_catalog.regclass,
+                                                                'mtdpp.items'::pg_catalog.regclass])
+                     AND c.relrowsecurity) THEN
+        RAISE WARNING 'calls that name no model will fail while several models are active and mtdpp.model is not set'
+            USING HINT = 'Row-level security is on for the model tables, so no model is set for the whole database: ALTER ROLE ... SET mtdpp.model gives each role its own default.';
+    ELSIF (SELECT pg_catalog.count(*) FROM mtdpp.models WHERE active) OPERATOR(pg_catalog.>) 1 THEN
         SELECT name INTO default_name FROM mtdpp.models WHERE active
         ORDER BY activated_at DESC NULLS LAST, model_id DESC LIMIT 1;
         IF pg_catalog.pg_has_role((SELECT datdba FROM pg_catalog.pg_database

@@ -42,7 +42,7 @@ COMMENT ON TABLE mtdpp.models IS 'one row per trained mtdpp model: hyperparamete
 COMMENT ON COLUMN mtdpp.models.weights IS 'the weights every item of the model shares, NULL for kinds without (gru: its recurrent weights W_x, W_h and b, 6 d^2 + 3 d of them at hidden size d = rank)';
 
 CREATE TABLE mtdpp.items (
-    model_id     integer NOT NULL REFERENCES mtdpp.models ON DELETE CASCADE,
+    model_id     integer NOT NULL,
     item_id      integer NOT NULL,
     popularity   integer NOT NULL,
     bias         real NOT NULL,
@@ -69,6 +69,48 @@ ALTER TABLE mtdpp.models
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.models_model_id_seq', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.items', '');
+
+-- No foreign key from mtdpp.items to mtdpp.models: CREATE EXTENSION would
+-- make it before a restore's data, and pg_restore -j loads the two tables'
+-- data in parallel, in an order pg_dump cannot give an extension's tables.
+-- What the key did is done here instead: a model's items go with it (a
+-- DELETE or TRUNCATE of models), and its model_id cannot change under
+-- them; as the tables' owner, so that no policy hides an item.  The read
+-- path checks that a model has every item it counts.  Citus fires it on
+-- the copies of the table it keeps on each node (doc/scaling.md), where it
+-- does nothing: mtdpp_drop and mtdpp_prune delete the items themselves.
+CREATE FUNCTION mtdpp.items_follow_models() RETURNS trigger
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    orphaned integer;
+BEGIN
+    IF TG_RELID OPERATOR(pg_catalog.<>) 'mtdpp.models'::pg_catalog.regclass THEN
+        RETURN NULL;
+    END IF;
+    IF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
+        TRUNCATE mtdpp.items;
+    ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
+        DELETE FROM mtdpp.items i USING gone g WHERE i.model_id OPERATOR(pg_catalog.=) g.model_id;
+    ELSE
+        SELECT o.model_id INTO orphaned FROM gone o
+        WHERE EXISTS (SELECT FROM mtdpp.items i WHERE i.model_id OPERATOR(pg_catalog.=) o.model_id)
+          AND NOT EXISTS (SELECT FROM mtdpp.models m WHERE m.model_id OPERATOR(pg_catalog.=) o.model_id)
+        LIMIT 1;
+        IF FOUND THEN
+            RAISE EXCEPTION 'model_id % of mtdpp.models cannot change: mtdpp.items holds items of it', orphaned
+                USING ERRCODE = 'foreign_key_violation',
+                      HINT = 'A model keeps its model_id; train a new version instead.';
+        END IF;
+    END IF;
+    RETURN NULL;
+END
+$$;
+CREATE TRIGGER items_deleted AFTER DELETE ON mtdpp.models
+    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.items_follow_models();
+CREATE TRIGGER items_kept AFTER UPDATE ON mtdpp.models
+    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.items_follow_models();
+CREATE TRIGGER items_truncated AFTER TRUNCATE ON mtdpp.models
+    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.items_follow_models();
 
 -- Any change to the model tables, by mtdpp's functions or by hand, tells
 -- every backend to drop its cached models at its next statement.
@@ -416,10 +458,11 @@ COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one marked
 
 -- Isolation between roles is a state of the extension, kept in tables that
 -- pg_dump keeps, not in policies a DBA writes (pg_dump leaves out the
--- policies and the row-security switch of an extension's tables).  A
--- restore's CREATE EXTENSION makes the tables and the trigger below; as the
--- dumped rows of mtdpp.isolation come back, the trigger makes the policies
--- again.  pg_upgrade carries the policies themselves.
+-- policies and the row-security switch of an extension's tables).  The
+-- policies below always exist, as CREATE EXTENSION makes them, and read
+-- that state: a restore is isolated as soon as the dumped rows of
+-- mtdpp.isolation are back, by whatever path they come (pg_restore -j, -a,
+-- --disable-triggers, psql), with no trigger to run.
 CREATE TABLE mtdpp.isolation (
     isolated_by text NOT NULL CONSTRAINT isolation_by_check CHECK (isolated_by OPERATOR(pg_catalog.=) 'role'),
     since       timestamptz NOT NULL DEFAULT pg_catalog.now(),
@@ -427,6 +470,15 @@ CREATE TABLE mtdpp.isolation (
 );
 COMMENT ON TABLE mtdpp.isolation IS 'one row while the models are isolated by role (mtdpp_isolate), none otherwise';
 GRANT SELECT ON mtdpp.isolation TO PUBLIC;
+
+-- Whether the current role is READER or a member of it, as GRANT reaches
+-- the members of a role; false for a role that no longer exists.
+CREATE FUNCTION mtdpp.is_member(reader name) RETURNS boolean
+LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT reader OPERATOR(pg_catalog.=) CURRENT_USER
+        OR EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) reader
+                   AND pg_catalog.pg_has_role(r.oid, 'MEMBER'))
+$$;
 
 -- The roles a role lets complete with its models of one name (NULL: every
 -- role).  A row applies to the models of that name that its role trained,
@@ -440,8 +492,7 @@ CREATE TABLE mtdpp.model_readers (
 COMMENT ON TABLE mtdpp.model_readers IS 'the roles (NULL: every role) that may complete with the models NAME trained by TRAINED_BY while the models are isolated (mtdpp_share)';
 ALTER TABLE mtdpp.model_readers ENABLE ROW LEVEL SECURITY;
 CREATE POLICY readers_shown ON mtdpp.model_readers FOR SELECT
-    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER OR reader OPERATOR(pg_catalog.=) CURRENT_USER
-           OR reader IS NULL);
+    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER OR reader IS NULL OR mtdpp.is_member(reader));
 CREATE POLICY readers_added ON mtdpp.model_readers FOR INSERT
     WITH CHECK (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
 CREATE POLICY readers_removed ON mtdpp.model_readers FOR DELETE
@@ -453,62 +504,52 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.model_readers TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.isolation', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.model_readers', '');
 
--- Makes the policies of mtdpp.models and mtdpp.items follow mtdpp.isolation.
--- Under isolation by role, a role sees, completes with and changes the
--- models it trained, and sees and completes with those shared with it; the
--- policies on mtdpp.items follow those on mtdpp.models.  Policies of the
--- DBA's own are left as they are, and so is row-level security on a table
--- that still has some.
-CREATE FUNCTION mtdpp.apply_isolation() RETURNS trigger
-LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    p record;
-BEGIN
-    FOR p IN SELECT polname, polrelid::pg_catalog.regclass AS rel FROM pg_catalog.pg_policy
-             WHERE polrelid OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp.models'::pg_catalog.regclass,
-                                                              'mtdpp.items'::pg_catalog.regclass])
-               AND polname OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp_own', 'mtdpp_shared']::name[])
-    LOOP
-        EXECUTE pg_catalog.format('DROP POLICY %I ON %s', p.polname, p.rel);
-    END LOOP;
-    IF EXISTS (SELECT FROM mtdpp.isolation) THEN
-        ALTER TABLE mtdpp.models ENABLE ROW LEVEL SECURITY;
-        ALTER TABLE mtdpp.items ENABLE ROW LEVEL SECURITY;
-        CREATE POLICY mtdpp_own ON mtdpp.models
-            USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
-        CREATE POLICY mtdpp_shared ON mtdpp.models FOR SELECT
-            USING (EXISTS (SELECT FROM mtdpp.model_readers r
-                           WHERE r.name OPERATOR(pg_catalog.=) models.name
-                             AND r.trained_by OPERATOR(pg_catalog.=) models.trained_by
-                             AND (r.reader IS NULL OR r.reader OPERATOR(pg_catalog.=) CURRENT_USER)));
-        CREATE POLICY mtdpp_own ON mtdpp.items
-            USING (EXISTS (SELECT FROM mtdpp.models m
-                           WHERE m.model_id OPERATOR(pg_catalog.=) items.model_id
-                             AND m.trained_by OPERATOR(pg_catalog.=) CURRENT_USER));
-        CREATE POLICY mtdpp_shared ON mtdpp.items FOR SELECT
-            USING (EXISTS (SELECT FROM mtdpp.models m WHERE m.model_id OPERATOR(pg_catalog.=) items.model_id));
-    ELSE
-        IF NOT EXISTS (SELECT FROM pg_catalog.pg_policy
-                       WHERE polrelid OPERATOR(pg_catalog.=) 'mtdpp.models'::pg_catalog.regclass) THEN
-            ALTER TABLE mtdpp.models DISABLE ROW LEVEL SECURITY;
-        END IF;
-        IF NOT EXISTS (SELECT FROM pg_catalog.pg_policy
-                       WHERE polrelid OPERATOR(pg_catalog.=) 'mtdpp.items'::pg_catalog.regclass) THEN
-            ALTER TABLE mtdpp.items DISABLE ROW LEVEL SECURITY;
-        END IF;
-    END IF;
-    RETURN NULL;
-END
-$$;
-CREATE TRIGGER isolation_applied AFTER INSERT OR UPDATE OR DELETE OR TRUNCATE ON mtdpp.isolation
-    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.apply_isolation();
--- also when rows arrive with session_replication_role = replica
--- (pg_restore --disable-triggers); logical replication's apply worker fires
--- row triggers only, those enabled for replicas
-ALTER TABLE mtdpp.isolation ENABLE ALWAYS TRIGGER isolation_applied;
-CREATE TRIGGER isolation_replicated AFTER INSERT OR UPDATE OR DELETE ON mtdpp.isolation
-    FOR EACH ROW EXECUTE FUNCTION mtdpp.apply_isolation();
-ALTER TABLE mtdpp.isolation ENABLE REPLICA TRIGGER isolation_replicated;
+-- Under isolation by role (a row in mtdpp.isolation), a role sees,
+-- completes with and changes the models it trained, and sees and completes
+-- with those shared with it; the policies on mtdpp.items follow those on
+-- mtdpp.models.  Without it, they show every row, unless the DBA has
+-- permissive policies of their own on the table: those then decide alone,
+-- as they would on a table with no policies of mtdpp's.  Each EXISTS on
+-- mtdpp.isolation or pg_policy runs once per query, not per row; query time
+-- reads no model under these policies while they show every row
+-- (storage/cache.c).
+ALTER TABLE mtdpp.models ENABLE ROW LEVEL SECURITY;
+ALTER TABLE mtdpp.items ENABLE ROW LEVEL SECURITY;
+CREATE POLICY mtdpp_own ON mtdpp.models
+    USING (CASE WHEN EXISTS (SELECT FROM mtdpp.isolation)
+                THEN trained_by OPERATOR(pg_catalog.=) CURRENT_USER
+                ELSE NOT EXISTS (SELECT FROM pg_catalog.pg_policy p
+                                 WHERE p.polrelid OPERATOR(pg_catalog.=) 'mtdpp.models'::pg_catalog.regclass
+                                   AND p.polpermissive
+                                   AND p.polname OPERATOR(pg_catalog.<>) ALL (ARRAY['mtdpp_own', 'mtdpp_shared']::pg_catalog.name[]))
+           END);
+CREATE POLICY mtdpp_shared ON mtdpp.models FOR SELECT
+    USING (EXISTS (SELECT FROM mtdpp.isolation)
+           AND EXISTS (SELECT FROM mtdpp.model_readers r
+                       WHERE r.name OPERATOR(pg_catalog.=) models.name
+                         AND r.trained_by OPERATOR(pg_catalog.=) models.trained_by
+                         AND (r.reader IS NULL OR mtdpp.is_member(r.reader))));
+CREATE POLICY mtdpp_own ON mtdpp.items
+    USING (CASE WHEN EXISTS (SELECT FROM mtdpp.isolation)
+                THEN EXISTS (SELECT FROM mtdpp.models m
+                             WHERE m.model_id OPERATOR(pg_catalog.=) items.model_id
+                               AND m.trained_by OPERATOR(pg_catalog.=) CURRENT_USER)
+                ELSE NOT EXISTS (SELECT FROM pg_catalog.pg_policy p
+                                 WHERE p.polrelid OPERATOR(pg_catalog.=) 'mtdpp.items'::pg_catalog.regclass
+                                   AND p.polpermissive
+                                   AND p.polname OPERATOR(pg_catalog.<>) ALL (ARRAY['mtdpp_own', 'mtdpp_shared']::pg_catalog.name[]))
+           END);
+CREATE POLICY mtdpp_shared ON mtdpp.items FOR SELECT
+    USING (EXISTS (SELECT FROM mtdpp.isolation)
+           AND EXISTS (SELECT FROM mtdpp.models m WHERE m.model_id OPERATOR(pg_catalog.=) items.model_id));
+
+-- While the models are isolated, a role that row-level security filters
+-- may not write a row of a name another role's models hold, by mtdpp's
+-- functions or by hand (storage/isolation.c).
+CREATE FUNCTION mtdpp.models_name_check() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'mtdpp_models_name_check' LANGUAGE C;
+CREATE TRIGGER models_name_check BEFORE INSERT OR UPDATE ON mtdpp.models
+    FOR EACH ROW EXECUTE FUNCTION mtdpp.models_name_check();
 
 CREATE FUNCTION mtdpp_isolate("by" text DEFAULT 'role') RETURNS text
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
@@ -540,7 +581,7 @@ COMMENT ON FUNCTION mtdpp_isolate(text) IS
 CREATE FUNCTION mtdpp_share(model text, reader text) RETURNS boolean
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
-    role_name name := CASE WHEN pg_catalog.lower(reader) OPERATOR(pg_catalog.=) 'public' THEN NULL ELSE reader END;
+    role_name name := CASE WHEN reader OPERATOR(pg_catalog.=) 'public' THEN NULL ELSE reader END;
     added integer;
 BEGIN
     IF model IS NULL OR reader IS NULL THEN
@@ -580,7 +621,7 @@ BEGIN
         WHERE r.name OPERATOR(pg_catalog.=) mtdpp_unshare.model
           AND r.trained_by OPERATOR(pg_catalog.=) CURRENT_USER
           AND r.reader IS NOT DISTINCT FROM
-              CASE WHEN pg_catalog.lower(mtdpp_unshare.reader) OPERATOR(pg_catalog.=) 'public' THEN NULL
+              CASE WHEN mtdpp_unshare.reader OPERATOR(pg_catalog.=) 'public' THEN NULL
                    ELSE mtdpp_unshare.reader END::name;
     GET DIAGNOSTICS removed = ROW_COUNT;
     RETURN removed OPERATOR(pg_catalog.>) 0;

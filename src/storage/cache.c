@@ -622,7 +622,8 @@ mtdpp_lookup_model(const char *name, int *model_id, const char **model_name)
 	Oid			nsp,
 				items;
 	Oid			row_security_user = InvalidOid;
-	bool		models_rls,
+	bool		isolated,
+				models_rls,
 				items_rls;
 	bool		shareable;
 	CachedModel *c,
@@ -634,8 +635,11 @@ mtdpp_lookup_model(const char *name, int *model_id, const char **model_name)
 	AcceptInvalidationMessages();
 	model_tables(&nsp, &models_relid, &items);
 	check_model_privileges(nsp, models_relid, items);
-	models_rls = check_enable_rls(models_relid, InvalidOid, true) == RLS_ENABLED;
-	items_rls = check_enable_rls(items, InvalidOid, true) == RLS_ENABLED;
+	/* mtdpp's own policies filter nothing while the models are not isolated */
+	isolated = (check_enable_rls(models_relid, InvalidOid, true) == RLS_ENABLED ||
+				check_enable_rls(items, InvalidOid, true) == RLS_ENABLED) && mtdpp_models_isolated();
+	models_rls = mtdpp_rls_filters(models_relid, isolated);
+	items_rls = mtdpp_rls_filters(items, isolated);
 	if (models_rls || items_rls)
 		row_security_user = GetUserId();
 

@@ -10,7 +10,8 @@
  * the default one, answering when a query names no model.  Everything here
  * runs inside the caller's transaction and as the calling role, so a failure
  * or cancel leaves nothing behind and the table privileges decide who may
- * write.  Reading models back, for query time, is cache.c's.
+ * write (whether a name is free, and its next version, excepted: see
+ * isolation.c).  Reading models back, for query time, is cache.c's.
  */
 #include "postgres.h"
 
@@ -107,42 +108,12 @@ mtdpp_has_relation(const char *relname)
 	return OidIsValid(nsp) && OidIsValid(get_relname_relid(relname, nsp));
 }
 
-/* NAME is held by models of another role: said without a word about them */
-static void
-name_not_available(const char *name)
-{
-	ereport(ERROR,
-			(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-			 errmsg("model name \"%s\" is not available", mtdpp_shown(name)),
-			 errhint("Another role may use this name; choose another one.")));
-}
-
-/*
- * While the models are isolated by role (mtdpp_isolate), every version of a
- * name comes from one role: a role that sees another's models of NAME
- * because they are shared with it may not add, activate or rename into
- * that name, which would take it from their owner.
- */
-static void
-check_name_held_by_another(const char *name)
-{
-	if (!mtdpp_has_relation("isolation"))
-		return;
-	if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models m "
-							  "WHERE m.name OPERATOR(pg_catalog.=) $1 "
-							  "AND m.trained_by OPERATOR(pg_catalog.<>) CURRENT_USER "
-							  "AND EXISTS (SELECT FROM mtdpp.isolation)",
-							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
-							  NULL, true, 1) != SPI_OK_SELECT)
-		elog(ERROR, "could not read mtdpp.models");
-	if (SPI_processed > 0)
-		name_not_available(name);
-}
-
 /*
  * Runs QUERY, a write to mtdpp.models that gives rows name NAME, through SPI
- * (connected) and returns SPI's result code.  Under row-level security,
- * rows the caller cannot see may hold NAME already, and the unique indexes
+ * (connected) and returns SPI's result code, after checking, under the
+ * name's lock, that no other role holds NAME while the models are isolated
+ * (isolation.c).  Under row-level security of the DBA's own, rows the
+ * caller cannot see may hold NAME already, and the unique indexes
  * of mtdpp.models then refuse it: that is reported as the name not being
  * available, saying nothing about those rows (a raw unique violation would
  * name the index and the key).  The query runs in a subtransaction so that
@@ -156,7 +127,7 @@ write_name(const char *name, const char *query, int nargs, Oid *types, Datum *va
 	ResourceOwner owner = CurrentResourceOwner;
 	int			ret = 0;
 
-	check_name_held_by_another(name);
+	(void) mtdpp_name_next_version(name);
 	BeginInternalSubTransaction(NULL);
 	MemoryContextSwitchTo(caller);
 	PG_TRY();
@@ -179,7 +150,7 @@ write_name(const char *name, const char *query, int nargs, Oid *types, Datum *va
 		if (edata->sqlerrcode == ERRCODE_UNIQUE_VIOLATION && edata->constraint_name != NULL &&
 			(strcmp(edata->constraint_name, "models_name_version_key") == 0 ||
 			 strcmp(edata->constraint_name, "models_one_active_per_name") == 0))
-			name_not_available(name);
+			mtdpp_name_not_available(name);
 		ReThrowError(edata);
 	}
 	PG_END_TRY();
@@ -284,17 +255,13 @@ static const char *const insert_model[2] = {
 	"INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
 	"  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
 	"  final_loss, best_epoch, train_seconds, source, activated_at) "
-	"SELECT $1, coalesce(pg_catalog.max(version), 0) OPERATOR(pg_catalog.+) 1, "
-	"  $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
-	"  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END "
-	"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 RETURNING model_id",
+	"VALUES ($1, $16, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, "
+	"  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END) RETURNING model_id",
 	"INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, "
 	"  n_baskets, n_examples, log_w, hyperparams, loss_history, val_mpr_history, "
 	"  final_loss, best_epoch, train_seconds, source, weights, activated_at) "
-	"SELECT $1, coalesce(pg_catalog.max(version), 0) OPERATOR(pg_catalog.+) 1, "
-	"  $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, "
-	"  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END "
-	"FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 RETURNING model_id"
+	"VALUES ($1, $16, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $17, "
+	"  CASE WHEN $3 THEN pg_catalog.clock_timestamp() END) RETURNING model_id"
 };
 
 /*
@@ -305,11 +272,11 @@ int
 mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *source,
 				  const MtdppTrainedKeys *keys)
 {
-	Oid			types[16] = {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
+	Oid			types[17] = {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
 		FLOAT8OID, JSONBOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, INT4OID, FLOAT8OID, TEXTOID,
-	FLOAT4ARRAYOID};
-	Datum		values[16];
-	char		nulls[17];
+	INT4OID, FLOAT4ARRAYOID};
+	Datum		values[17];
+	char		nulls[18];
 	int			model_id;
 	bool		isnull;
 	SPIPlanPtr	plan;
@@ -331,7 +298,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		elog(ERROR, "could not deactivate model \"%s\"", name);
 
 	memset(nulls, ' ', sizeof(nulls));
-	nulls[16] = '\0';
+	nulls[17] = '\0';
 	values[0] = CStringGetTextDatum(name);
 	values[1] = CStringGetTextDatum(mtdpp_kind_name(m->kind));
 	values[2] = BoolGetDatum(activate);
@@ -351,13 +318,14 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		nulls[11] = nulls[12] = 'n';	/* nothing was fitted by SGD */
 	if (source == NULL)
 		nulls[14] = 'n';
+	values[15] = Int32GetDatum(mtdpp_name_next_version(name));	/* of every role's */
 	/* the weights every item shares, if the kind has them, else NULL */
 	if (mtdpp_kind(m->kind)->weights)
-		values[15] = float4_array(m->weights, m->n_weights);
+		values[16] = float4_array(m->weights, m->n_weights);
 	else
-		nulls[15] = 'n';
+		nulls[16] = 'n';
 	if (write_name(name, insert_model[mtdpp_kind(m->kind)->weights],
-				   mtdpp_kind(m->kind)->weights ? 16 : 15, types, values, nulls, 1) != SPI_OK_INSERT_RETURNING ||
+				   mtdpp_kind(m->kind)->weights ? 17 : 16, types, values, nulls, 1) != SPI_OK_INSERT_RETURNING ||
 		SPI_processed != 1)
 		elog(ERROR, "could not insert model \"%s\"", name);
 	model_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
@@ -462,6 +430,24 @@ mtdpp_save(PG_FUNCTION_ARGS)
  * --------------------------------------------------------------------- */
 
 /*
+ * After a DELETE from mtdpp.models RETURNING model_id, deletes the items of
+ * the models it deleted; returns how many models.
+ */
+static uint64
+deleted_items_of_gone(void)
+{
+	uint64		n = SPI_processed;
+	Datum	   *ids = palloc(sizeof(Datum) * Max(n, 1));
+	bool		isnull;
+
+	for (uint64 i = 0; i < n; i++)
+		ids[i] = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+	if (n > 0)
+		mtdpp_delete_items_of(PointerGetDatum(construct_array(ids, (int) n, INT4OID, 4, true, TYPALIGN_INT)));
+	return n;
+}
+
+/*
  * The model a management call names: argument ARG, model; or, in a call
  * written for 0.4.0, argument ALIAS, name, which says it is deprecated.  A
  * database whose extension is not updated yet passes no ALIAS argument.
@@ -553,10 +539,10 @@ mtdpp_drop(PG_FUNCTION_ARGS)
 	spi_connect();
 	lock_model_name(text_to_cstring(name));
 	if (SPI_execute_with_args("DELETE FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 "
-							  "AND ($2 IS NULL OR version OPERATOR(pg_catalog.=) $2)",
-							  2, (Oid[]) {TEXTOID, INT4OID}, args, nulls, false, 0) != SPI_OK_DELETE)
+							  "AND ($2 IS NULL OR version OPERATOR(pg_catalog.=) $2) RETURNING model_id",
+							  2, (Oid[]) {TEXTOID, INT4OID}, args, nulls, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not delete from mtdpp.models");
-	n = SPI_processed;
+	n = deleted_items_of_gone();
 	SPI_finish();
 	if (n == 0)
 	{
@@ -599,12 +585,12 @@ mtdpp_prune(PG_FUNCTION_ARGS)
 	if (SPI_execute_with_args("DELETE FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 AND NOT active "
 							  "AND version OPERATOR(pg_catalog.<) ALL ("
 							  "  SELECT version FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1 "
-							  "  ORDER BY version DESC LIMIT $2)",
+							  "  ORDER BY version DESC LIMIT $2) RETURNING model_id",
 							  2, (Oid[]) {TEXTOID, INT4OID},
 							  (Datum[]) {PointerGetDatum(name), Int32GetDatum(keep)},
-							  NULL, false, 0) != SPI_OK_DELETE)
+							  NULL, false, 0) != SPI_OK_DELETE_RETURNING)
 		elog(ERROR, "could not delete from mtdpp.models");
-	n = SPI_processed;
+	n = deleted_items_of_gone();
 	SPI_finish();
 	PG_RETURN_INT32((int32) n);
 }

@@ -28,6 +28,13 @@ extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
 extern void mtdpp_store_metrics(int model_id, const char *json);
 extern void mtdpp_check_item_type(const char *name, Oid type);
 
+/* isolation.c */
+extern bool mtdpp_models_isolated(void);
+extern bool mtdpp_rls_filters(Oid relid, bool isolated);
+extern void mtdpp_name_not_available(const char *name);
+extern int	mtdpp_name_next_version(const char *name);
+extern void mtdpp_delete_items_of(Datum ids);
+
 /* model_read.c */
 extern int	mtdpp_model_tables_connect(void);
 extern void mtdpp_model_tables_done(int nest);

@@ -1,5 +1,6 @@
 # Trained models are data of ordinary tables that pg_dump keeps: restored
-# into a new database (custom and plain formats), every model, version,
+# into a new database (custom format, directory format with pg_restore -j 2,
+# and plain format), every model, version,
 # activation and metric is back, completions are identical, and training
 # goes on from there.
 use strict;
@@ -86,6 +87,29 @@ $node->command_ok(
 	[ 'pg_restore', '--exit-on-error', '-d', $node->connstr('restored'), "$dir/shop.dump" ],
 	'pg_restore into a new database');
 check_restored('restored', 'pg_restore');
+
+# Parallel restore: the two model tables' data load at the same time, in
+# no order (no foreign key between them may refuse the items first).
+$node->command_ok([ 'pg_dump', '-Fd', '-f', "$dir/shop.dir", '-d', $node->connstr('shop') ], 'pg_dump -Fd');
+$node->safe_psql('postgres', 'CREATE DATABASE restored_j');
+$node->command_ok(
+	[ 'pg_restore', '--exit-on-error', '-j', '2', '-d', $node->connstr('restored_j'), "$dir/shop.dir" ],
+	'pg_restore -j 2 into a new database');
+check_restored('restored_j', 'pg_restore -j 2');
+
+# A model's items go with it, as the foreign key's ON DELETE CASCADE did
+# (by hand, and by mtdpp_drop), and its model_id does not change under them.
+$node->safe_psql('restored_j', q{DELETE FROM mtdpp.models WHERE name = 'b'});
+is($node->safe_psql('restored_j', q{SELECT mtdpp_drop('c')}), '1', 'mtdpp_drop drops model c');
+is($node->safe_psql('restored_j',
+		q{SELECT count(*) FROM mtdpp.items WHERE model_id NOT IN (SELECT model_id FROM mtdpp.models)}),
+	'0', 'no item row outlives its model');
+my ($ret, $out, $err) = $node->psql('restored_j',
+	q{UPDATE mtdpp.models SET model_id = model_id + 1000 WHERE name = 'd'});
+like($err, qr/model_id \d+ of mtdpp.models cannot change: mtdpp.items holds items of it/,
+	'the model_id of a model with items does not change');
+$node->safe_psql('restored_j', q{TRUNCATE mtdpp.models});
+is($node->safe_psql('restored_j', q{SELECT count(*) FROM mtdpp.items}), '0', 'TRUNCATE takes the items along');
 
 # Plain format, psql.
 $node->command_ok([ 'pg_dump', '-f', "$dir/shop.sql", '-d', $node->connstr('shop') ], 'pg_dump (plain)');

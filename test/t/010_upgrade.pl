@@ -95,13 +95,9 @@ sub check_upgrade
 {
 	my ($n, $db, $old, $what, @before) = @_;
 	# the default model before 0.5.0: the most recently activated; from
-	# 0.5.0 on, the one mtdpp.model names, set for the database as a DBA
-	# does where several models are active
-	my ($major, $minor) = split /\./, $old;
-	$n->safe_psql($db, qq{ALTER DATABASE $db SET mtdpp.model = 'dpp'})
-	  if $major > 0 || $minor >= 5;
+	# 0.5.0 on, none while several models are active and mtdpp.model is empty
 	my $default = $n->safe_psql($db, q{SELECT name FROM mtdpp_models WHERE is_default});
-	my $default_answer = $n->safe_psql($db, $default_answers);
+	my $default_answer = $default eq '' ? undef : $n->safe_psql($db, $default_answers);
 	$n->safe_psql($db, 'ALTER EXTENSION mtdpp UPDATE');
 	is($n->safe_psql($db, q{SELECT extversion FROM pg_extension WHERE extname = 'mtdpp'}),
 		$new, "$what: $old is updated to $new");
@@ -114,10 +110,11 @@ sub check_upgrade
 	is($n->safe_psql($db, $definition), $fresh,
 		"$what: the extension's objects are defined as by a fresh install");
 	# several models were active: the database's mtdpp.model keeps the default
-	is($n->safe_psql($db, q{SHOW mtdpp.model}), $default,
-		"$what: mtdpp.model names the model that was the default ($default)");
+	is($n->safe_psql($db, q{SELECT coalesce(current_setting('mtdpp.model', true), '')}), $default,
+		"$what: mtdpp.model names the model that was the default (" . ($default || 'none') . ")");
 	is($n->safe_psql($db, $default_answers), $default_answer,
-		"$what: a call that names no model answers as before");
+		"$what: a call that names no model answers as before")
+	  if defined $default_answer;
 	is($n->safe_psql($db, q{SELECT count(*) FROM mtdpp_models WHERE mpr IS NOT NULL}), '1',
 		"$what: the view reads the stored metrics");
 	is($n->safe_psql($db, q{SELECT array_length(extconfig, 1) FROM pg_extension WHERE extname = 'mtdpp'}),

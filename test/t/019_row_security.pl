@@ -4,7 +4,9 @@
 # other's models, each still trains and completes with its own,
 # mtdpp_models shows each its own, and training, saving or renaming to the
 # other's name fails with a clear error that says nothing about the other's
-# models.  Then policies of the DBA's own that depend on more than the role
+# models, also through the versions alice's pruning left free and by his
+# own INSERT or UPDATE, without learning which versions exist.  Then
+# policies of the DBA's own that depend on more than the role
 # name (a setting, a table of grants, a role membership, a policy hiding
 # some item rows) decide every statement of a session that keeps its cached
 # model, as a SELECT in the same statement would, also when several
@@ -139,6 +141,57 @@ GRANT SELECT ON mtdpp_models TO alice, bob, viewer;
 	is($super->($rows), $a_rows, "$label: alice's rows are as she left them");
 	is($as->('alice', completes('a_model')), $a_answer, "$label: alice completes as before");
 	like($as->('bob', "SELECT mtdpp_rename('b_model', 'b_renamed')"), qr/^1$/, "$label: bob renames to a free name");
+
+	# --- a name held by versions the caller cannot see, with gaps between
+	# them: whether a name is free, and its next version, are not decided
+	# by what the caller's policies show
+	$as->('alice', "SELECT version FROM mtdpp_train('reco', 'train_lines', kind => 'popularity')") for 1 .. 3;
+	is($as->('alice', "SELECT mtdpp_prune('reco', keep => 1)"), '2', "$label: alice prunes reco to its version 3");
+	is($as->('alice', "SELECT mtdpp_share('reco', 'app')"), 't', "$label: alice shares reco with app");
+	my $reco = $as->('app', completes('reco'));
+	like($reco, qr/^\d+(,\d+){4}$/, "$label: app completes with alice's reco");
+	like($as->('bob', "SELECT version FROM mtdpp_train('b_spare', 'train_lines', kind => 'itemknn', activate => false)"),
+		qr/^1$/, "$label: bob trains an inactive model");
+	my $models = "INSERT INTO mtdpp.models (name, version, kind, rank, n_items, n_baskets, n_examples, log_w, hyperparams) VALUES ";
+	for my $take (
+		"SELECT version FROM mtdpp_train('reco', 'train_lines', kind => 'itemknn', activate => false)",
+		"SELECT mtdpp_rename('b_spare', 'reco')",
+		"$models ('reco', 1, 'popularity', 0, 0, 0, 0, 0, '{}')",
+		"$models ('reco', 3, 'popularity', 0, 0, 0, 0, 0, '{}')",
+		"UPDATE mtdpp.models SET name = 'reco' WHERE name = 'b_spare'")
+	{
+		my $out = $as->('bob', $take);
+		like($out, qr/ERROR:  42501: model name "reco" is not available\nHINT:  Another role may use this name; choose another one\./,
+			"$label: bob cannot take reco through a gap: " . substr($take, 0, 44));
+		unlike($out, qr/duplicate|already exists|models_name_version_key|\(name, version\)/,
+			"$label: ... and learns nothing of its versions");
+	}
+	is($super->("SELECT string_agg(trained_by || ' ' || version, ',' ORDER BY version) FROM mtdpp.models WHERE name = 'reco'"),
+		'alice 3', "$label: reco is alice's version 3 alone");
+	like($as->('alice', "SELECT version FROM mtdpp_train('reco', 'train_lines', kind => 'popularity')"), qr/^4$/,
+		"$label: alice's next training of reco is version 4");
+	is($as->('app', completes('reco')), $reco, "$label: app completes with alice's reco as before");
+	like($as->('bob', "SELECT mtdpp_activate('reco')"), qr/ERROR.*42704.*model "reco" does not exist/s,
+		"$label: bob has no reco to activate");
+	like($as->('bob', "$models ('b_direct', 1, 'popularity', 0, 0, 0, 0, 0, '{}')"), qr/^$/,
+		"$label: bob adds a row of a free name by hand");
+	is($as->('alice', "SELECT mtdpp_unshare('reco', 'app')"), 't', "$label: alice takes back her share with app");
+	like($as->('app', completes('reco')), qr/ERROR.*42704.*model "reco" does not exist/s, "$label: reco answers app no more");
+
+	# --- a share with a group role reaches its members, as GRANT does; a
+	# role named "Public" is a role, not every role
+	$super->(q{CREATE ROLE team NOLOGIN; CREATE ROLE "Public" NOLOGIN; GRANT team TO app;});
+	is($as->('alice', "SELECT mtdpp_share('reco', 'team')"), 't', "$label: alice shares reco with group team");
+	is($as->('app', completes('reco')), $reco, "$label: app, a member of team, completes with reco");
+	$super->('REVOKE team FROM app');
+	like($as->('app', completes('reco')), qr/ERROR.*42704.*model "reco" does not exist/s,
+		"$label: out of team, app does not");
+	is($as->('alice', "SELECT mtdpp_share('reco', 'Public')"), 't', "$label: alice shares reco with role \"Public\"");
+	like($as->('app', completes('reco')), qr/ERROR.*42704.*model "reco" does not exist/s,
+		"$label: ... which is not every role");
+	like($as->('alice', "SELECT mtdpp_share('reco', 'PUBLIC')"), qr/ERROR.*42704.*role "PUBLIC" does not exist/s,
+		"$label: 'public' alone names every role");
+	$as->('alice', "SELECT mtdpp_unshare('reco', 'team'), mtdpp_unshare('reco', 'Public')");
 
 	# --- the view answers as its caller
 	like($as->('viewer', 'SELECT count(*) FROM mtdpp_models'), qr/ERROR.*42501.*permission denied for (table|schema)/s,

@@ -1,12 +1,16 @@
 # Isolation by role survives the ways a database moves: models isolated
 # with mtdpp_isolate('role') and shared with mtdpp_share, dumped with
-# pg_dump -Fc and restored into a new database, into a new cluster, and
-# carried by pg_upgrade, keep every role to its own models and those
+# pg_dump and restored into a new database (pg_restore alone, with -j 2,
+# with --single-transaction, schema first then data with -a, with and
+# without --disable-triggers; a plain dump through psql, also into a
+# database that has the extension), into a new cluster, and carried by
+# pg_upgrade, keep every role to its own models and those
 # shared with it: bob sees none of alice's rows in either table, her
 # models do not exist for him, he changes none of them, and app completes
 # with the one model shared with it.  Lifting the isolation after the
 # restore shows everything again.  Last, a database isolated by hand under
-# 0.4.0 is told on its update that pg_dump does not keep that.
+# 0.4.0 is told on its update that pg_dump does not keep that, and gets no
+# database-wide default model, which would show every role one role's name.
 use strict;
 use warnings;
 use FindBin;
@@ -118,6 +122,41 @@ $old->command_ok([ 'pg_restore', '--exit-on-error', '-d', $old->connstr('restore
 	'pg_restore into a new database');
 check_isolated($old, 'restored', 'restored into a new database');
 
+# Every other way a DBA restores it: isolation is a row of mtdpp.isolation
+# that the extension's policies read, so it is on as soon as that row is
+# back, whatever runs or skips triggers on the way.
+my @restores = (
+	[ 'pg_restore -j 2', [ 'pg_restore', '--exit-on-error', '-j', '2' ] ],
+	[ 'pg_restore --single-transaction', [ 'pg_restore', '--exit-on-error', '--single-transaction' ] ],
+	[ 'pg_restore -s, then -a', [ 'pg_restore', '--exit-on-error', '-s' ], [ 'pg_restore', '--exit-on-error', '-a' ] ],
+	[ 'pg_restore -s, then -a --disable-triggers', [ 'pg_restore', '--exit-on-error', '-s' ],
+		[ 'pg_restore', '--exit-on-error', '-a', '--disable-triggers' ] ],
+	[ 'pg_restore -s, then -a -j 2', [ 'pg_restore', '--exit-on-error', '-s' ],
+		[ 'pg_restore', '--exit-on-error', '-a', '-j', '2' ] ]);
+my $n = 0;
+for my $r (@restores)
+{
+	my ($label, @steps) = @$r;
+	my $db = 'restored_' . ++$n;
+	$old->safe_psql('postgres', "CREATE DATABASE $db");
+	$old->command_ok([ @$_, '-d', $old->connstr($db), "$dir/shop.dump" ], "$label: " . join(' ', @$_))
+	  for @steps;
+	check_isolated($old, $db, $label);
+	is($old->safe_psql($db, q{SELECT count(*) FROM pg_trigger WHERE tgrelid = 'mtdpp.isolation'::regclass}), '0',
+		"$label: no trigger on mtdpp.isolation has to run");
+}
+# a plain dump through psql, into a new database and into one that has the
+# extension already (CREATE EXTENSION fails there, the rest goes on)
+$old->command_ok([ 'pg_dump', '-f', "$dir/shop.sql", '-d', $old->connstr('shop') ], 'pg_dump (plain)');
+$old->safe_psql('postgres', 'CREATE DATABASE restored_plain');
+$old->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $old->connstr('restored_plain'), '-f', "$dir/shop.sql" ],
+	'plain dump through psql into a new database');
+check_isolated($old, 'restored_plain', 'plain dump through psql');
+$old->safe_psql('postgres', 'CREATE DATABASE restored_over');
+$old->safe_psql('restored_over', 'CREATE EXTENSION mtdpp');
+run_log([ 'psql', '-X', '-q', '-d', $old->connstr('restored_over'), '-f', "$dir/shop.sql" ]);
+check_isolated($old, 'restored_over', 'plain dump through psql into a database with the extension');
+
 # a new cluster, with the same roles
 my $other = PostgreSQL::Test::Cluster->new('other');
 $other->init;
@@ -166,11 +205,22 @@ $hand->safe_psql('v040', q{
 CREATE EXTENSION mtdpp VERSION '0.4.0';
 ALTER TABLE mtdpp.models ENABLE ROW LEVEL SECURITY;
 CREATE POLICY own_models ON mtdpp.models USING (trained_by = current_user);
+INSERT INTO mtdpp.models (name, version, kind, active, rank, n_items, n_baskets, n_examples, log_w,
+                          hyperparams, trained_by, activated_at)
+VALUES ('alice_model', 1, 'popularity', true, 0, 0, 0, 0, 0, '{}', 'alice', now() - interval '1 hour'),
+       ('bob_secret_project', 1, 'popularity', true, 0, 0, 0, 0, 0, '{}', 'bob', now());
 });
 my ($ret, $out, $err) = $hand->psql('v040', 'ALTER EXTENSION mtdpp UPDATE TO \'0.5.0\'');
 is($ret, 0, 'the update of a database isolated by hand succeeds');
 like($err, qr/WARNING:  row-level security on mtdpp.models or mtdpp.items was enabled by hand: pg_dump does not keep it.*HINT:  SELECT mtdpp_isolate\('role'\)/s,
 	'... and says that pg_dump does not keep hand-made isolation, and what does');
+# several active models, one per role: no database-wide default names one
+is($hand->safe_psql('v040', q{SELECT count(*) FROM pg_db_role_setting s, unnest(s.setconfig) c
+                               WHERE c LIKE 'mtdpp.model=%'}),
+	'0', '... and sets no model for the whole database, which every role would read');
+like($err, qr/WARNING:  calls that name no model will fail while several models are active/,
+	'... and says that calls naming no model fail');
+unlike($err, qr/bob_secret_project|alice_model/, '... naming no role\'s model');
 $hand->stop;
 
 done_testing();
