@@ -448,7 +448,7 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("hyperparameter \"kind\" is null, expected a model kind"),
-					 errhint("Name a kind, such as \"hybrid\", or leave \"kind\" out for the default kind.")));
+					 errhint("Name a model kind, or leave \"kind\" out for the default kind.")));
 		if (tok != WJB_VALUE || v.type == jbvNull)
 			continue;			/* null means "the default" */
 		p->given |= UINT64CONST(1) << key_index;

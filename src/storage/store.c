@@ -316,8 +316,7 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	values[14] = source ? CStringGetTextDatum(source) : (Datum) 0;
 	if (m->epochs_run == 0)
 		nulls[11] = nulls[12] = 'n';	/* nothing was fitted by SGD */
-	if (source == NULL)
-		nulls[14] = 'n';
+	nulls[14] = source ? ' ' : 'n';
 	values[15] = Int32GetDatum(mtdpp_name_next_version(name));	/* of every role's */
 	/* the weights every item shares, if the kind has them, else NULL */
 	if (mtdpp_kind(m->kind)->weights)
