@@ -219,7 +219,8 @@ my $fresh = $node->safe_psql('postgres', $probe);
 like($fresh, qr/^1 1 \d+:/, 'a fresh session completes the probe baskets');
 for my $s (1 .. $n_sessions)
 {
-	is($sessions[ $s - 1 ]->query_safe($probe), $fresh, "session $s agrees with a fresh session");
+	# (query, not query_safe: item 1000, unknown to the model, draws a NOTICE)
+	is(scalar($sessions[ $s - 1 ]->query($probe)), $fresh, "session $s agrees with a fresh session");
 }
 
 $_->quit for @sessions;
