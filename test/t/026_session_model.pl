@@ -85,7 +85,9 @@ is(scalar @notices, 1, 'with one NOTICE for the statement');
 @notices = $err =~ /NOTICE:  no item of the basket is known/g;
 is(scalar @notices, 2, 'two statements in one query string: one NOTICE each');
 ($ret, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM mtdpp_complete(ARRAY[1, 100001], 3, 'knn')");
-unlike($err, qr/NOTICE/, 'a basket with one known item: no NOTICE');
+unlike($err, qr/no item of the basket is known/, 'a basket with one known item: not the NOTICE of an unknown basket');
+like($err, qr/NOTICE:  mtdpp_complete ignored 1 item of a basket that model "knn" does not know/,
+	'but the NOTICE that counts the item it ignores');
 ($ret, $out, $err) = $node->psql('postgres', "SELECT count(*) FROM mtdpp_complete('{}', 3, 'knn')");
 unlike($err, qr/NOTICE/, 'an empty basket, which asks for popularity: no NOTICE');
 
