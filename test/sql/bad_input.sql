@@ -293,11 +293,12 @@ SELECT length(mtdpp_fit(o, i, NULL::int, '{"kind": null}')) FROM (VALUES (1, 1),
 -- which a server may be built without)
 DO $$
 BEGIN
-    IF NOT EXISTS (SELECT FROM pg_collation WHERE collprovider = 'i') THEN
+    BEGIN
+        CREATE COLLATION case_blind (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+    EXCEPTION WHEN feature_not_supported THEN
         RAISE NOTICE 'a nondeterministic item column: refused, or no such collation on this server';
         RETURN;
-    END IF;
-    CREATE COLLATION case_blind (provider = icu, locale = 'und-u-ks-level2', deterministic = false);
+    END;
     CREATE TABLE blind_lines (order_id int, sku text COLLATE case_blind);
     INSERT INTO blind_lines VALUES (1, 'a'), (1, 'B'), (2, 'A'), (2, 'c');
     BEGIN
