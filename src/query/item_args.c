@@ -110,15 +110,6 @@ mtdpp_call_items(MtdppCallItems *ci, FunctionCallInfo fcinfo, int out_col,
 	}
 }
 
-/* D, an item in the call's answer type, checked against its domain, if any */
-static Datum
-answered(const MtdppCallItems *ci, Datum d)
-{
-	if (OidIsValid(ci->out_domain))
-		domain_check(d, false, ci->out_domain, ci->domain_extra, CurrentMemoryContext);
-	return d;
-}
-
 /*
  * The type of argument ARG as the call gives it, domains read as their
  * base; without a call expression to tell, OTHERWISE (the integer forms).
@@ -373,11 +364,20 @@ item_datum(const MtdppCallItems *ci, int32 item_id)
 	pg_unreachable();
 }
 
-/* Item ITEM_ID of the model, in the type the call answers. */
+/*
+ * Item ITEM_ID of the model, in the type the call answers, checked against
+ * its domain, if any: the check's cache lives where CI's slot for it does,
+ * not in a context a row may reset.
+ */
 Datum
 mtdpp_item_datum(const MtdppCallItems *ci, int32 item_id)
 {
-	return answered(ci, item_datum(ci, item_id));
+	Datum		d = item_datum(ci, item_id);
+
+	if (OidIsValid(ci->out_domain))
+		domain_check(d, false, ci->out_domain, ci->domain_extra,
+					 GetMemoryChunkContext(ci->domain_extra));
+	return d;
 }
 
 /*
