@@ -10,7 +10,7 @@
 #include "../src/model/kinds.h"
 #include "../src/model/model.h"
 #include "../src/fit/params.h"
-#include "../src/storage/store.h"
+#include "../src/store/store.h"
 
 /* called with the baskets the trainer receives, after they are checked */
 extern void (*fuzz_baskets_hook) (const MtdppBaskets *data);

@@ -231,7 +231,7 @@ ALTER POLICY readers_shown ON mtdpp.model_readers
 -- as they would on a table with no policies of mtdpp's.  Each EXISTS on
 -- mtdpp.isolation or pg_policy runs once per query, not per row; query time
 -- reads no model under these policies while they show every row
--- (storage/cache.c).
+-- (store/cache.c).
 ALTER TABLE mtdpp.models ENABLE ROW LEVEL SECURITY;
 ALTER TABLE mtdpp.items ENABLE ROW LEVEL SECURITY;
 CREATE POLICY mtdpp_own ON mtdpp.models
@@ -264,7 +264,7 @@ CREATE POLICY mtdpp_shared ON mtdpp.items FOR SELECT
 
 -- While the models are isolated, a role that row-level security filters
 -- may not write a row of a name another role's models hold, by mtdpp's
--- functions or by hand (storage/isolation.c).
+-- functions or by hand (store/isolation.c).
 CREATE FUNCTION mtdpp.models_name_check() RETURNS trigger
     AS 'MODULE_PATHNAME', 'mtdpp_models_name_check' LANGUAGE C;
 CREATE TRIGGER models_name_check BEFORE INSERT OR UPDATE ON mtdpp.models

@@ -11,7 +11,7 @@
 #include "model/kinds.h"
 #include "numeric/linalg.h"
 #include "pg_compat.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 MTDPP_MODULE_MAGIC;
 

@@ -56,7 +56,7 @@
 #include "query/item_args.h"
 #include "score/score.h"
 #include "shown.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_evaluate);
 PG_FUNCTION_INFO_V1(mtdpp_evaluate_at);

@@ -10,7 +10,7 @@
 #include "fmgr.h"
 
 #include "model/model.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 typedef struct MtdppCallItems
 {

@@ -42,7 +42,7 @@
 #include "model/baskets.h"
 #include "model/kinds.h"
 #include "numeric/linalg.h"
-#include "storage/store.h"
+#include "store/store.h"
 #include "train/lines.h"
 
 /*

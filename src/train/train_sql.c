@@ -28,7 +28,7 @@
 #include "model/kinds.h"
 #include "model/model.h"
 #include "shown.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_train);
 

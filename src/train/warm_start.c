@@ -16,7 +16,7 @@
 #include "fit/params.h"
 #include "model/kinds.h"
 #include "model/model.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 /*
  * A warm start's rate never falls below this share of learning_rate, however

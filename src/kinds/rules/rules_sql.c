@@ -29,7 +29,7 @@
 #include "model/model.h"
 #include "query/item_args.h"
 #include "shown.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_rules);
 

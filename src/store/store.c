@@ -1,5 +1,5 @@
 /*
- * storage/store.c
+ * store/store.c
  *		The model tables of schema mtdpp: writing models and managing their
  *		versions.
  *
@@ -33,7 +33,7 @@
 #include "model/kinds.h"
 #include "model/model.h"
 #include "shown.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_save);
 PG_FUNCTION_INFO_V1(mtdpp_activate);

@@ -1,5 +1,5 @@
 /*
- * storage/shared_models.c
+ * store/shared_models.c
  *		One copy of a model per server: the models of the model cache
  *		(cache.c) placed in dynamic shared memory, mapped by every backend.
  *
@@ -74,7 +74,7 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_shared_models);
 

@@ -1,5 +1,5 @@
 /*
- * storage/item_keys.c
+ * store/item_keys.c
  *		Items known by keys of another type than integer: bigint, text or
  *		uuid, the type of the orders table's item column.
  *
@@ -23,7 +23,7 @@
 #include "utils/uuid.h"
 
 #include "shown.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 /* the name a key type is recorded under, and back */
 const char *

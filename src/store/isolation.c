@@ -1,5 +1,5 @@
 /*
- * storage/isolation.c
+ * store/isolation.c
  *		Isolation of the models by role: its state, what it means for query
  *		time, and who holds a name.
  *
@@ -44,7 +44,7 @@
 #include "utils/syscache.h"
 
 #include "shown.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_models_name_check);
 

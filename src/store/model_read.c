@@ -1,5 +1,5 @@
 /*
- * storage/model_read.c
+ * store/model_read.c
  *		A stored model's rows, read from mtdpp.models and mtdpp.items into a
  *		model in memory: its factors (squared where the bounds need them),
  *		its neighbour lists, checked as every model is (model_validate.c) and
@@ -21,7 +21,7 @@
 
 #include "model/kinds.h"
 #include "model/model.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 /*
  * A row of real[] factors into DST (RANK floats), squared if SQUARE.  A

@@ -1,5 +1,5 @@
 /*
- * storage/store.h
+ * store/store.h
  *		Models in the tables of schema mtdpp: writing them (store.c), reading
  *		and caching them per backend (cache.c), one copy per server
  *		(shared_models.c).

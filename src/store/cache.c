@@ -1,5 +1,5 @@
 /*
- * storage/cache.c
+ * store/cache.c
  *		Reading models for query time: the per-backend model cache.
  *
  * Query time reads a model from the tables once per backend and keeps it,
@@ -56,7 +56,7 @@
 #include "pg_compat.h"
 #include "shown.h"
 #include "storage/proc.h"
-#include "storage/store.h"
+#include "store/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_models_changed);
 
