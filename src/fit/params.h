@@ -164,7 +164,7 @@ extern char *mtdpp_params_to_json(const MtdppParams *p);
 extern const MtdppModel *mtdpp_warm_start(MtdppParams *p);
 
 /*
- * train/params_capacity.c: the rank and L2 of the kinds fitted by the stochastic
+ * params_capacity.c: the rank and L2 of the kinds fitted by the stochastic
  * gradient, chosen on the validation slice when neither is given (rank
  * MTDPP_RANK_CHOSEN)
  */

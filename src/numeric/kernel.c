@@ -15,8 +15,8 @@
  * twice the sum of the logs of the factor's diagonal (linalg.c), so that
  * baskets of 100 items neither underflow nor overflow.
  *
- * The single-kernel kinds (kind_single.c) score by the Schur complement of
- * one kernel instead, mtdpp_schur_logdets below.
+ * The single-kernel kinds score by the Schur complement of one kernel
+ * instead: their routines call mtdpp_schur_logdets below.
  *
  * mtdpp_kernels_logdet does this for one batch of targets whose rows of R^2
  * are at hand; training keeps the Cholesky factors it returns for the

@@ -41,10 +41,9 @@
  * after choosing j, so k items cost O(M k (k + rank)) beyond the top M: no
  * determinant is ever formed.  A set holds at most MTDPP_SET_MAX_K = 500
  * items (mtdpp_complete_set refuses more: the cost grows with the cube of
- * k, 0.05 s for 200 items of a 40,000-item catalog at rank 32, 0.8 s for
- * 500, 9 s for 1000), so M is at most 5,000, the factor rows F take at most
- * 20 MB and the unit rows U 40 MB, and a step (between checks for
- * interrupts) at most M (k + rank) multiply-adds.
+ * k, twice the items eight times the work), so M is at most 5,000, the
+ * factor rows F take at most 20 MB and the unit rows U 40 MB, and a step
+ * (between checks for interrupts) at most M (k + rank) multiply-adds.
  */
 #include "postgres.h"
 

@@ -63,10 +63,9 @@
 /*
  * The work of one fit, in products of a line and a factor: a pass costs
  * the lines times the rank, and a digamma and an exponential (about 8 such
- * products) per basket, item and factor.  Belgian_retail's 630,000 lines
- * at rank 32 take 60 passes in about 40 s on one core; a fit of more than
- * POISSON_MAX_WORK (about 20 minutes) is refused, and the search skips the
- * ranks beyond it.
+ * products) per basket, item and factor.  A fit of more than
+ * POISSON_MAX_WORK (about 20 minutes on one core) is refused, and the
+ * search skips the ranks beyond it.
  */
 #define POISSON_MAX_WORK 6e10
 
