@@ -265,12 +265,12 @@ static const char *const insert_model[2] = {
 };
 
 /*
- * Stores M as the next version of NAME; returns its model_id.  Runs inside
- * the caller's transaction, so a failure or cancel leaves nothing behind.
+ * Inserts M's row into mtdpp.models as the next version of NAME, with the
+ * type of its item keys if it has them; returns its model_id.
  */
-int
-mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *source,
-				  const MtdppTrainedKeys *keys)
+static int
+insert_model_row(const char *name, MtdppModel *m, bool activate, const char *source,
+				 const MtdppTrainedKeys *keys)
 {
 	Oid			types[17] = {TEXTOID, TEXTOID, BOOLOID, INT4OID, INT4OID, INT4OID, INT8OID,
 		FLOAT8OID, JSONBOID, FLOAT8ARRAYOID, FLOAT8ARRAYOID, FLOAT8OID, INT4OID, FLOAT8OID, TEXTOID,
@@ -279,23 +279,6 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 	char		nulls[18];
 	int			model_id;
 	bool		isnull;
-	SPIPlanPtr	plan;
-	MemoryContext row;
-	Oid			item_types[9] = {INT4OID, INT4OID, INT4OID, FLOAT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID,
-	INT4ARRAYOID, FLOAT4ARRAYOID, TEXTOID};
-	bool		task_factors = mtdpp_kind(m->kind)->task_factors;
-	bool		knn = mtdpp_kind(m->kind)->neighbors;
-
-	spi_connect();
-
-	lock_model_name(name);
-	check_item_type(name, keys != NULL ? keys->type : InvalidOid);
-	if (activate &&
-		SPI_execute_with_args("UPDATE mtdpp.models SET active = false "
-							  "WHERE name OPERATOR(pg_catalog.=) $1 AND active",
-							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
-							  NULL, false, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not deactivate model \"%s\"", name);
 
 	memset(nulls, ' ', sizeof(nulls));
 	nulls[17] = '\0';
@@ -334,6 +317,23 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 							  (Datum[]) {Int32GetDatum(model_id), CStringGetTextDatum(mtdpp_key_type_name(keys->type))},
 							  NULL, false, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not record the item type of model \"%s\"", name);
+	return model_id;
+}
+
+/*
+ * Inserts M's items into mtdpp.items under MODEL_ID: each one's factors,
+ * its neighbours for a kind that keeps them, its key if the model has keys.
+ * A row's arrays live in a context reset after each row.
+ */
+static void
+insert_item_rows(int model_id, const char *name, MtdppModel *m, const MtdppTrainedKeys *keys)
+{
+	Oid			item_types[9] = {INT4OID, INT4OID, INT4OID, FLOAT4OID, FLOAT4ARRAYOID, FLOAT4ARRAYOID,
+	INT4ARRAYOID, FLOAT4ARRAYOID, TEXTOID};
+	bool		task_factors = mtdpp_kind(m->kind)->task_factors;
+	bool		knn = mtdpp_kind(m->kind)->neighbors;
+	SPIPlanPtr	plan;
+	MemoryContext row;
 
 	plan = SPI_prepare(keys != NULL ?
 					   "INSERT INTO mtdpp.items (model_id, item_id, popularity, bias, factors, "
@@ -386,6 +386,30 @@ mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *so
 		MemoryContextReset(row);
 	}
 	MemoryContextDelete(row);
+}
+
+/*
+ * Stores M as the next version of NAME; returns its model_id.  Runs inside
+ * the caller's transaction, so a failure or cancel leaves nothing behind.
+ */
+int
+mtdpp_store_model(const char *name, MtdppModel *m, bool activate, const char *source,
+				  const MtdppTrainedKeys *keys)
+{
+	int			model_id;
+
+	spi_connect();
+
+	lock_model_name(name);
+	check_item_type(name, keys != NULL ? keys->type : InvalidOid);
+	if (activate &&
+		SPI_execute_with_args("UPDATE mtdpp.models SET active = false "
+							  "WHERE name OPERATOR(pg_catalog.=) $1 AND active",
+							  1, (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
+							  NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not deactivate model \"%s\"", name);
+	model_id = insert_model_row(name, m, activate, source, keys);
+	insert_item_rows(model_id, name, m, keys);
 	SPI_finish();
 	return model_id;
 }
