@@ -272,6 +272,59 @@ model_key(MtdppSharedKey *key, int model_id, TransactionId xmin, int rank, int n
 }
 
 /*
+ * Refuses a lookup of NAME that found no active model: no default, a name
+ * without an active version, a name mtdpp.model gives that does not exist,
+ * or an unknown name.
+ */
+static void
+no_active_model(const char *name, bool from_setting)
+{
+	if (name == NULL)
+		no_default_model();
+	if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1", 1,
+							  (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
+							  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("model \"%s\" has no active version", name),
+				 errhint("Activate one with mtdpp_activate('%s').", name)));
+	if (from_setting)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_OBJECT),
+				 errmsg("model \"%s\" does not exist", mtdpp_shown(name)),
+				 errdetail("mtdpp.model names it, for a call that names no model."),
+				 errhint("SHOW mtdpp.model says where it is set; SELECT name FROM mtdpp_models lists the models.")));
+	mtdpp_unknown_model(name);
+}
+
+/*
+ * The snapshot entry C was read with may be older than the latest commits
+ * (a repeatable read transaction, or a commit that landed while this
+ * statement ran, whose invalidation came before the read).  If a statement
+ * starting now would pick another model for NAME, C answers only for this
+ * transaction (repeatable read) or this statement (read committed).
+ * Parallel mode cannot take a new snapshot: a parallel query's entries live
+ * no longer than the query in a worker, and the leader relies on the
+ * invalidation alone.
+ */
+static void
+limit_to_snapshot(CachedModel *c, const char *name)
+{
+	bool		same;
+
+	if (IsInParallelMode())
+		return;
+	PushActiveSnapshot(GetLatestSnapshot());
+	same = find_active_model(name) && first_int(1) == c->model_id;
+	PopActiveSnapshot();
+	if (!same)
+	{
+		c->lxid = MTDPP_MY_LXID;
+		c->statement = IsolationUsesXactSnapshot() ? 0 : GetCurrentStatementStartTimestamp();
+	}
+}
+
+/*
  * Reads the model answering for NAME, as the current snapshot sees the
  * tables, into a new entry (not yet listed).  The entry's memory hangs
  * under the caller's context until the entry is complete, so an error while
@@ -307,24 +360,7 @@ read_entry(const char *name, bool from_setting, Oid row_security_user, bool shar
 
 	nest = mtdpp_model_tables_connect();
 	if (!find_active_model(name))
-	{
-		if (name == NULL)
-			no_default_model();
-		if (SPI_execute_with_args("SELECT 1 FROM mtdpp.models WHERE name OPERATOR(pg_catalog.=) $1", 1,
-								  (Oid[]) {TEXTOID}, (Datum[]) {CStringGetTextDatum(name)},
-								  NULL, true, 1) == SPI_OK_SELECT && SPI_processed > 0)
-			ereport(ERROR,
-					(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
-					 errmsg("model \"%s\" has no active version", name),
-					 errhint("Activate one with mtdpp_activate('%s').", name)));
-		if (from_setting)
-			ereport(ERROR,
-					(errcode(ERRCODE_UNDEFINED_OBJECT),
-					 errmsg("model \"%s\" does not exist", mtdpp_shown(name)),
-					 errdetail("mtdpp.model names it, for a call that names no model."),
-					 errhint("SHOW mtdpp.model says where it is set; SELECT name FROM mtdpp_models lists the models.")));
-		mtdpp_unknown_model(name);
-	}
+		no_active_model(name, from_setting);
 	tup = SPI_tuptable->vals[0];
 	td = SPI_tuptable->tupdesc;
 	c->model_id = first_int(1);
@@ -351,30 +387,7 @@ read_entry(const char *name, bool from_setting, Oid row_security_user, bool shar
 	/* the keys of its items, this backend's even for a shared copy */
 	if (get_attnum(models_relid, "item_type") != InvalidAttrNumber)
 		c->keys = mtdpp_read_item_keys(context, c->model_id);
-
-	/*
-	 * The snapshot it was read with may be older than the latest commits (a
-	 * repeatable read transaction, or a commit that landed while this
-	 * statement ran, whose invalidation came before the read).  If a
-	 * statement starting now would pick another model, this one answers only
-	 * for this transaction (repeatable read) or this statement (read
-	 * committed).  Parallel mode cannot take a new snapshot: a parallel
-	 * query's entries live no longer than the query in a worker, and the
-	 * leader relies on the invalidation alone.
-	 */
-	if (!IsInParallelMode())
-	{
-		bool		same;
-
-		PushActiveSnapshot(GetLatestSnapshot());
-		same = find_active_model(name) && first_int(1) == c->model_id;
-		PopActiveSnapshot();
-		if (!same)
-		{
-			c->lxid = MTDPP_MY_LXID;
-			c->statement = IsolationUsesXactSnapshot() ? 0 : GetCurrentStatementStartTimestamp();
-		}
-	}
+	limit_to_snapshot(c, name);
 	mtdpp_model_tables_done(nest);
 	if (claim != NULL)
 	{
