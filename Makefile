@@ -10,15 +10,20 @@ MODULE_big = mtdpp
 top := $(dir $(firstword $(MAKEFILE_LIST)))
 OBJS = $(patsubst $(top)%.c,%.o,$(sort $(wildcard $(top)src/*.c $(top)src/*/*.c $(top)src/kinds/*/*.c)))
 
-# the install script of the current version is built from sql/mtdpp.sql;
-# the scripts of earlier releases and every upgrade script are found by name
-DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
-DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
+# The install script of the current version and the update to it from the
+# last release are assembled into sql/built/ from sql/mtdpp.sql and
+# sql/mtdpp--$(EXTPREVIOUS)--$(EXTVERSION).sql, whose "\ir parts/x.sql" lines
+# take in the definitions both need, each written once in sql/parts/
+# (sql/README.md); the update scripts of earlier releases are found by name.
+EXTPREVIOUS = 0.5.0
+UPDATE = $(EXTENSION)--$(EXTPREVIOUS)--$(EXTVERSION).sql
+DATA = $(filter-out sql/$(UPDATE),$(wildcard sql/$(EXTENSION)--*.sql))
+DATA_built = sql/built/$(EXTENSION)--$(EXTVERSION).sql sql/built/$(UPDATE)
 REGRESS = mtdpp_setup train complete diverse evaluate kinds ensemble hybrid rules poisson fm bayesian_lowrank gru bad_input models security validate limits negligible similar evaluate_at item_keys
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl
-EXTRA_CLEAN = sql/$(EXTENSION)--$(EXTVERSION).sql src/.built-for
+EXTRA_CLEAN = sql/built src/.built-for
 
 # the version, for the module's magic block (PostgreSQL 18 shows it)
 PG_CPPFLAGS = -DMTDPP_VERSION='"$(EXTVERSION)"' -I$(srcdir)/src
@@ -43,8 +48,12 @@ src/.built-for: FORCE
 $(OBJS) $(OBJS:.o=.bc): src/.built-for
 .PHONY: FORCE
 
-sql/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql
-	cp $< $@
+sql/built/$(EXTENSION)--$(EXTVERSION).sql: sql/$(EXTENSION).sql $(wildcard sql/parts/*.sql)
+	@mkdir -p sql/built
+	$(srcdir)/scripts/sql-include $< >$@.tmp && mv $@.tmp $@
+sql/built/$(UPDATE): sql/$(UPDATE) $(wildcard sql/parts/*.sql)
+	@mkdir -p sql/built
+	$(srcdir)/scripts/sql-include $< >$@.tmp && mv $@.tmp $@
 
 # The PGXN release archive, mtdpp-<version>.zip: the files of the commit
 # checked out (git archive), nothing generated.  test/pgxn/run builds and

@@ -79,38 +79,7 @@ SELECT pg_catalog.pg_extension_config_dump('mtdpp.items', '');
 -- path checks that a model has every item it counts.  Citus fires it on
 -- the copies of the table it keeps on each node (doc/scaling.md), where it
 -- does nothing: mtdpp_drop and mtdpp_prune delete the items themselves.
-CREATE FUNCTION mtdpp.items_follow_models() RETURNS trigger
-LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    orphaned integer;
-BEGIN
-    IF TG_RELID OPERATOR(pg_catalog.<>) 'mtdpp.models'::pg_catalog.regclass THEN
-        RETURN NULL;
-    END IF;
-    IF TG_OP OPERATOR(pg_catalog.=) 'TRUNCATE' THEN
-        TRUNCATE mtdpp.items;
-    ELSIF TG_OP OPERATOR(pg_catalog.=) 'DELETE' THEN
-        DELETE FROM mtdpp.items i USING gone g WHERE i.model_id OPERATOR(pg_catalog.=) g.model_id;
-    ELSE
-        SELECT o.model_id INTO orphaned FROM gone o
-        WHERE EXISTS (SELECT FROM mtdpp.items i WHERE i.model_id OPERATOR(pg_catalog.=) o.model_id)
-          AND NOT EXISTS (SELECT FROM mtdpp.models m WHERE m.model_id OPERATOR(pg_catalog.=) o.model_id)
-        LIMIT 1;
-        IF FOUND THEN
-            RAISE EXCEPTION 'model_id % of mtdpp.models cannot change: mtdpp.items holds items of it', orphaned
-                USING ERRCODE = 'foreign_key_violation',
-                      HINT = 'A model keeps its model_id; train a new version instead.';
-        END IF;
-    END IF;
-    RETURN NULL;
-END
-$$;
-CREATE TRIGGER items_deleted AFTER DELETE ON mtdpp.models
-    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.items_follow_models();
-CREATE TRIGGER items_kept AFTER UPDATE ON mtdpp.models
-    REFERENCING OLD TABLE AS gone FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.items_follow_models();
-CREATE TRIGGER items_truncated AFTER TRUNCATE ON mtdpp.models
-    FOR EACH STATEMENT EXECUTE FUNCTION mtdpp.items_follow_models();
+\ir parts/items_follow_models.sql
 
 -- Any change to the model tables, by mtdpp's functions or by hand, tells
 -- every backend to drop its cached models at its next statement.
@@ -280,12 +249,6 @@ RETURNS TABLE (item_id anycompatible, score float8, rank integer, from_basket bo
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete(anycompatiblearray, integer, text, "any", "any") IS
     'mtdpp_complete for items of any type (integer, bigint, text, uuid): BASKET, ALLOWED and EXCLUDED hold items of the type the model was trained on, and items come back in the type of BASKET';
-CREATE FUNCTION mtdpp_complete(basket text, k integer, model text DEFAULT NULL,
-                               allowed text DEFAULT NULL, excluded text DEFAULT NULL)
-RETURNS TABLE (item_id text, score float8, rank integer, from_basket boolean)
-AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete(text, integer, text, text, text) IS
-    'mtdpp_complete for an untyped basket such as ''{1,2}'' or a driver''s untyped parameter, read as the model''s items; answers items as text';
 
 CREATE FUNCTION mtdpp_complete_set(basket anycompatiblearray, k integer, model text DEFAULT NULL,
                                    diversity float8 DEFAULT 0.5,
@@ -294,35 +257,18 @@ RETURNS TABLE (item_id anycompatible, score float8, rank integer, from_basket bo
 AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
 COMMENT ON FUNCTION mtdpp_complete_set(anycompatiblearray, integer, text, float8, "any", "any") IS
     'mtdpp_complete_set for items of any type, answered in the type of BASKET';
-CREATE FUNCTION mtdpp_complete_set(basket text, k integer, model text DEFAULT NULL,
-                                   diversity float8 DEFAULT 0.5,
-                                   allowed text DEFAULT NULL, excluded text DEFAULT NULL)
-RETURNS TABLE (item_id text, score float8, rank integer, from_basket boolean)
-AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete_set(text, integer, text, float8, text, text) IS
-    'mtdpp_complete_set for an untyped basket such as ''{1,2}'' or a driver''s untyped parameter, read as the model''s items; answers items as text';
 
 CREATE FUNCTION mtdpp_score(basket anycompatiblearray, items anycompatiblearray, model text DEFAULT NULL)
 RETURNS TABLE (item_id anycompatible, score float8)
 AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
 COMMENT ON FUNCTION mtdpp_score(anycompatiblearray, anycompatiblearray, text) IS
     'mtdpp_score for items of any type, answered in the type of ITEMS';
-CREATE FUNCTION mtdpp_score(basket text, items text, model text DEFAULT NULL)
-RETURNS TABLE (item_id text, score float8)
-AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
-COMMENT ON FUNCTION mtdpp_score(text, text, text) IS
-    'mtdpp_score for untyped baskets and items such as ''{1,2}'' or a driver''s untyped parameters, read as the model''s items; answers items as text';
 
 CREATE FUNCTION mtdpp_explain(basket anycompatiblearray, items anycompatiblearray, model text DEFAULT NULL)
 RETURNS TABLE (item_id anycompatible, basket_item anycompatible, contribution float8, rank integer)
 AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
 COMMENT ON FUNCTION mtdpp_explain(anycompatiblearray, anycompatiblearray, text) IS
     'mtdpp_explain for items of any type, answered in the type of BASKET and ITEMS';
-CREATE FUNCTION mtdpp_explain(basket text, items text, model text DEFAULT NULL)
-RETURNS TABLE (item_id text, basket_item text, contribution float8, rank integer)
-AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
-COMMENT ON FUNCTION mtdpp_explain(text, text, text) IS
-    'mtdpp_explain for untyped baskets and items such as ''{1,2}'' or a driver''s untyped parameters, read as the model''s items; answers items as text';
 
 CREATE FUNCTION mtdpp_rules(model text, item_type anycompatible)
 RETURNS TABLE (antecedent anycompatiblearray, consequent anycompatible, support float8, confidence float8, lift float8)
@@ -341,43 +287,9 @@ CREATE FUNCTION mtdpp_similar(item text, k integer, model text DEFAULT NULL,
                               allowed text DEFAULT NULL, excluded text DEFAULT NULL)
 RETURNS TABLE (item_id text, similarity float8, rank integer)
 AS 'MODULE_PATHNAME', 'mtdpp_similar' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_similar(text, integer, text, text, text) IS
-    'mtdpp_similar for an untyped ITEM such as ''85123A'' or a driver''s untyped parameter (and untyped ALLOWED and EXCLUDED), read as the model''s items; answers items as text';
+\ir parts/query_text_forms.sql
 
--- smallint[]: lists of small ints as psycopg 3 sends them, answered as
--- bigint (an integer model's items fit, and a bigint model's items are
--- bigint).  ALLOWED, EXCLUDED and ITEMS of the array forms are smallint[]
--- too, so that a call with integer[] among them takes the integer[] form
--- rather than be ambiguous; mtdpp_similar has no integer form.
-CREATE FUNCTION mtdpp_complete(basket smallint[], k integer, model text DEFAULT NULL,
-                               allowed smallint[] DEFAULT NULL, excluded smallint[] DEFAULT NULL)
-RETURNS TABLE (item_id bigint, score float8, rank integer, from_basket boolean)
-AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete(smallint[], integer, text, smallint[], smallint[]) IS
-    'mtdpp_complete for a smallint[] basket (psycopg 3''s list of small ints); answers items as bigint';
-CREATE FUNCTION mtdpp_complete_set(basket smallint[], k integer, model text DEFAULT NULL,
-                                   diversity float8 DEFAULT 0.5,
-                                   allowed smallint[] DEFAULT NULL, excluded smallint[] DEFAULT NULL)
-RETURNS TABLE (item_id bigint, score float8, rank integer, from_basket boolean)
-AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete_set(smallint[], integer, text, float8, smallint[], smallint[]) IS
-    'mtdpp_complete_set for a smallint[] basket (psycopg 3''s list of small ints); answers items as bigint';
-CREATE FUNCTION mtdpp_score(basket smallint[], items smallint[], model text DEFAULT NULL)
-RETURNS TABLE (item_id bigint, score float8)
-AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
-COMMENT ON FUNCTION mtdpp_score(smallint[], smallint[], text) IS
-    'mtdpp_score for smallint[] baskets and items (psycopg 3''s lists of small ints); answers items as bigint';
-CREATE FUNCTION mtdpp_explain(basket smallint[], items smallint[], model text DEFAULT NULL)
-RETURNS TABLE (item_id bigint, basket_item bigint, contribution float8, rank integer)
-AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
-COMMENT ON FUNCTION mtdpp_explain(smallint[], smallint[], text) IS
-    'mtdpp_explain for smallint[] baskets and items (psycopg 3''s lists of small ints); answers items as bigint';
-CREATE FUNCTION mtdpp_similar(item smallint, k integer, model text DEFAULT NULL,
-                              allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
-RETURNS TABLE (item_id bigint, similarity float8, rank integer)
-AS 'MODULE_PATHNAME', 'mtdpp_similar' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_similar(smallint, integer, text, "any", "any") IS
-    'mtdpp_similar for a smallint ITEM (psycopg 3''s small int); answers items as bigint';
+\ir parts/query_smallint_forms.sql
 
 CREATE FUNCTION mtdpp_evaluate(
     model text,
@@ -471,15 +383,7 @@ CREATE TABLE mtdpp.isolation (
 COMMENT ON TABLE mtdpp.isolation IS 'one row while the models are isolated by role (mtdpp_isolate), none otherwise';
 GRANT SELECT ON mtdpp.isolation TO PUBLIC;
 
--- Whether the current role is READER or a member of it, as GRANT reaches
--- the members of a role; false for a role that no longer exists.
-CREATE FUNCTION mtdpp.is_member(reader name) RETURNS boolean
-LANGUAGE sql STABLE PARALLEL SAFE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT reader OPERATOR(pg_catalog.=) CURRENT_USER
-        OR EXISTS (SELECT FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) reader
-                   AND pg_catalog.pg_has_role(r.oid, 'MEMBER'))
-$$;
-
+\ir parts/is_member.sql
 -- The roles a role lets complete with its models of one name (NULL: every
 -- role).  A row applies to the models of that name that its role trained,
 -- and only while the models are isolated.
@@ -504,52 +408,7 @@ GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.model_readers TO PUBLIC;
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.isolation', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.model_readers', '');
 
--- Under isolation by role (a row in mtdpp.isolation), a role sees,
--- completes with and changes the models it trained, and sees and completes
--- with those shared with it; the policies on mtdpp.items follow those on
--- mtdpp.models.  Without it, they show every row, unless the DBA has
--- permissive policies of their own on the table: those then decide alone,
--- as they would on a table with no policies of mtdpp's.  Each EXISTS on
--- mtdpp.isolation or pg_policy runs once per query, not per row; query time
--- reads no model under these policies while they show every row
--- (store/cache.c).
-ALTER TABLE mtdpp.models ENABLE ROW LEVEL SECURITY;
-ALTER TABLE mtdpp.items ENABLE ROW LEVEL SECURITY;
-CREATE POLICY mtdpp_own ON mtdpp.models
-    USING (CASE WHEN EXISTS (SELECT FROM mtdpp.isolation)
-                THEN trained_by OPERATOR(pg_catalog.=) CURRENT_USER
-                ELSE NOT EXISTS (SELECT FROM pg_catalog.pg_policy p
-                                 WHERE p.polrelid OPERATOR(pg_catalog.=) 'mtdpp.models'::pg_catalog.regclass
-                                   AND p.polpermissive
-                                   AND p.polname OPERATOR(pg_catalog.<>) ALL (ARRAY['mtdpp_own', 'mtdpp_shared']::pg_catalog.name[]))
-           END);
-CREATE POLICY mtdpp_shared ON mtdpp.models FOR SELECT
-    USING (EXISTS (SELECT FROM mtdpp.isolation)
-           AND EXISTS (SELECT FROM mtdpp.model_readers r
-                       WHERE r.name OPERATOR(pg_catalog.=) models.name
-                         AND r.trained_by OPERATOR(pg_catalog.=) models.trained_by
-                         AND (r.reader IS NULL OR mtdpp.is_member(r.reader))));
-CREATE POLICY mtdpp_own ON mtdpp.items
-    USING (CASE WHEN EXISTS (SELECT FROM mtdpp.isolation)
-                THEN EXISTS (SELECT FROM mtdpp.models m
-                             WHERE m.model_id OPERATOR(pg_catalog.=) items.model_id
-                               AND m.trained_by OPERATOR(pg_catalog.=) CURRENT_USER)
-                ELSE NOT EXISTS (SELECT FROM pg_catalog.pg_policy p
-                                 WHERE p.polrelid OPERATOR(pg_catalog.=) 'mtdpp.items'::pg_catalog.regclass
-                                   AND p.polpermissive
-                                   AND p.polname OPERATOR(pg_catalog.<>) ALL (ARRAY['mtdpp_own', 'mtdpp_shared']::pg_catalog.name[]))
-           END);
-CREATE POLICY mtdpp_shared ON mtdpp.items FOR SELECT
-    USING (EXISTS (SELECT FROM mtdpp.isolation)
-           AND EXISTS (SELECT FROM mtdpp.models m WHERE m.model_id OPERATOR(pg_catalog.=) items.model_id));
-
--- While the models are isolated, a role that row-level security filters
--- may not write a row of a name another role's models hold, by mtdpp's
--- functions or by hand (store/isolation.c).
-CREATE FUNCTION mtdpp.models_name_check() RETURNS trigger
-    AS 'MODULE_PATHNAME', 'mtdpp_models_name_check' LANGUAGE C;
-CREATE TRIGGER models_name_check BEFORE INSERT OR UPDATE ON mtdpp.models
-    FOR EACH ROW EXECUTE FUNCTION mtdpp.models_name_check();
+\ir parts/isolation_policies.sql
 
 CREATE FUNCTION mtdpp_isolate("by" text DEFAULT 'role') RETURNS text
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
@@ -578,57 +437,7 @@ $$;
 COMMENT ON FUNCTION mtdpp_isolate(text) IS
     'isolates the models by role (BY => ''role''): each role sees, completes with and changes only the models it trained, and sees and completes with those shared with it (mtdpp_share); BY => ''none'' lifts it; pg_dump and pg_upgrade keep the state';
 
-CREATE FUNCTION mtdpp_share(model text, reader text) RETURNS boolean
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    role_name name := CASE WHEN reader OPERATOR(pg_catalog.=) 'public' THEN NULL ELSE reader END;
-    added integer;
-BEGIN
-    IF model IS NULL OR reader IS NULL THEN
-        RAISE EXCEPTION 'mtdpp_share: model and reader must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed', HINT = 'reader => ''public'' shares with every role.';
-    END IF;
-    IF NOT EXISTS (SELECT FROM mtdpp.models m WHERE m.name OPERATOR(pg_catalog.=) model
-                   AND m.trained_by OPERATOR(pg_catalog.=) CURRENT_USER) THEN
-        RAISE EXCEPTION 'role "%" has no model "%" to share', CURRENT_USER, model
-            USING ERRCODE = 'undefined_object',
-                  HINT = 'A role shares the models it trained: SELECT name FROM mtdpp_models lists the models it sees.';
-    END IF;
-    IF role_name IS NOT NULL AND NOT EXISTS (SELECT FROM pg_catalog.pg_roles r
-                                             WHERE r.rolname OPERATOR(pg_catalog.=) role_name) THEN
-        RAISE EXCEPTION 'role "%" does not exist', reader
-            USING ERRCODE = 'undefined_object', HINT = 'reader => ''public'' shares with every role.';
-    END IF;
-    INSERT INTO mtdpp.model_readers (name, trained_by, reader) VALUES (model, CURRENT_USER, role_name)
-        ON CONFLICT DO NOTHING;
-    GET DIAGNOSTICS added = ROW_COUNT;
-    RETURN added OPERATOR(pg_catalog.>) 0;
-END
-$$;
-COMMENT ON FUNCTION mtdpp_share(text, text) IS
-    'lets READER (a role, or ''public'': every role) see and complete with the caller''s models MODEL while the models are isolated by role, present versions and later ones; returns false if it already could';
-
-CREATE FUNCTION mtdpp_unshare(model text, reader text) RETURNS boolean
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    removed integer;
-BEGIN
-    IF model IS NULL OR reader IS NULL THEN
-        RAISE EXCEPTION 'mtdpp_unshare: model and reader must not be NULL'
-            USING ERRCODE = 'null_value_not_allowed', HINT = 'reader => ''public'' takes back a share with every role.';
-    END IF;
-    DELETE FROM mtdpp.model_readers r
-        WHERE r.name OPERATOR(pg_catalog.=) mtdpp_unshare.model
-          AND r.trained_by OPERATOR(pg_catalog.=) CURRENT_USER
-          AND r.reader IS NOT DISTINCT FROM
-              CASE WHEN mtdpp_unshare.reader OPERATOR(pg_catalog.=) 'public' THEN NULL
-                   ELSE mtdpp_unshare.reader END::name;
-    GET DIAGNOSTICS removed = ROW_COUNT;
-    RETURN removed OPERATOR(pg_catalog.>) 0;
-END
-$$;
-COMMENT ON FUNCTION mtdpp_unshare(text, text) IS
-    'takes back a share of mtdpp_share: READER no longer sees the caller''s models MODEL; returns false if there was none';
+\ir parts/share.sql
 
 -- The models every backend of the server shares (mtdpp in
 -- shared_preload_libraries): one row per copy in shared memory.  Like the
