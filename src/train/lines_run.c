@@ -593,6 +593,60 @@ merge_split(MtdppHelper *h, MergePart *whole, const Run *runs, int64 range,
 }
 
 /*
+ * The merge of runs with positions, order by order into D's baskets: an
+ * order's lines gathered from every run that holds it into a small buffer,
+ * its repeated items dropped (the first position counts), ordered by
+ * position, then its items appended to D->items and START.  Returns the
+ * items placed; *NB counts the baskets.
+ */
+static int64
+merge_positioned(RunReader *rd, int nr, int *src, MtdppBaskets *d, ItemSet *set,
+				 int64 *start, int64 *nb)
+{
+	OrderLine  *bl;				/* the current basket's lines */
+	int64		bl_cap = 64,
+				lines,
+				n = 0;
+	int			ns;
+
+	bl = palloc(sizeof(OrderLine) * bl_cap);
+	while ((ns = least_order(rd, nr, false, 0, src, &lines)) > 0)
+	{
+		int64		m = 0;
+
+		if (lines > bl_cap)
+		{
+			bl_cap = Max(lines, bl_cap * 2);
+			bl = repalloc_huge(bl, sizeof(OrderLine) * bl_cap);
+		}
+		for (int i = 0; i < ns; i++)
+		{
+			m += reader_read_order(&rd[src[i]], bl + m);
+			reader_next_order(&rd[src[i]]);
+		}
+		if (ns > 1)
+			finish_lines(bl, m);
+		/* repeated items: the first position counts */
+		lines = m;
+		m = 0;
+		for (int64 k = 0; k < lines; k++)
+			if (m == 0 || bl[k].item_id != bl[m - 1].item_id)
+				bl[m++] = bl[k];
+		d->ordered |= order_basket(bl, m);
+		start[(*nb)++] = n;
+		for (int64 k = 0; k < m; k++)
+		{
+			d->items[n++] = bl[k].item_id;
+			itemset_add(set, bl[k].item_id);
+		}
+		if ((*nb & 0xffff) == 0)
+			CHECK_FOR_INTERRUPTS();
+	}
+	pfree(bl);
+	return n;
+}
+
+/*
  * The same from sorted runs (a parallel plan's), merged order by order
  * straight into the baskets: the leader holds the encoded runs, the baskets'
  * items (4 bytes a line) and offsets, never the lines themselves.  Without
@@ -658,45 +712,7 @@ runs_to_baskets(const Run *runs, int nr, int *threads)
 	}
 	else
 	{
-		OrderLine  *bl;			/* the current basket's lines */
-		int64		bl_cap = 64,
-					lines;
-		int			ns;
-
-		bl = palloc(sizeof(OrderLine) * bl_cap);
-		while ((ns = least_order(rd, nr, false, 0, src, &lines)) > 0)
-		{
-			int64		m = 0;
-
-			if (lines > bl_cap)
-			{
-				bl_cap = Max(lines, bl_cap * 2);
-				bl = repalloc_huge(bl, sizeof(OrderLine) * bl_cap);
-			}
-			for (int i = 0; i < ns; i++)
-			{
-				m += reader_read_order(&rd[src[i]], bl + m);
-				reader_next_order(&rd[src[i]]);
-			}
-			if (ns > 1)
-				finish_lines(bl, m);
-			/* repeated items: the first position counts */
-			lines = m;
-			m = 0;
-			for (int64 k = 0; k < lines; k++)
-				if (m == 0 || bl[k].item_id != bl[m - 1].item_id)
-					bl[m++] = bl[k];
-			d->ordered |= order_basket(bl, m);
-			start[nb++] = n;
-			for (int64 k = 0; k < m; k++)
-			{
-				d->items[n++] = bl[k].item_id;
-				itemset_add(&set, bl[k].item_id);
-			}
-			if ((nb & 0xffff) == 0)
-				CHECK_FOR_INTERRUPTS();
-		}
-		pfree(bl);
+		n = merge_positioned(rd, nr, src, d, &set, start, &nb);
 		n0 = gap_from = n;
 	}
 	for (int r = 0; r < nr; r++)
