@@ -74,14 +74,13 @@
 #include "storage/ipc.h"
 #include "storage/lwlock.h"
 #include "storage/shmem.h"
+#include "store/shared_models_int.h"
 #include "store/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_shared_models);
 
 #define SHARED_SLOTS	64		/* models shared at once, at most */
 #define SHARED_WAIT_MS	5000	/* longest wait for another backend's read */
-#define SHARED_MAGIC	0x4d445348	/* "MDSH" */
-#define SHARED_ALIGN	64		/* each array starts on a cache line */
 
 typedef enum SlotState
 {
@@ -115,33 +114,6 @@ typedef struct SharedControl
 	SharedSlot	slots[SHARED_SLOTS];
 } SharedControl;
 
-/* A segment: this header, then the arrays at the offsets it gives. */
-typedef struct SegmentHeader
-{
-	uint32		magic;
-	int32		kind;
-	int32		n_items;
-	int32		rank;
-	int32		n_baskets;
-	double		log_w;
-	int32		blocks;			/* fits side by side */
-	int64		n_neighbors;
-	int32		n_weights;		/* shared weights, else 0 */
-	Size		item_ids,
-				popularity,
-				D,
-				D2,
-				Vnorm2,
-				Vf,
-				R2f,
-				Rf,
-				weights,
-				nbr_start,
-				nbr_index,
-				nbr_weight,
-				versions;
-	Size		total;
-} SegmentHeader;
 
 /*
  * This backend's hold on a slot: the mapping of its segment and the model
@@ -228,107 +200,6 @@ static Size
 budget_bytes(void)
 {
 	return (Size) shared_cache_size * 1024 * 1024;
-}
-
-/* Offsets of a segment's arrays for a model of this shape (NN neighbours). */
-static void
-layout(SegmentHeader *h, int n_items, int rank, int64 nn, bool neighbors)
-{
-	Size		n = Max(n_items, 1);
-	Size		cells = mul_size(n, Max(rank, 1));
-	Size		panels = (n + MTDPP_PANEL - 1) / MTDPP_PANEL;
-	Size		at = TYPEALIGN(SHARED_ALIGN, sizeof(SegmentHeader));
-
-#define PLACE(field, bytes) \
-	do { h->field = at; at = TYPEALIGN(SHARED_ALIGN, add_size(at, (bytes))); } while (0)
-	PLACE(item_ids, mul_size(n, sizeof(int32)));
-	PLACE(popularity, mul_size(n, sizeof(int32)));
-	PLACE(D, mul_size(n, sizeof(double)));
-	PLACE(D2, mul_size(n, sizeof(double)));
-	PLACE(Vnorm2, mul_size(n, sizeof(double)));
-	PLACE(Vf, mul_size(cells, sizeof(float)));
-	PLACE(R2f, mul_size(mul_size(panels, MTDPP_PANEL * sizeof(float)), Max(rank, 1)));
-	/* output embeddings with their sign, shared weights (n_weights set first) */
-	PLACE(Rf, h->n_weights > 0 ? mul_size(cells, sizeof(float)) : 0);
-	PLACE(weights, mul_size(h->n_weights, sizeof(double)));
-	PLACE(nbr_start, neighbors ? mul_size(n + 1, sizeof(int64)) : 0);
-	PLACE(nbr_index, neighbors ? mul_size(Max(nn, 1), sizeof(int32)) : 0);
-	PLACE(nbr_weight, neighbors ? mul_size(Max(nn, 1), sizeof(float4)) : 0);
-	PLACE(versions, mul_size(n, sizeof(MtdppItemVersion)));
-#undef PLACE
-	h->total = at;
-}
-
-/* The model in a mapped segment: arrays pointing into it. */
-static void
-point_model(MtdppModel *m, char *base)
-{
-	SegmentHeader *h = (SegmentHeader *) base;
-	bool		neighbors = mtdpp_kind((MtdppKind) h->kind)->neighbors;
-
-	memset(m, 0, sizeof(MtdppModel));
-	m->kind = (MtdppKind) h->kind;
-	m->n_items = h->n_items;
-	m->rank = h->rank;
-	m->log_w = h->log_w;
-	m->blocks = h->blocks;
-	m->n_baskets = h->n_baskets;
-	m->item_ids = (int32 *) (base + h->item_ids);
-	m->popularity = (int32 *) (base + h->popularity);
-	m->D = (double *) (base + h->D);
-	m->D2 = (double *) (base + h->D2);
-	m->Vnorm2 = (double *) (base + h->Vnorm2);
-	m->Vf = (float *) (base + h->Vf);
-	m->R2f = (float *) (base + h->R2f);
-	if (h->n_weights > 0)
-	{
-		m->Rf = (float *) (base + h->Rf);
-		m->n_weights = h->n_weights;
-		m->weights = (double *) (base + h->weights);
-	}
-	m->nbr_start = neighbors ? (int64 *) (base + h->nbr_start) : NULL;
-	m->nbr_index = neighbors ? (int32 *) (base + h->nbr_index) : NULL;
-	m->nbr_weight = neighbors ? (float4 *) (base + h->nbr_weight) : NULL;
-}
-
-/* Copies model M, a cache's model, and its key's versions into BASE. */
-static void
-fill_segment(char *base, const SegmentHeader *layout_of, const MtdppModel *m,
-			 const MtdppSharedKey *key)
-{
-	SegmentHeader *h = (SegmentHeader *) base;
-	Size		n = m->n_items;
-	Size		cells = n * m->rank;
-	Size		panels = (Max(n, 1) + MTDPP_PANEL - 1) / MTDPP_PANEL;
-
-	*h = *layout_of;
-	h->magic = SHARED_MAGIC;
-	h->kind = m->kind;
-	h->n_items = m->n_items;
-	h->rank = m->rank;
-	h->n_baskets = m->n_baskets;
-	h->log_w = m->log_w;
-	h->blocks = m->blocks;
-	memcpy(base + h->item_ids, m->item_ids, n * sizeof(int32));
-	memcpy(base + h->popularity, m->popularity, n * sizeof(int32));
-	memcpy(base + h->D, m->D, n * sizeof(double));
-	memcpy(base + h->D2, m->D2, n * sizeof(double));
-	memcpy(base + h->Vnorm2, m->Vnorm2, n * sizeof(double));
-	memcpy(base + h->Vf, m->Vf, cells * sizeof(float));
-	if (m->R2f != NULL)
-		memcpy(base + h->R2f, m->R2f, panels * MTDPP_PANEL * sizeof(float) * Max(m->rank, 1));
-	if (h->n_weights > 0)
-	{
-		memcpy(base + h->Rf, m->Rf, cells * sizeof(float));
-		memcpy(base + h->weights, m->weights, h->n_weights * sizeof(double));
-	}
-	if (m->nbr_start != NULL)
-	{
-		memcpy(base + h->nbr_start, m->nbr_start, (n + 1) * sizeof(int64));
-		memcpy(base + h->nbr_index, m->nbr_index, h->n_neighbors * sizeof(int32));
-		memcpy(base + h->nbr_weight, m->nbr_weight, h->n_neighbors * sizeof(float4));
-	}
-	memcpy(base + h->versions, key->versions, n * sizeof(MtdppItemVersion));
 }
 
 static bool
@@ -460,7 +331,7 @@ attach_ready(Attachment *a, dsm_handle handle, const MtdppSharedKey *key)
 		attachment_release(a);
 		return NULL;
 	}
-	point_model(&a->model, (char *) h);
+	mtdpp_segment_point(&a->model, (char *) h);
 	return &a->model;
 }
 
@@ -470,7 +341,7 @@ estimated_bytes(const MtdppSharedKey *key)
 {
 	SegmentHeader h = {0};
 
-	layout(&h, key->n_items, key->rank, 0, false);
+	mtdpp_segment_layout(&h, key->n_items, key->rank, 0, false);
 	return h.total;
 }
 
@@ -648,7 +519,7 @@ mtdpp_shared_put(MtdppSharedClaim *claim, const MtdppModel *m)
 	memset(&h, 0, sizeof(h));
 	h.n_neighbors = neighbors ? m->nbr_start[m->n_items] : 0;
 	h.n_weights = mtdpp_kind(m->kind)->weights ? m->n_weights : 0;
-	layout(&h, m->n_items, m->rank, h.n_neighbors, neighbors);
+	mtdpp_segment_layout(&h, m->n_items, m->rank, h.n_neighbors, neighbors);
 	if (m->n_items != claim->key.n_items || a->released)
 	{
 		attachment_release(a);
@@ -670,7 +541,7 @@ mtdpp_shared_put(MtdppSharedClaim *claim, const MtdppModel *m)
 		attachment_release(a);
 		return NULL;
 	}
-	fill_segment(dsm_segment_address(a->seg), &h, m, &claim->key);
+	mtdpp_segment_fill(dsm_segment_address(a->seg), &h, m, &claim->key);
 
 	LWLockAcquire(ctl->lock, LW_EXCLUSIVE);
 	s->handle = dsm_segment_handle(a->seg);
@@ -678,7 +549,7 @@ mtdpp_shared_put(MtdppSharedClaim *claim, const MtdppModel *m)
 	s->state = SLOT_READY;
 	LWLockRelease(ctl->lock);
 	ConditionVariableBroadcast(&ctl->changed);
-	point_model(&a->model, dsm_segment_address(a->seg));
+	mtdpp_segment_point(&a->model, dsm_segment_address(a->seg));
 	return &a->model;
 }
 
