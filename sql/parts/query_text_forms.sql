@@ -1,3 +1,7 @@
+-- The text forms: an untyped basket or item (a literal such as '{1,2}', a
+-- driver's untyped parameter) read as the model's items, answered as text.
+-- mtdpp_similar's text form, unchanged since 0.5.0, is created beside its
+-- other forms; its comment is here.
 CREATE FUNCTION mtdpp_complete(basket text, k integer, model text DEFAULT NULL,
                                allowed text DEFAULT NULL, excluded text DEFAULT NULL)
 RETURNS TABLE (item_id text, score float8, rank integer, from_basket boolean)

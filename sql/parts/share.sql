@@ -1,3 +1,6 @@
+-- A role shares its models with other roles, while the models are
+-- isolated, through rows of mtdpp.model_readers.  OR REPLACE: the update to
+-- 0.6.0 replaces those of 0.5.0.
 CREATE OR REPLACE FUNCTION mtdpp_share(model text, reader text) RETURNS boolean
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
