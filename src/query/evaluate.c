@@ -513,13 +513,19 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 	values[4] = Float8GetDatum(100.0 * totals.hits20 / counted);
 	values[5] = Float8GetDatum(seconds);
 
+	/* which baskets: the user's table, its columns, the catalog they were ranked in */
 	mtdpp_store_metrics(model_id,
 						psprintf("{\"baskets\": %d, \"mpr\": %.4f, \"precision_at_5\": %.4f, "
 								 "\"precision_at_10\": %.4f, \"precision_at_20\": %.4f, "
-								 "\"evaluated_on\": %s, \"evaluate_seconds\": %.3f}",
+								 "\"evaluated_on\": %s, \"evaluated_relation\": %s, "
+								 "\"basket_col\": %s, \"held_out_col\": %s, \"catalog_size\": %s, "
+								 "\"evaluate_seconds\": %.3f}",
 								 counted, totals.sum_pr / counted, 100.0 * totals.hits5 / counted,
 								 100.0 * totals.hits10 / counted, 100.0 * totals.hits20 / counted,
-								 json_quoted(get_rel_name(relid)), seconds));
+								 json_quoted(get_rel_name(relid)), json_quoted(mtdpp_qualified_relation(relid)),
+								 json_quoted(text_to_cstring(PG_GETARG_TEXT_PP(2))),
+								 json_quoted(text_to_cstring(PG_GETARG_TEXT_PP(3))),
+								 catalog_size > 0 ? psprintf("%d", catalog_size) : "null", seconds));
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "mtdpp_evaluate must return a row");

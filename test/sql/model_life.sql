@@ -60,7 +60,9 @@ SELECT order_id, array_agg(item_id ORDER BY pos) AS basket, (array_agg(item_id O
 FROM train_lines WHERE order_id > 450 GROUP BY order_id;
 SELECT abs(e.mpr - (SELECT (test->>'mpr')::float8 FROM mtdpp.models WHERE name = 'held' AND version = 2)) < 1e-3 AS same_mpr
 FROM mtdpp_evaluate('held', 'latest_tests') e;
-SELECT metrics->>'evaluated_on' AS evaluated_on FROM mtdpp.models WHERE name = 'held' AND version = 2;
+SELECT metrics->>'evaluated_on' AS evaluated_on, metrics->>'evaluated_relation' AS relation, metrics->>'basket_col' AS basket_col,
+       metrics->>'held_out_col' AS held_out_col, metrics->'catalog_size' AS catalog_size, test IS NOT NULL AS test_kept
+FROM mtdpp.models WHERE name = 'held' AND version = 2;
 -- bad held-out arguments
 SELECT * FROM mtdpp_train('held', 'train_lines', test_share => 0);
 SELECT * FROM mtdpp_train('held', 'train_lines', test_share => 1);
