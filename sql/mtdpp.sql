@@ -177,12 +177,44 @@ CREATE FUNCTION mtdpp_train(
     verbose boolean DEFAULT false,
     activate boolean DEFAULT true,
     params jsonb DEFAULT '{}',
-    warm_start boolean DEFAULT false)
+    warm_start boolean DEFAULT false,
+    test_share float8 DEFAULT NULL,
+    test_by text DEFAULT NULL,
+    test_k integer[] DEFAULT NULL,
+    promote text DEFAULT NULL)
 RETURNS TABLE (model_id integer, name text, version integer, kind text, items integer,
                baskets integer, examples bigint, final_loss float8, best_epoch integer, seconds float8)
 AS 'MODULE_PATHNAME', 'mtdpp_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean) IS
-    'trains a model of NAME from the order lines of SOURCE and stores it as its next version; WARM_START starts from its active version';
+COMMENT ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean, float8, text, integer[], text) IS
+    'trains a model of NAME from the order lines of SOURCE (a table or view) and stores it as its next version; WARM_START starts from its active version; TEST_SHARE holds out a share of the baskets (random, or the latest by column TEST_BY) and records their metrics at TEST_K; PROMOTE (default: the setting mtdpp.promote) says when the new version becomes the active one';
+
+-- A source given as text, as an untyped literal is: a query, or else the
+-- name of a table or view, read as the regclass form reads it (PostgreSQL
+-- resolves an untyped argument to text rather than regclass).
+CREATE FUNCTION mtdpp_train(
+    name text,
+    source text,
+    order_col text DEFAULT 'order_id',
+    item_col text DEFAULT 'item_id',
+    position_col text DEFAULT NULL,
+    rank integer DEFAULT NULL,
+    epochs integer DEFAULT NULL,
+    kind text DEFAULT 'hybrid',
+    target text DEFAULT 'random',
+    seed bigint DEFAULT 0,
+    verbose boolean DEFAULT false,
+    activate boolean DEFAULT true,
+    params jsonb DEFAULT '{}',
+    warm_start boolean DEFAULT false,
+    test_share float8 DEFAULT NULL,
+    test_by text DEFAULT NULL,
+    test_k integer[] DEFAULT NULL,
+    promote text DEFAULT NULL)
+RETURNS TABLE (model_id integer, name text, version integer, kind text, items integer,
+               baskets integer, examples bigint, final_loss float8, best_epoch integer, seconds float8)
+AS 'MODULE_PATHNAME', 'mtdpp_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;
+COMMENT ON FUNCTION mtdpp_train(text, text, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean, float8, text, integer[], text) IS
+    'mtdpp_train from SOURCE given as text: a query (its first word SELECT, WITH, VALUES or TABLE), run with the caller''s rights, or else the name of a table or view';
 
 -- The hyperparameter keys of mtdpp_train's params and of mtdpp_fit.
 CREATE FUNCTION mtdpp_hyperparameters(kind text DEFAULT 'hybrid')
@@ -352,6 +384,16 @@ ALTER TABLE mtdpp.items ADD COLUMN item_key text;
 COMMENT ON COLUMN mtdpp.models.item_type IS 'the type of the keys of its items when they are not integers (bigint, text or uuid), else NULL';
 COMMENT ON COLUMN mtdpp.items.item_key IS 'the key of the item in the orders table, in text form, when the model''s items are not integers (item_id then numbers the keys in their order)';
 
+-- A model's life (0.6.0): what a training read, the test baskets it held
+-- out with their figures, and whether its promotion rule activated it.
+ALTER TABLE mtdpp.models ADD COLUMN lines_read bigint, ADD COLUMN baskets_read bigint,
+    ADD COLUMN test jsonb, ADD COLUMN promotion jsonb;
+COMMENT ON COLUMN mtdpp.models.source IS 'what the training read: a table or view, or the text of its query';
+COMMENT ON COLUMN mtdpp.models.lines_read IS 'the order lines the training read from its source, held-out ones included; NULL for mtdpp_save and before 0.6.0';
+COMMENT ON COLUMN mtdpp.models.baskets_read IS 'the baskets it read: those it trained on and those it was tested on';
+COMMENT ON COLUMN mtdpp.models.test IS 'the test baskets the training held out (how many, how they were chosen) and the figures of the model on them: mpr, precision_at_K, recall_at_K, ndcg_at_K; NULL without a held-out test';
+COMMENT ON COLUMN mtdpp.models.promotion IS 'the promotion rule that decided whether the training activated it: rule, promoted, metric, value, and the active version and its value on the same baskets; NULL without a rule';
+
 CREATE VIEW mtdpp_models WITH (security_invoker = true) AS
 SELECT m.name, m.version, m.kind, m.active,
        (m.active AND m.name OPERATOR(pg_catalog.=)
@@ -363,10 +405,13 @@ SELECT m.name, m.version, m.kind, m.active,
        m.final_loss, m.best_epoch, m.train_seconds,
        (m.metrics OPERATOR(pg_catalog.->>) 'mpr'::pg_catalog.text)::pg_catalog.float8 AS mpr,
        (m.metrics OPERATOR(pg_catalog.->>) 'precision_at_20'::pg_catalog.text)::pg_catalog.float8 AS precision_at_20,
-       m.trained_at, m.model_id, COALESCE(m.item_type, 'integer') AS item_type
+       m.trained_at, m.model_id, COALESCE(m.item_type, 'integer') AS item_type,
+       (m.test OPERATOR(pg_catalog.->>) 'mpr'::pg_catalog.text)::pg_catalog.float8 AS test_mpr,
+       (m.promotion OPERATOR(pg_catalog.->>) 'promoted'::pg_catalog.text)::pg_catalog.bool AS promoted,
+       m.promotion
 FROM mtdpp.models m
 ORDER BY m.name, m.version;
-COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one marked: the active version of the model mtdpp.model names, or of the only model with an active version when it names none (it answers calls that name no model)';
+COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one marked: the active version of the model mtdpp.model names, or of the only model with an active version when it names none (it answers calls that name no model); test_mpr, its MPR on the baskets its training held out; promoted and promotion, what its promotion rule decided';
 
 -- Isolation between roles is a state of the extension, kept in tables that
 -- pg_dump keeps, not in policies a DBA writes (pg_dump leaves out the

@@ -12,6 +12,7 @@
 #include "numeric/linalg.h"
 #include "pg_compat.h"
 #include "store/store.h"
+#include "train/train.h"
 
 MTDPP_MODULE_MAGIC;
 
@@ -25,4 +26,5 @@ _PG_init(void)
 	mtdpp_cache_init();			/* model cache invalidations */
 	mtdpp_shared_init();		/* one copy of a model per server, if preloaded */
 	mtdpp_progress_init();		/* trainings seen from any session, if preloaded */
+	mtdpp_promote_init();		/* mtdpp.promote */
 }

@@ -386,6 +386,10 @@ item_numbers(const MtdppItemKeys *keys, Datum d)
 	return PointerGetDatum(construct_array(v, n, INT4OID, sizeof(int32), true, TYPALIGN_INT));
 }
 
+static void rank_test_baskets_with(const MtdppModel *m, const MtdppItemKeys *keys, const char *query,
+								   int nargs, Oid *types, Datum *values, bool array,
+								   int catalog_size, EvalAdd add, void *arg);
+
 /*
  * Every test basket QUERY reads (its held-out column an integer[] if
  * ARRAY), ranked with M, added by ADD to ARG.
@@ -394,13 +398,22 @@ static void
 rank_test_baskets(const MtdppModel *m, const MtdppItemKeys *keys, const char *query, bool array,
 				  int catalog_size, EvalAdd add, void *arg)
 {
+	rank_test_baskets_with(m, keys, query, 0, NULL, NULL, array, catalog_size, add, arg);
+}
+
+/* rank_test_baskets with NARGS parameters of QUERY, of TYPES and VALUES (none NULL) */
+static void
+rank_test_baskets_with(const MtdppModel *m, const MtdppItemKeys *keys, const char *query,
+					   int nargs, Oid *types, Datum *values, bool array,
+					   int catalog_size, EvalAdd add, void *arg)
+{
 	bool	   *in_ctx;
 	MemoryContext per_basket,
 				old;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	if (SPI_execute(query, true, 0) != SPI_OK_SELECT)
+	if (SPI_execute_with_args(query, nargs, types, values, NULL, true, 0) != SPI_OK_SELECT)
 		elog(ERROR, "could not read %s", query);
 
 	in_ctx = palloc0(sizeof(bool) * Max(m->n_items, 1));
@@ -500,13 +513,19 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 	values[4] = Float8GetDatum(100.0 * totals.hits20 / counted);
 	values[5] = Float8GetDatum(seconds);
 
+	/* which baskets: the user's table, its columns, the catalog they were ranked in */
 	mtdpp_store_metrics(model_id,
 						psprintf("{\"baskets\": %d, \"mpr\": %.4f, \"precision_at_5\": %.4f, "
 								 "\"precision_at_10\": %.4f, \"precision_at_20\": %.4f, "
-								 "\"evaluated_on\": %s, \"evaluate_seconds\": %.3f}",
+								 "\"evaluated_on\": %s, \"evaluated_relation\": %s, "
+								 "\"basket_col\": %s, \"held_out_col\": %s, \"catalog_size\": %s, "
+								 "\"evaluate_seconds\": %.3f}",
 								 counted, totals.sum_pr / counted, 100.0 * totals.hits5 / counted,
 								 100.0 * totals.hits10 / counted, 100.0 * totals.hits20 / counted,
-								 json_quoted(get_rel_name(relid)), seconds));
+								 json_quoted(get_rel_name(relid)), json_quoted(mtdpp_qualified_relation(relid)),
+								 json_quoted(text_to_cstring(PG_GETARG_TEXT_PP(2))),
+								 json_quoted(text_to_cstring(PG_GETARG_TEXT_PP(3))),
+								 catalog_size > 0 ? psprintf("%d", catalog_size) : "null", seconds));
 
 	if (get_call_result_type(fcinfo, NULL, &tupdesc) != TYPEFUNC_COMPOSITE)
 		elog(ERROR, "mtdpp_evaluate must return a row");
@@ -515,11 +534,11 @@ mtdpp_evaluate(PG_FUNCTION_ARGS)
 }
 
 /*
- * The values of K of argument ARG: a non-empty integer[] of values from 1 to
+ * The values of K of argument ARG, named WHAT: a non-empty integer[] of values from 1 to
  * EVAL_MAX_K without NULLs, sorted, each once, into *K; how many.
  */
-static int
-k_values(FunctionCallInfo fcinfo, int arg, int **k)
+int
+mtdpp_k_values(FunctionCallInfo fcinfo, int arg, const char *what, int **k)
 {
 	ArrayType  *a;
 	int			n,
@@ -529,29 +548,29 @@ k_values(FunctionCallInfo fcinfo, int arg, int **k)
 	if (PG_ARGISNULL(arg))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("k must not be NULL"),
+				 errmsg("%s must not be NULL", what),
 				 errhint("%s", hint)));
 	a = PG_GETARG_ARRAYTYPE_P(arg);
 	n = ArrayGetNItems(ARR_NDIM(a), ARR_DIMS(a));
 	if (ARR_NDIM(a) > 1)
 		ereport(ERROR,
 				(errcode(ERRCODE_ARRAY_SUBSCRIPT_ERROR),
-				 errmsg("k must be a one-dimensional array, not %d-dimensional", ARR_NDIM(a)),
+				 errmsg("%s must be a one-dimensional array, not %d-dimensional", what, ARR_NDIM(a)),
 				 errhint("%s", hint)));
 	if (n == 0)
 		ereport(ERROR,
 				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-				 errmsg("k must hold at least one value"),
+				 errmsg("%s must hold at least one value", what),
 				 errhint("%s", hint)));
 	if (array_contains_nulls(a))
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("k must not contain NULL elements"),
+				 errmsg("%s must not contain NULL elements", what),
 				 errhint("%s", hint)));
 	if (n > EVAL_MAX_KS)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("k holds %d values, at most %d are taken", n, EVAL_MAX_KS),
+				 errmsg("%s holds %d values, at most %d are taken", what, n, EVAL_MAX_KS),
 				 errhint("%s", hint)));
 	*k = palloc(sizeof(int) * n);
 	memcpy(*k, ARR_DATA_PTR(a), sizeof(int) * n);
@@ -559,7 +578,7 @@ k_values(FunctionCallInfo fcinfo, int arg, int **k)
 		if ((*k)[i] < 1 || (*k)[i] > EVAL_MAX_K)
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
-					 errmsg("each value of k must be between 1 and %d, not %d", EVAL_MAX_K, (*k)[i]),
+					 errmsg("each value of %s must be between 1 and %d, not %d", what, EVAL_MAX_K, (*k)[i]),
 					 errhint("%s", hint)));
 	qsort(*k, n, sizeof(int), mtdpp_cmp_int32);
 	for (int i = 0; i < n; i++)
@@ -588,7 +607,7 @@ mtdpp_evaluate_at(PG_FUNCTION_ARGS)
 	const char *model_name;
 
 	query = test_query(fcinfo, 3, "int4", &relid, &array);
-	t.nk = k_values(fcinfo, 2, &t.k);
+	t.nk = mtdpp_k_values(fcinfo, 2, "k", &t.k);
 	m = mtdpp_lookup_model(name, NULL, &model_name);
 	keys = mtdpp_model_keys(m);
 	check_test_types(fcinfo, 3, relid, keys, model_name, true);
@@ -622,4 +641,51 @@ mtdpp_evaluate_at(PG_FUNCTION_ARGS)
 		tuplestore_putvalues(rsinfo->setResult, rsinfo->setDesc, values, nulls);
 	}
 	PG_RETURN_NULL();
+}
+
+/* both adders: mtdpp_evaluate's MPR and mtdpp_evaluate_at's figures at every K */
+typedef struct EvalBoth
+{
+	EvalTotals	one;
+	EvalAtTotals at;
+} EvalBoth;
+
+static void
+evaluate_both_add(void *arg, const double *rank, int nh, int n)
+{
+	EvalBoth   *b = arg;
+
+	evaluate_add(&b->one, rank, nh, n);
+	evaluate_at_add(&b->at, rank, nh, n);
+}
+
+/*
+ * The figures of M (its keys KEYS, NULL for integers) on the test baskets
+ * QUERY reads with its NARGS parameters (a basket and one held-out item a
+ * row), by mtdpp_evaluate's protocol over the model's items: the baskets
+ * counted, MPR, and at each of the NK cut-offs K precision (the share of
+ * baskets whose item ranks K or better, mtdpp_evaluate's), recall and NDCG
+ * (mtdpp_evaluate_at's), into F, whose arrays hold NK values.
+ */
+void
+mtdpp_evaluate_baskets(const MtdppModel *m, const MtdppItemKeys *keys, const char *query,
+					   int nargs, Oid *types, Datum *values, MtdppTestFigures *f)
+{
+	EvalBoth	b = {0};
+
+	b.at.nk = f->nk;
+	b.at.k = (int *) f->k;
+	b.at.in_top = palloc0(sizeof(int64) * f->nk);
+	b.at.recall = palloc0(sizeof(double) * f->nk);
+	b.at.ndcg = palloc0(sizeof(double) * f->nk);
+	b.at.hit = palloc0(sizeof(int64) * f->nk);
+	rank_test_baskets_with(m, keys, query, nargs, types, values, false, -1, evaluate_both_add, &b);
+	f->baskets = b.one.counted;
+	f->mpr = b.one.counted > 0 ? b.one.sum_pr / b.one.counted : 0.0;
+	for (int i = 0; i < f->nk; i++)
+	{
+		f->precision[i] = b.one.counted > 0 ? 100.0 * b.at.hit[i] / b.one.counted : 0.0;
+		f->recall[i] = b.one.counted > 0 ? 100.0 * b.at.recall[i] / b.one.counted : 0.0;
+		f->ndcg[i] = b.one.counted > 0 ? 100.0 * b.at.ndcg[i] / b.one.counted : 0.0;
+	}
 }

@@ -428,6 +428,43 @@ mtdpp_store_metrics(int model_id, const char *json)
 	SPI_finish();
 }
 
+/* Whether mtdpp.models has column COL (0.6.0 added some). */
+bool
+mtdpp_has_column(const char *col)
+{
+	Oid			nsp = get_namespace_oid("mtdpp", true);
+	Oid			rel = OidIsValid(nsp) ? get_relname_relid("models", nsp) : InvalidOid;
+
+	return OidIsValid(rel) && get_attnum(rel, col) != InvalidAttrNumber;
+}
+
+/* Stores JSON into jsonb column COL of model MODEL_ID (test, promotion). */
+static void
+store_json(int model_id, const char *col, const char *json)
+{
+	spi_connect();
+	if (SPI_execute_with_args(psprintf("UPDATE mtdpp.models SET %s = $2 WHERE model_id OPERATOR(pg_catalog.=) $1",
+									   quote_identifier(col)),
+							  2, (Oid[]) {INT4OID, JSONBOID},
+							  (Datum[]) {Int32GetDatum(model_id),
+							  DirectFunctionCall1(jsonb_in, CStringGetDatum(json))},
+							  NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not store the %s of model %d", col, model_id);
+	SPI_finish();
+}
+
+void
+mtdpp_store_test(int model_id, const char *json)
+{
+	store_json(model_id, "test", json);
+}
+
+void
+mtdpp_store_promotion(int model_id, const char *json)
+{
+	store_json(model_id, "promotion", json);
+}
+
 Datum
 mtdpp_save(PG_FUNCTION_ARGS)
 {
@@ -496,6 +533,41 @@ model_arg(FunctionCallInfo fcinfo, int arg, int alias)
 	return mtdpp_text_arg(fcinfo, arg, "model name");
 }
 
+/*
+ * Makes model ID the active version of NAME, under the name's lock (SPI
+ * connected).  Two statements: the one-active-per-name index is checked row
+ * by row.  The time of the activation is a parameter, the clock read here:
+ * an UPDATE that calls a volatile function is refused by Citus when the
+ * model tables are reference tables (doc/scaling.md, "Citus").
+ */
+static void
+activate_id(const char *name, int id)
+{
+	if (SPI_execute_with_args("UPDATE mtdpp.models SET active = false "
+							  "WHERE name OPERATOR(pg_catalog.=) $1 AND active "
+							  "AND model_id OPERATOR(pg_catalog.<>) $2",
+							  2, (Oid[]) {TEXTOID, INT4OID},
+							  (Datum[]) {CStringGetTextDatum(name), Int32GetDatum(id)},
+							  NULL, false, 0) != SPI_OK_UPDATE ||
+		write_name(name, "UPDATE mtdpp.models "
+				   "SET active = true, activated_at = $2 "
+				   "WHERE model_id OPERATOR(pg_catalog.=) $1",
+				   2, (Oid[]) {INT4OID, TIMESTAMPTZOID},
+				   (Datum[]) {Int32GetDatum(id), TimestampTzGetDatum(GetCurrentTimestamp())},
+				   NULL, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not activate model %d", id);
+}
+
+/* Makes model ID, stored as a version of NAME, its active version. */
+void
+mtdpp_activate_version(const char *name, int id)
+{
+	spi_connect();
+	lock_model_name(name);
+	activate_id(name, id);
+	SPI_finish();
+}
+
 Datum
 mtdpp_activate(PG_FUNCTION_ARGS)
 {
@@ -526,25 +598,7 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 						 mtdpp_shown(text_to_cstring(name)))));
 	}
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	/*
-	 * Two statements: the one-active-per-name index is checked row by row.
-	 * The time of the activation is a parameter, the clock read here: an
-	 * UPDATE that calls a volatile function is refused by Citus when the
-	 * model tables are reference tables (doc/scaling.md, "Citus").
-	 */
-	if (SPI_execute_with_args("UPDATE mtdpp.models SET active = false "
-							  "WHERE name OPERATOR(pg_catalog.=) $1 AND active "
-							  "AND model_id OPERATOR(pg_catalog.<>) $2",
-							  2, (Oid[]) {TEXTOID, INT4OID},
-							  (Datum[]) {PointerGetDatum(name), Int32GetDatum(id)},
-							  NULL, false, 0) != SPI_OK_UPDATE ||
-		write_name(text_to_cstring(name), "UPDATE mtdpp.models "
-				   "SET active = true, activated_at = $2 "
-				   "WHERE model_id OPERATOR(pg_catalog.=) $1",
-				   2, (Oid[]) {INT4OID, TIMESTAMPTZOID},
-				   (Datum[]) {Int32GetDatum(id), TimestampTzGetDatum(GetCurrentTimestamp())},
-				   NULL, 0) != SPI_OK_UPDATE)
-		elog(ERROR, "could not activate model %d", id);
+	activate_id(text_to_cstring(name), id);
 	SPI_finish();
 	PG_RETURN_INT32(id);
 }

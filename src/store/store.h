@@ -26,6 +26,10 @@ typedef struct MtdppTrainedKeys
 extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
 							  const char *source, const MtdppTrainedKeys *keys);
 extern void mtdpp_store_metrics(int model_id, const char *json);
+extern bool mtdpp_has_column(const char *col);
+extern void mtdpp_store_test(int model_id, const char *json);
+extern void mtdpp_store_promotion(int model_id, const char *json);
+extern void mtdpp_activate_version(const char *name, int id);
 extern void mtdpp_check_item_type(const char *name, Oid type);
 
 /* isolation.c */

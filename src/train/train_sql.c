@@ -1,12 +1,17 @@
 /*
  * train/train_sql.c
- *		mtdpp_train: training from a table in one statement.
+ *		mtdpp_train: training from a table, a view or a query in one
+ *		statement.
  *
  * It builds the query that runs the mtdpp_fit aggregate (aggregate.c) over
- * the user's table, every name in it qualified by schema, runs it through
- * SPI as the calling role (a plan that may be parallel), and stores the
- * model it returns as the next version of its name (store.c).  Its named
- * arguments go into the hyperparameters, checked there (params.c).
+ * the user's table or query (source.c), every name in it qualified by
+ * schema, runs it through SPI as the calling role (a plan that may be
+ * parallel), and stores the model it returns as the next version of its
+ * name (store.c).  Its named arguments go into the hyperparameters, checked
+ * there (params.c).  Test baskets it holds out are left out of the lines
+ * the aggregate reads and measured once the model is stored (held_out.c);
+ * the promotion rule then says whether the new version becomes the active
+ * one (promote.c).
  */
 #include "postgres.h"
 
@@ -29,6 +34,7 @@
 #include "model/model.h"
 #include "shown.h"
 #include "store/store.h"
+#include "train/train.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_train);
 
@@ -38,20 +44,19 @@ PG_FUNCTION_INFO_V1(mtdpp_train);
  * column is a bigint that the cast to integer may not hold.
  */
 static char *
-column_expression(Oid relid, const char *col, const char *what, bool order_id, bool *wide)
+column_expression(const TrainSource *src, const char *col, const char *what, bool order_id, bool *wide)
 {
-	AttrNumber	att = get_attnum(relid, col);
-	Oid			type;
+	Oid			given,
+				type;
 	const char *q = psprintf("l.%s", quote_identifier(col));
 
 	*wide = false;
-	if (att == InvalidAttrNumber)
+	if (!mtdpp_source_column(src, col, &given, NULL))
 		ereport(ERROR,
 				(errcode(ERRCODE_UNDEFINED_COLUMN),
-				 errmsg("column \"%s\" (%s) does not exist in %s", mtdpp_shown(col), what,
-						get_rel_name(relid)),
+				 errmsg("column \"%s\" (%s) does not exist in %s", mtdpp_shown(col), what, src->shown),
 				 errhint("Name the column with %s => '...'.", what)));
-	type = getBaseType(get_atttype(relid, att));
+	type = getBaseType(given);
 	switch (type)
 	{
 		case INT2OID:
@@ -66,7 +71,7 @@ column_expression(Oid relid, const char *col, const char *what, bool order_id, b
 			ereport(ERROR,
 					(errcode(ERRCODE_DATATYPE_MISMATCH),
 					 errmsg("column \"%s\" (%s) has type %s, expected %s",
-							mtdpp_shown(col), what, format_type_be(get_atttype(relid, att)),
+							mtdpp_shown(col), what, format_type_be(given),
 							strcmp(what, "item_col") == 0 ? "integer, bigint, text or uuid" : "an integer type"),
 					 strcmp(what, "item_col") == 0 ?
 					 errhint("Cast the items to one of these types with a view.") :
@@ -81,13 +86,8 @@ column_expression(Oid relid, const char *col, const char *what, bool order_id, b
  * item in training and different items at completion, so it is refused.
  */
 static void
-check_deterministic(Oid relid, AttrNumber att, const char *col)
+check_deterministic(Oid coll, const char *col)
 {
-	Oid			type,
-				coll;
-	int32		typmod;
-
-	get_atttypetypmodcoll(relid, att, &type, &typmod, &coll);
 	if (OidIsValid(coll) && !get_collation_isdeterministic(coll))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
@@ -99,20 +99,20 @@ check_deterministic(Oid relid, AttrNumber att, const char *col)
 }
 
 /*
- * The type of keys item column COL of RELID holds: bigint, text or uuid
+ * The type of keys item column COL of SRC holds: bigint, text or uuid
  * (domains read as their base); InvalidOid for an integer column.
  */
 static Oid
-item_key_type(Oid relid, const char *col)
+item_key_type(const TrainSource *src, const char *col)
 {
-	AttrNumber	att = get_attnum(relid, col);
-	Oid			type;
+	Oid			type,
+				coll;
 
-	if (att == InvalidAttrNumber)
+	if (!mtdpp_source_column(src, col, &type, &coll))
 		return InvalidOid;		/* column_expression says so */
-	type = getBaseType(get_atttype(relid, att));
+	type = getBaseType(type);
 	if (type == TEXTOID || type == VARCHAROID)
-		check_deterministic(relid, att, col);
+		check_deterministic(coll, col);
 	if (type == INT8OID || type == TEXTOID || type == UUIDOID)
 		return type;
 	if (type == VARCHAROID)
@@ -121,14 +121,14 @@ item_key_type(Oid relid, const char *col)
 }
 
 /*
- * The distinct keys of item column COL of RELID, in their order (text in
+ * The distinct keys of item column COL of SRC, in their order (text in
  * the "C" collation, the same on every server), as text, into *KEYS in the
  * caller's memory; item i is the i-th.  Inside the caller's SPI connection.
  */
 static void
-number_keys(Oid relid, const char *col, MtdppTrainedKeys *keys, MemoryContext caller)
+number_keys(const TrainSource *src, const char *col, MtdppTrainedKeys *keys, MemoryContext caller)
 {
-	const char *q = quote_identifier(col);
+	const char *q = psprintf("l.%s", quote_identifier(col));
 	char	   *sql;
 	bool		isnull;
 	Datum		d;
@@ -136,8 +136,7 @@ number_keys(Oid relid, const char *col, MtdppTrainedKeys *keys, MemoryContext ca
 
 	sql = psprintf("SELECT pg_catalog.array_agg(k::pg_catalog.text ORDER BY k%s) "
 				   "FROM (SELECT DISTINCT %s AS k FROM %s WHERE %s IS NOT NULL) s",
-				   keys->type == TEXTOID ? " COLLATE \"C\"" : "", q,
-				   mtdpp_qualified_relation(relid), q);
+				   keys->type == TEXTOID ? " COLLATE \"C\"" : "", q, src->from, q);
 	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not run %s", sql);
 	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
@@ -151,24 +150,24 @@ number_keys(Oid relid, const char *col, MtdppTrainedKeys *keys, MemoryContext ca
 }
 
 /*
- * A bigint position column COL of RELID read as integer (a bigint item
+ * A bigint position column COL of SRC read as integer (a bigint item
  * column is read as keys): its first value beyond integer, if any, is an
  * error naming it, rather than the cast's bare "integer out of range" in the
  * middle of the fit.  Runs inside the caller's SPI connection; costs a scan
  * of the column, for bigint columns only.
  */
 static void
-check_integer_column(Oid relid, const char *col)
+check_integer_column(const TrainSource *src, const char *col)
 {
 	const char *what = "position_col";
-	const char *q = quote_identifier(col);
+	const char *q = psprintf("l.%s", quote_identifier(col));
 	char	   *sql;
 	bool		isnull;
 	int64		value;
 
 	sql = psprintf("SELECT %s::pg_catalog.int8 FROM %s WHERE %s::pg_catalog.int8 OPERATOR(pg_catalog.<) '-2147483648'::pg_catalog.int8 "
 				   "OR %s::pg_catalog.int8 OPERATOR(pg_catalog.>) '2147483647'::pg_catalog.int8 LIMIT 1",
-				   q, mtdpp_qualified_relation(relid), q, q);
+				   q, src->from, q, q);
 	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT)
 		elog(ERROR, "could not run %s", sql);
 	if (SPI_processed == 0)
@@ -177,10 +176,10 @@ check_integer_column(Oid relid, const char *col)
 	ereport(ERROR,
 			(errcode(ERRCODE_NUMERIC_VALUE_OUT_OF_RANGE),
 			 errmsg("column \"%s\" (%s) of %s holds " INT64_FORMAT ", beyond the integer range",
-					mtdpp_shown(col), what, get_rel_name(relid), value),
+					mtdpp_shown(col), what, src->shown, value),
 			 errdetail("Item ids and positions must fit in integer (int4), from -2147483648 to 2147483647."),
 			 errhint("Number the items of each basket with a view, for example with row_number() OVER (PARTITION BY the order id ORDER BY %s).",
-					 mtdpp_shown(q))));
+					 mtdpp_shown(quote_identifier(col)))));
 }
 
 static void
@@ -267,15 +266,20 @@ training_params(FunctionCallInfo fcinfo, text *name, MtdppParams *p)
 }
 
 /*
- * Runs mtdpp_fit over the columns the call names of RELID, with the
- * hyperparameters PJSON; returns the model value, in the caller's memory.
+ * Runs mtdpp_fit over the columns the call names of SRC, with the
+ * hyperparameters PJSON, leaving out the lines of the test baskets H holds
+ * out; returns the model value, in the caller's memory, and the number of
+ * lines it read into *LINES.
  */
 static bytea *
-run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson, MtdppTrainedKeys *keys)
+run_fit(FunctionCallInfo fcinfo, const TrainSource *src, Datum pjson, MtdppTrainedKeys *keys,
+		HeldOut *h, int64 *lines)
 {
 	char	   *order_col = text_to_cstring(mtdpp_text_arg(fcinfo, 2, "order_col"));
 	char	   *item_col = text_to_cstring(mtdpp_text_arg(fcinfo, 3, "item_col"));
-	char	   *pos_expr;
+	char	   *pos_expr,
+			   *order_expr,
+			   *item_expr;
 	const char *nsp;
 	StringInfoData query;
 	MemoryContext caller = CurrentMemoryContext;
@@ -286,18 +290,21 @@ run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson, MtdppTrainedKeys *keys)
 	bool		wide_pos = false,
 				wide_item = false,
 				wide_order;
+	const char *key_sql;
 
 	pos_expr = pos_col == NULL ? "NULL::integer" :
-		column_expression(relid, pos_col, "position_col", false, &wide_pos);
+		column_expression(src, pos_col, "position_col", false, &wide_pos);
 	nsp = get_namespace_name(get_func_namespace(fcinfo->flinfo->fn_oid));
 	initStringInfo(&query);
-	keys->type = item_key_type(relid, item_col);
-	appendStringInfo(&query, "SELECT %s.mtdpp_fit(%s, %s, %s, $1) FROM %s AS l",
-					 quote_identifier(nsp),
-					 column_expression(relid, order_col, "order_col", true, &wide_order),
-					 OidIsValid(keys->type) ? "n.item" :
-					 column_expression(relid, item_col, "item_col", false, &wide_item),
-					 pos_expr, mtdpp_qualified_relation(relid));
+	keys->type = item_key_type(src, item_col);
+	key_sql = keys->type == INT8OID ? "int8" : keys->type == UUIDOID ? "uuid" : "text";
+	order_expr = column_expression(src, order_col, "order_col", true, &wide_order);
+	item_expr = OidIsValid(keys->type) ?
+		psprintf("l.%s::pg_catalog.%s", quote_identifier(item_col), key_sql) :
+		column_expression(src, item_col, "item_col", false, &wide_item);
+	appendStringInfo(&query, "SELECT %s.mtdpp_fit(%s, %s, %s, $1), pg_catalog.count(*) FROM %s",
+					 quote_identifier(nsp), order_expr,
+					 OidIsValid(keys->type) ? "n.item" : item_expr, pos_expr, src->from);
 	/*
 	 * keys: each line's item is its key's number (number_keys); a NULL key
 	 * stays a NULL item, which mtdpp_fit counts in its NOTICE
@@ -306,20 +313,27 @@ run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson, MtdppTrainedKeys *keys)
 		appendStringInfo(&query, " LEFT JOIN (SELECT k::pg_catalog.%s AS key, i::pg_catalog.int4 AS item "
 						 "FROM pg_catalog.unnest($2::pg_catalog.text[]) WITH ORDINALITY AS u(k, i)) AS n "
 						 "ON l.%s OPERATOR(pg_catalog.=) n.key",
-						 keys->type == INT8OID ? "int8" : keys->type == UUIDOID ? "uuid" : "text",
-						 quote_identifier(item_col));
+						 key_sql, quote_identifier(item_col));
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
 	if (OidIsValid(keys->type))
-		number_keys(relid, item_col, keys, caller);
+		number_keys(src, item_col, keys, caller);
 	if (wide_pos)
-		check_integer_column(relid, pos_col);
-	if (SPI_execute_with_args(query.data, 2, (Oid[]) {JSONBOID, TEXTARRAYOID},
+		check_integer_column(src, pos_col);
+	if (h->share > 0)
+	{
+		MemoryContext spi = MemoryContextSwitchTo(caller);
+
+		mtdpp_held_out_prepare(h, src, order_expr, item_expr, pos_col == NULL ? NULL : pos_expr);
+		MemoryContextSwitchTo(spi);
+		appendStringInfo(&query, " WHERE (%s) IS NOT TRUE", h->predicate);
+	}
+	if (SPI_execute_with_args(query.data, 3, (Oid[]) {JSONBOID, TEXTARRAYOID, INT8ARRAYOID},
 							  (Datum[]) {pjson, OidIsValid(keys->type) ?
 								  PointerGetDatum(construct_array(keys->texts, keys->n, TEXTOID, -1, false, TYPALIGN_INT)) :
-							  (Datum) 0},
-							  OidIsValid(keys->type) ? NULL : " n",
+							  (Datum) 0, h->orders},
+							  (char[]) {' ', OidIsValid(keys->type) ? ' ' : 'n', h->orders ? ' ' : 'n'},
 							  true, 0) != SPI_OK_SELECT || SPI_processed != 1)
 		elog(ERROR, "could not run %s", query.data);
 	/* copied out of SPI's memory, which SPI_finish frees */
@@ -328,6 +342,7 @@ run_fit(FunctionCallInfo fcinfo, Oid relid, Datum pjson, MtdppTrainedKeys *keys)
 		MemoryContext spi = MemoryContextSwitchTo(caller);
 
 		blob = DatumGetByteaPCopy(d);
+		*lines = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
 		MemoryContextSwitchTo(spi);
 	}
 	SPI_finish();
@@ -368,56 +383,115 @@ result_row(FunctionCallInfo fcinfo, int model_id, text *name, const MtdppModel *
 	return HeapTupleGetDatum(heap_form_tuple(tupdesc, values, nulls));
 }
 
+/*
+ * The source of the call, argument 1, into SRC: a regclass, or a text that
+ * is a query (source.c says how it is told) or else the name of a table or
+ * view, read as the regclass form of the call reads it.
+ */
+static void
+open_source(FunctionCallInfo fcinfo, TrainSource *src)
+{
+	Oid			relid;
+
+	if (PG_ARGISNULL(1))
+		ereport(ERROR,
+				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
+				 errmsg("source must not be NULL"),
+				 errhint("Name a table or view of order lines, such as 'order_lines', or pass a query of them.")));
+	if (get_fn_expr_argtype(fcinfo->flinfo, 1) == TEXTOID)
+	{
+		char	   *given = text_to_cstring(PG_GETARG_TEXT_PP(1));
+
+		if (mtdpp_source_is_query(given))
+		{
+			mtdpp_source_open(src, InvalidOid, given);
+			return;
+		}
+		relid = DatumGetObjectId(DirectFunctionCall1(regclassin, CStringGetDatum(given)));
+	}
+	else
+		relid = PG_GETARG_OID(1);
+	if (get_rel_name(relid) == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_UNDEFINED_TABLE),
+				 errmsg("relation with OID %u does not exist", relid)));
+	mtdpp_source_open(src, relid, NULL);
+}
+
+/* what the version read: its lines, and its baskets (trained on and held out) */
+static void
+record_read(int model_id, int64 lines, int64 baskets)
+{
+	if (!mtdpp_has_column("lines_read"))
+		return;					/* a database not yet updated to 0.6.0 */
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute_with_args("UPDATE mtdpp.models SET lines_read = $2, baskets_read = $3 "
+							  "WHERE model_id OPERATOR(pg_catalog.=) $1", 3,
+							  (Oid[]) {INT4OID, INT8OID, INT8OID},
+							  (Datum[]) {Int32GetDatum(model_id), Int64GetDatum(lines), Int64GetDatum(baskets)},
+							  NULL, false, 0) != SPI_OK_UPDATE)
+		elog(ERROR, "could not record what model %d read", model_id);
+	SPI_finish();
+}
+
 Datum
 mtdpp_train(PG_FUNCTION_ARGS)
 {
 	text	   *name = mtdpp_text_arg(fcinfo, 0, "model name");
-	Oid			relid;
+	TrainSource src;
 	MtdppParams p;
 	Datum		pjson;
 	MtdppModel *m;
 	bytea	   *value;
 	int			model_id;
-	bool		reports;
+	bool		reports,
+				activate = PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11);
 	MtdppTrainedKeys keys = {0};
+	HeldOut		h = {0};
+	char	   *rule = NULL;
+	int64		lines,
+				test_baskets = 0;
+	double		test_mpr;
 
 	mtdpp_check_name("model name", name);
-	if (PG_ARGISNULL(1))
-		ereport(ERROR,
-				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
-				 errmsg("source must not be NULL"),
-				 errhint("Name a table or view of order lines, such as 'order_lines'.")));
-	relid = PG_GETARG_OID(1);
-	if (get_rel_name(relid) == NULL)
-		ereport(ERROR,
-				(errcode(ERRCODE_UNDEFINED_TABLE),
-				 errmsg("relation with OID %u does not exist", relid)));
+	open_source(fcinfo, &src);
 	/* the columns are read before the hyperparameters are checked, as before */
 	(void) mtdpp_text_arg(fcinfo, 2, "order_col");
 	(void) mtdpp_text_arg(fcinfo, 3, "item_col");
 	pjson = training_params(fcinfo, name, &p);
+	/* held-out tests and promotion rules since 0.6.0 */
+	if (PG_NARGS() > 17)
+	{
+		mtdpp_held_out_args(fcinfo, 14, &h, p.seed, p.target == MTDPP_TARGET_LAST);
+		rule = mtdpp_promote_rule(fcinfo, 17, &h, activate);
+	}
 	/* a name keeps its item type: refused before the lines are read */
 	mtdpp_check_item_type(text_to_cstring(name),
-						  item_key_type(relid, text_to_cstring(PG_GETARG_TEXT_PP(3))));
+						  item_key_type(&src, text_to_cstring(PG_GETARG_TEXT_PP(3))));
 	/* seen in mtdpp_progress until stored; an error or a cancel clears it */
 	reports = mtdpp_progress_begin(text_to_cstring(name));
 	mtdpp_progress_kind(mtdpp_kind_name(p.kind));
 	if (PG_NARGS() > 13 && !PG_ARGISNULL(13) && PG_GETARG_BOOL(13) &&
-		OidIsValid(item_key_type(relid, text_to_cstring(PG_GETARG_TEXT_PP(3)))))
+		OidIsValid(item_key_type(&src, text_to_cstring(PG_GETARG_TEXT_PP(3)))))
 		ereport(ERROR,
 				(errcode(ERRCODE_FEATURE_NOT_SUPPORTED),
 				 errmsg("warm_start needs integer item ids"),
 				 errdetail("Items known by bigint, text or uuid keys are numbered anew by each training."),
 				 errhint("Train without warm_start.")));
-	value = run_fit(fcinfo, relid, pjson, &keys);
+	value = run_fit(fcinfo, &src, pjson, &keys, &h, &lines);
 	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
 	m = mtdpp_model_deserialize(value);
 	pfree(value);				/* up to 1 GB, copied into m */
-	model_id = mtdpp_store_model(text_to_cstring(name), m,
-								 PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11),
-								 DatumGetCString(DirectFunctionCall1(regclassout,
-																	 ObjectIdGetDatum(relid))),
+	/* under a rule, stored inactive, then promoted or not */
+	model_id = mtdpp_store_model(text_to_cstring(name), m, activate && rule == NULL,
+								 mtdpp_source_recorded(&src),
 								 OidIsValid(keys.type) ? &keys : NULL);
+	if (h.share > 0)
+		mtdpp_store_test(model_id, mtdpp_held_out_test(&h, m, text_to_cstring(name), model_id, &test_mpr, &test_baskets));
+	record_read(model_id, lines, (int64) m->n_baskets + test_baskets);
+	if (rule != NULL)
+		mtdpp_promote(text_to_cstring(name), model_id, rule, &h);
 	if (reports)
 		mtdpp_progress_end();
 	PG_RETURN_DATUM(result_row(fcinfo, model_id, name, m));
