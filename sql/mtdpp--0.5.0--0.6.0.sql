@@ -145,58 +145,7 @@ WHERE p.proacl IS NOT NULL;
 
 DROP FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean);
 
-CREATE FUNCTION mtdpp_train(
-    name text,
-    source regclass,
-    order_col text DEFAULT 'order_id',
-    item_col text DEFAULT 'item_id',
-    position_col text DEFAULT NULL,
-    rank integer DEFAULT NULL,
-    epochs integer DEFAULT NULL,
-    kind text DEFAULT 'hybrid',
-    target text DEFAULT 'random',
-    seed bigint DEFAULT 0,
-    verbose boolean DEFAULT false,
-    activate boolean DEFAULT true,
-    params jsonb DEFAULT '{}',
-    warm_start boolean DEFAULT false,
-    test_share float8 DEFAULT NULL,
-    test_by text DEFAULT NULL,
-    test_k integer[] DEFAULT NULL,
-    promote text DEFAULT NULL)
-RETURNS TABLE (model_id integer, name text, version integer, kind text, items integer,
-               baskets integer, examples bigint, final_loss float8, best_epoch integer, seconds float8)
-AS 'MODULE_PATHNAME', 'mtdpp_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean, float8, text, integer[], text) IS
-    'trains a model of NAME from the order lines of SOURCE (a table or view) and stores it as its next version; WARM_START starts from its active version; TEST_SHARE holds out a share of the baskets (random, or the latest by column TEST_BY) and records their metrics at TEST_K; PROMOTE (default: the setting mtdpp.promote) says when the new version becomes the active one';
-
--- A source given as text, as an untyped literal is: a query, or else the
--- name of a table or view, read as the regclass form reads it (PostgreSQL
--- resolves an untyped argument to text rather than regclass).
-CREATE FUNCTION mtdpp_train(
-    name text,
-    source text,
-    order_col text DEFAULT 'order_id',
-    item_col text DEFAULT 'item_id',
-    position_col text DEFAULT NULL,
-    rank integer DEFAULT NULL,
-    epochs integer DEFAULT NULL,
-    kind text DEFAULT 'hybrid',
-    target text DEFAULT 'random',
-    seed bigint DEFAULT 0,
-    verbose boolean DEFAULT false,
-    activate boolean DEFAULT true,
-    params jsonb DEFAULT '{}',
-    warm_start boolean DEFAULT false,
-    test_share float8 DEFAULT NULL,
-    test_by text DEFAULT NULL,
-    test_k integer[] DEFAULT NULL,
-    promote text DEFAULT NULL)
-RETURNS TABLE (model_id integer, name text, version integer, kind text, items integer,
-               baskets integer, examples bigint, final_loss float8, best_epoch integer, seconds float8)
-AS 'MODULE_PATHNAME', 'mtdpp_train' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION mtdpp_train(text, text, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean, float8, text, integer[], text) IS
-    'mtdpp_train from SOURCE given as text: a query (its first word SELECT, WITH, VALUES or TABLE), run with the caller''s rights, or else the name of a table or view';
+\ir parts/train_forms.sql
 
 DO $$
 DECLARE
@@ -226,22 +175,5 @@ COMMENT ON COLUMN mtdpp.models.baskets_read IS 'the baskets it read: those it tr
 COMMENT ON COLUMN mtdpp.models.test IS 'the test baskets the training held out (how many, how they were chosen) and the figures of the model on them: mpr, precision_at_K, recall_at_K, ndcg_at_K; NULL without a held-out test';
 COMMENT ON COLUMN mtdpp.models.promotion IS 'the promotion rule that decided whether the training activated it: rule, promoted, metric, value, and the active version and its value on the same baskets; NULL without a rule';
 
-CREATE OR REPLACE VIEW mtdpp_models WITH (security_invoker = true) AS
-SELECT m.name, m.version, m.kind, m.active,
-       (m.active AND m.name OPERATOR(pg_catalog.=)
-           CASE WHEN pg_catalog.current_setting('mtdpp.model', true) OPERATOR(pg_catalog.<>) ''
-                THEN pg_catalog.current_setting('mtdpp.model', true)
-                ELSE (SELECT pg_catalog.min(a.name) FROM mtdpp.models a WHERE a.active
-                      HAVING pg_catalog.count(*) OPERATOR(pg_catalog.=) 1) END) IS TRUE AS is_default,
-       m.rank, m.n_items AS items, m.n_baskets AS baskets, m.n_examples AS examples,
-       m.final_loss, m.best_epoch, m.train_seconds,
-       (m.metrics OPERATOR(pg_catalog.->>) 'mpr'::pg_catalog.text)::pg_catalog.float8 AS mpr,
-       (m.metrics OPERATOR(pg_catalog.->>) 'precision_at_20'::pg_catalog.text)::pg_catalog.float8 AS precision_at_20,
-       m.trained_at, m.model_id, COALESCE(m.item_type, 'integer') AS item_type,
-       (m.test OPERATOR(pg_catalog.->>) 'mpr'::pg_catalog.text)::pg_catalog.float8 AS test_mpr,
-       (m.promotion OPERATOR(pg_catalog.->>) 'promoted'::pg_catalog.text)::pg_catalog.bool AS promoted,
-       m.promotion
-FROM mtdpp.models m
-ORDER BY m.name, m.version;
-COMMENT ON VIEW mtdpp_models IS 'every stored model, with the default one marked: the active version of the model mtdpp.model names, or of the only model with an active version when it names none (it answers calls that name no model); test_mpr, its MPR on the baskets its training held out; promoted and promotion, what its promotion rule decided';
+\ir parts/models_view.sql
 
