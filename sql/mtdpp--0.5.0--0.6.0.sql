@@ -321,3 +321,19 @@ END
 $$;
 COMMENT ON FUNCTION mtdpp_unshare(text, text) IS
     'takes back a share of mtdpp_share: READER no longer sees the caller''s models MODEL; returns false if there was none';
+
+-- The kinds of model come from one registry (src/kinds/list.h): the code
+-- that reads a model refuses a kind it does not know, so the table no longer
+-- keeps its own list of them.
+ALTER TABLE mtdpp.models DROP CONSTRAINT models_kind_check;
+
+CREATE FUNCTION mtdpp_kinds()
+RETURNS TABLE (name text, number integer, traits text[], keys text[])
+AS 'MODULE_PATHNAME', 'mtdpp_kinds' LANGUAGE C IMMUTABLE PARALLEL SAFE;
+COMMENT ON FUNCTION mtdpp_kinds() IS
+    'every model kind: its NAME (mtdpp_train''s kind), its NUMBER in the stored model format, its TRAITS (what its models hold and which routines it defines: factors, neighbors, explain, similar, ...) and the hyperparameter KEYS it owns';
+
+-- A kind's keys are its own: the hyperparameters a model stores and those
+-- mtdpp_hyperparameters(kind) lists are the keys of every kind and the kind's.
+COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
+    'the hyperparameter keys KIND takes (those of every kind, and its own), with their type, their default for KIND (as JSON), their valid values and what they do';
