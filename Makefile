@@ -14,7 +14,7 @@ OBJS = $(patsubst $(top)%.c,%.o,$(sort $(wildcard $(top)src/*.c $(top)src/*/*.c 
 # the scripts of earlier releases and every upgrade script are found by name
 DATA = $(filter-out $(DATA_built),$(wildcard sql/$(EXTENSION)--*.sql))
 DATA_built = sql/$(EXTENSION)--$(EXTVERSION).sql
-REGRESS = mtdpp_setup train complete diverse evaluate kinds ensemble hybrid rules poisson fm bayesian_lowrank gru bad_input models security validate limits negligible similar evaluate_at item_keys
+REGRESS = mtdpp_setup train complete diverse evaluate kinds ensemble hybrid rules poisson fm bayesian_lowrank gru bad_input models security validate limits negligible similar evaluate_at item_keys conformance
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

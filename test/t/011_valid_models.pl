@@ -14,7 +14,8 @@ use Test::More;
 
 my $node = mtdpp_node('valid');
 load_planted($node, baskets => 1000);
-my @kinds = qw(multitask multitask_nobias logistic lowrank itemknn popularity ease hybrid);
+# every kind of the registry
+my @kinds = split /\n/, $node->safe_psql('postgres', 'SELECT name FROM mtdpp_kinds() ORDER BY number');
 for my $kind (@kinds)
 {
 	$node->safe_psql('postgres',
