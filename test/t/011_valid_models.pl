@@ -19,7 +19,7 @@ my @kinds = split /\n/, $node->safe_psql('postgres', 'SELECT name FROM mtdpp_kin
 for my $kind (@kinds)
 {
 	$node->safe_psql('postgres',
-		"SELECT * FROM mtdpp_train('$kind', 'train_lines', kind => '$kind', rank => 8, epochs => 2, seed => 3)");
+		"SELECT * FROM mtdpp_train('$kind', 'train_lines', position_col => 'position', kind => '$kind', rank => 8, epochs => 2, seed => 3)");
 }
 $node->safe_psql('postgres', q{
 CREATE TABLE saved_items AS SELECT * FROM mtdpp.items;
