@@ -19,7 +19,7 @@ EXTPREVIOUS = 0.5.0
 UPDATE = $(EXTENSION)--$(EXTPREVIOUS)--$(EXTVERSION).sql
 DATA = $(filter-out sql/$(UPDATE),$(wildcard sql/$(EXTENSION)--*.sql))
 DATA_built = sql/built/$(EXTENSION)--$(EXTVERSION).sql sql/built/$(UPDATE)
-REGRESS = mtdpp_setup train complete diverse evaluate kinds ensemble hybrid rules poisson fm bayesian_lowrank gru bad_input models security validate limits negligible similar evaluate_at item_keys model_life
+REGRESS = mtdpp_setup train complete diverse evaluate kinds ensemble hybrid rules poisson fm bayesian_lowrank gru bad_input models security validate limits negligible similar evaluate_at item_keys model_life conformance
 REGRESS_OPTS = --inputdir=test --load-extension=$(EXTENSION)
 TAP_TESTS = 1
 PROVE_TESTS = test/t/*.pl

@@ -147,17 +147,6 @@ lines_seeds(void *arg)
 	}
 }
 
-/* by number; a number no kind of this version has: NULL */
-static const char *const kind_names[] = {
-	[MTDPP_MULTITASK] = "multitask", [MTDPP_MULTITASK_NOBIAS] = "multitask_nobias",
-	[MTDPP_LOGISTIC] = "logistic", [MTDPP_LOWRANK] = "lowrank", [MTDPP_ITEMKNN] = "itemknn",
-	[MTDPP_POPULARITY] = "popularity", [MTDPP_EASE] = "ease", [MTDPP_HYBRID] = "hybrid",
-	[MTDPP_RULES] = "rules", [MTDPP_POISSON] = "poisson", [MTDPP_FM] = "fm",
-	[MTDPP_BAYESIAN_LOWRANK] = "bayesian_lowrank", [MTDPP_GRU] = "gru"
-};
-
-StaticAssertDecl(lengthof(kind_names) == MTDPP_N_KINDS, "a seed for every kind");
-
 /* a model of every kind: 5 items at rank 3 (none for the baselines), 2 epochs */
 static void
 model_seeds(void *arg)
@@ -165,13 +154,14 @@ model_seeds(void *arg)
 	for (int kind = 0; kind < MTDPP_N_KINDS; kind++)
 	{
 		/* bayesian_lowrank: two samples of rank 3 side by side */
-		int			rank = kind_names[kind] == NULL ? 0 :
+		int			rank = !mtdpp_kind_exists(kind) ? 0 :
 			kind == MTDPP_BAYESIAN_LOWRANK ? 6 : mtdpp_kind((MtdppKind) kind)->factors ? 3 : 0;
 		MtdppModel *m;
 		bytea	   *b;
 		char		name[32];
 
-		if (kind_names[kind] == NULL)
+		/* every kind of the registry (kinds/list.h), through the table of kinds */
+		if (!mtdpp_kind_exists(kind))
 			continue;
 		m = mtdpp_model_alloc((MtdppKind) kind, 5, rank);
 
@@ -190,8 +180,8 @@ model_seeds(void *arg)
 		m->val_history[0] = 60;
 		m->val_history[1] = 70;
 		m->hyperparams = kind == MTDPP_BAYESIAN_LOWRANK ?
-			psprintf("{\"kind\": \"%s\", \"rank\": %d, \"samples\": 2}", kind_names[kind], rank / 2) :
-			psprintf("{\"kind\": \"%s\", \"rank\": %d}", kind_names[kind], rank);
+			psprintf("{\"kind\": \"%s\", \"rank\": %d, \"samples\": 2}", mtdpp_kind_name((MtdppKind) kind), rank / 2) :
+			psprintf("{\"kind\": \"%s\", \"rank\": %d}", mtdpp_kind_name((MtdppKind) kind), rank);
 		for (int i = 0; i < 5; i++)
 		{
 			m->item_ids[i] = 10 * i + 1;

@@ -79,6 +79,12 @@ mtdpp_params_to_json(const MtdppParams *p)
 	return pstrdup("{\"kind\": \"popularity\"}");
 }
 
+char *
+mtdpp_params_json_beyond(const MtdppParams *p, MtdppKind beside)
+{
+	return pstrdup("");
+}
+
 /* shown.c's (which needs the server's encodings), for kinds.c's errors: the text, whole */
 const char *
 mtdpp_shown(const char *s)

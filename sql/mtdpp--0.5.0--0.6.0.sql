@@ -177,3 +177,14 @@ COMMENT ON COLUMN mtdpp.models.promotion IS 'the promotion rule that decided whe
 
 \ir parts/models_view.sql
 
+-- The kinds of model come from one registry (src/kinds/list.h): the code
+-- that reads a model refuses a kind it does not know, so the table no longer
+-- keeps its own list of them.
+ALTER TABLE mtdpp.models DROP CONSTRAINT models_kind_check;
+
+\ir parts/kinds.sql
+
+-- A kind's keys are its own: the hyperparameters a model stores and those
+-- mtdpp_hyperparameters(kind) lists are the keys of every kind and the kind's.
+COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
+    'the hyperparameter keys KIND takes (those of every kind, and its own), with their type, their default for KIND (as JSON), their valid values and what they do';

@@ -31,11 +31,7 @@ CREATE TABLE mtdpp.models (
     trained_by      name NOT NULL DEFAULT current_user,
     activated_at    timestamptz,
     weights         real[],
-    UNIQUE (name, version),
-    CONSTRAINT models_kind_check
-        CHECK (kind OPERATOR(pg_catalog.=) ANY (ARRAY['multitask', 'multitask_nobias', 'logistic', 'lowrank',
-                                                    'itemknn', 'popularity', 'ease', 'hybrid', 'rules', 'poisson', 'fm',
-                                                    'bayesian_lowrank', 'gru']))
+    UNIQUE (name, version)
 );
 CREATE UNIQUE INDEX models_one_active_per_name ON mtdpp.models (name) WHERE active;
 COMMENT ON TABLE mtdpp.models IS 'one row per trained mtdpp model: hyperparameters, training history, timings and metrics';
@@ -165,12 +161,14 @@ COMMENT ON FUNCTION mtdpp_save(text, bytea, boolean, text) IS
 
 \ir parts/train_forms.sql
 
+\ir parts/kinds.sql
+
 -- The hyperparameter keys of mtdpp_train's params and of mtdpp_fit.
 CREATE FUNCTION mtdpp_hyperparameters(kind text DEFAULT 'hybrid')
 RETURNS TABLE (key text, type text, default_value text, valid text, description text)
 AS 'MODULE_PATHNAME', 'mtdpp_hyperparameters' LANGUAGE C IMMUTABLE PARALLEL SAFE;
 COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
-    'every hyperparameter key, with its type, its default for KIND (as JSON), its valid values and what it does';
+    'the hyperparameter keys KIND takes (those of every kind, and its own), with their type, their default for KIND (as JSON), their valid values and what they do';
 
 -- Query time.  STABLE: answers depend on the model tables.
 CREATE FUNCTION mtdpp_complete(basket integer[], k integer, model text DEFAULT NULL,

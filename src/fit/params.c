@@ -11,8 +11,8 @@
  * setting silently ignored; so is a key the kind does not take (its own
  * keys, and those it lists), and a kind that chooses something on a
  * validation slice without one.  The resolved values (defaults included)
- * are stored with the model, so a model row always says exactly how it was
- * trained.
+ * are stored with the model (the keys of every kind and those of its kind),
+ * so a model row always says exactly how it was trained.
  */
 #include "postgres.h"
 
@@ -132,6 +132,7 @@ static const MtdppParamKey shared_keys_after[] = {
 #define MAX_KEYS 64				/* MtdppParams.given has a bit per key */
 static const MtdppParamKey *param_keys[MAX_KEYS];
 static int	key_owner[MAX_KEYS];
+static size_t key_offset[MAX_KEYS]; /* of its field in MtdppParams */
 static int	n_keys;
 
 static void
@@ -140,6 +141,9 @@ add_key(const MtdppParamKey *key, int owner)
 	if (n_keys == MAX_KEYS)
 		elog(ERROR, "more than %d hyperparameter keys", MAX_KEYS);
 	key_owner[n_keys] = owner;
+	/* a kind's own key names its field within the kind's block */
+	key_offset[n_keys] = owner < 0 ? key->offset :
+		offsetof(MtdppParams, own) + sizeof(MtdppKindValues) * owner + key->offset;
 	param_keys[n_keys++] = key;
 }
 
@@ -171,24 +175,11 @@ find_key_index(const char *name)
 	return -1;
 }
 
-static const MtdppParamKey *
-find_key(const char *name)
-{
-	int			k = find_key_index(name);
-
-	return k < 0 ? NULL : param_keys[k];
-}
-
+/* the field of key K in P */
 static char *
-valid_keys(void)
+field_of(const MtdppParams *p, int k)
 {
-	StringInfoData s;
-
-	list_keys();
-	initStringInfo(&s);
-	for (int k = 0; k < n_keys; k++)
-		appendStringInfo(&s, "%s%s", k > 0 ? ", " : "", param_keys[k]->name);
-	return s.data;
+	return (char *) p + key_offset[k];
 }
 
 /*
@@ -246,11 +237,12 @@ choice_index(const char *const *choices, const char *name)
 	return -1;
 }
 
-/* Stores VALUE (a number, a choice's index, a flag) into P's field for KEY. */
+/* Stores VALUE (a number, a choice's index, a flag) into P's field for key K. */
 static void
-set_field(MtdppParams *p, const MtdppParamKey *key, double value)
+set_field(MtdppParams *p, int k, double value)
 {
-	char	   *field = (char *) p + key->offset;
+	const MtdppParamKey *key = param_keys[k];
+	char	   *field = field_of(p, k);
 
 	switch (key->type)
 	{
@@ -279,11 +271,12 @@ set_field(MtdppParams *p, const MtdppParamKey *key, double value)
 	}
 }
 
-/* The value of KEY in P, as set_field takes it. */
+/* The value of key K in P, as set_field takes it. */
 static double
-get_field(const MtdppParams *p, const MtdppParamKey *key)
+get_field(const MtdppParams *p, int k)
 {
-	const char *field = (const char *) p + key->offset;
+	const MtdppParamKey *key = param_keys[k];
+	const char *field = field_of(p, k);
 
 	switch (key->type)
 	{
@@ -325,12 +318,18 @@ mtdpp_params_defaults(MtdppParams *p, MtdppKind kind)
 	memset(p, 0, sizeof(*p));
 	list_keys();
 	for (int k = 0; k < n_keys; k++)
-		set_field(p, param_keys[k], param_keys[k]->value);
+		set_field(p, k, param_keys[k]->value);
 	p->kind = kind;
 	/* where the kind's defaults differ from the table's */
 	defaults = mtdpp_kind(kind)->defaults;
 	for (int d = 0; defaults != NULL && defaults[d].key != NULL; d++)
-		set_field(p, find_key(defaults[d].key), defaults[d].value);
+	{
+		int			k = find_key_index(defaults[d].key);
+
+		if (k < 0)
+			elog(ERROR, "kind %s has a default for no key \"%s\"", mtdpp_kind_name(kind), defaults[d].key);
+		set_field(p, k, defaults[d].value);
+	}
 }
 
 static void
@@ -409,6 +408,27 @@ checked_value(const MtdppParamKey *key, JsonbValue *v)
 	return d;
 }
 
+/* The kind JSON names, if it names one, else DEFAULT_KIND: for a hint. */
+static MtdppKind
+kind_named(Jsonb *json, MtdppKind default_kind)
+{
+	JsonbValue	key,
+			   *v;
+
+	key.type = jbvString;
+	key.val.string.val = "kind";
+	key.val.string.len = 4;
+	v = findJsonbValueFromContainer(&json->root, JB_FOBJECT, &key);
+	if (v == NULL || v->type != jbvString)
+		return default_kind;
+	for (int k = 0; k < MTDPP_N_KINDS; k++)
+		if (mtdpp_kind_exists(k) &&
+			strlen(mtdpp_kind_name((MtdppKind) k)) == v->val.string.len &&
+			strncmp(mtdpp_kind_name((MtdppKind) k), v->val.string.val, v->val.string.len) == 0)
+			return (MtdppKind) k;
+	return default_kind;
+}
+
 /* Overlays the keys of JSON (an object) on P, checking each. */
 void
 mtdpp_params_parse(MtdppParams *p, Jsonb *json)
@@ -437,14 +457,18 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 			key_index = find_key_index(name);
 			key = key_index < 0 ? NULL : param_keys[key_index];
 			if (key == NULL)
+			{
+				MtdppKind	kind = kind_named(json, p->kind);
+
 				ereport(ERROR,
 						(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 						 errmsg("unknown hyperparameter \"%s\"", mtdpp_shown(name)),
-						 errhint("Valid keys are %s.", valid_keys())));
+						 errhint("The keys of kind %s are %s.", mtdpp_kind_name(kind), keys_of_kind(kind))));
+			}
 			continue;
 		}
 		/* the kind decides every other key: a null there is a mistake, not a default */
-		if (tok == WJB_VALUE && v.type == jbvNull && key->offset == F(kind))
+		if (tok == WJB_VALUE && v.type == jbvNull && key_offset[key_index] == F(kind))
 			ereport(ERROR,
 					(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 					 errmsg("hyperparameter \"kind\" is null, expected a model kind"),
@@ -454,7 +478,7 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 		p->given |= UINT64CONST(1) << key_index;
 		if (key->type == MTDPP_PARAM_TEXT)
 		{
-			char	   *field = (char *) p + key->offset;
+			char	   *field = field_of(p, key_index);
 
 			if (v.type != jbvString)
 				bad_value(key, "not a string");
@@ -467,10 +491,10 @@ mtdpp_params_parse(MtdppParams *p, Jsonb *json)
 		}
 		if (key->type == MTDPP_PARAM_INT64)
 		{
-			*(int64 *) ((char *) p + key->offset) = checked_int64(key, &v);
+			*(int64 *) field_of(p, key_index) = checked_int64(key, &v);
 			continue;
 		}
-		set_field(p, key, checked_value(key, &v));
+		set_field(p, key_index, checked_value(key, &v));
 	}
 	/* the baselines have no factors, whatever rank was asked */
 	if (!mtdpp_kind(p->kind)->factors)
@@ -564,11 +588,12 @@ mtdpp_params_resolve(MtdppParams *p, Jsonb *json)
 						 mtdpp_kind_name(p->kind))));
 }
 
-/* KEY's value in P as JSON. */
+/* The value of key K in P as JSON. */
 static void
-append_json_value(StringInfo s, const MtdppParams *p, const MtdppParamKey *key)
+append_json_value(StringInfo s, const MtdppParams *p, int k)
 {
-	double		d = get_field(p, key);
+	const MtdppParamKey *key = param_keys[k];
+	double		d = get_field(p, k);
 
 	switch (key->type)
 	{
@@ -580,7 +605,7 @@ append_json_value(StringInfo s, const MtdppParams *p, const MtdppParamKey *key)
 				appendStringInfo(s, "%d", (int) d);
 			break;
 		case MTDPP_PARAM_INT64:
-			appendStringInfo(s, INT64_FORMAT, *(const int64 *) ((const char *) p + key->offset));
+			appendStringInfo(s, INT64_FORMAT, *(const int64 *) field_of(p, k));
 			break;
 		case MTDPP_PARAM_REAL:
 			/* a default below the range: chosen from the data, not given */
@@ -600,7 +625,7 @@ append_json_value(StringInfo s, const MtdppParams *p, const MtdppParamKey *key)
 			break;
 		case MTDPP_PARAM_TEXT:
 			{
-				const char *text = (const char *) p + key->offset;
+				const char *text = field_of(p, k);
 
 				if (text[0] == '\0')
 					appendStringInfoString(s, "null");
@@ -644,38 +669,68 @@ mtdpp_param_given(const MtdppParams *p, const char *name)
 int
 mtdpp_param_int(const MtdppParams *p, const char *name)
 {
-	const MtdppParamKey *key = find_key(name);
+	int			k = find_key_index(name);
 
-	if (key == NULL || key->type != MTDPP_PARAM_INT)
+	if (k < 0 || param_keys[k]->type != MTDPP_PARAM_INT)
 		elog(ERROR, "no integer hyperparameter key \"%s\"", name);
-	return (int) get_field(p, key);
+	return (int) get_field(p, k);
 }
 
+/*
+ * Appends to S the stored keys of P that P's kind takes and kind BESIDE
+ * does not (BESIDE < 0: every key P's kind takes), each as "key": value
+ * after a ", " unless it is the first.
+ */
+static void
+append_keys(StringInfo s, const MtdppParams *p, int beside, bool first)
+{
+	list_keys();
+	for (int k = 0; k < n_keys; k++)
+	{
+		bool		ignored;
+
+		/* the keys of every kind and those of P's kind, no other kind's */
+		if (!param_keys[k]->stored || !key_applies(k, p->kind, &ignored) ||
+			(beside >= 0 && key_applies(k, (MtdppKind) beside, &ignored)) ||
+			(param_keys[k]->unless_default && get_field(p, k) == param_keys[k]->value))
+			continue;
+		appendStringInfo(s, "%s\"%s\": ", first ? "" : ", ", param_keys[k]->name);
+		append_json_value(s, p, k);
+		first = false;
+	}
+}
+
+/* The hyperparams a model of P stores: the keys of every kind and of P's kind. */
 char *
 mtdpp_params_to_json(const MtdppParams *p)
 {
 	StringInfoData s;
-	bool		first = true;
 
 	initStringInfo(&s);
 	appendStringInfoChar(&s, '{');
-	list_keys();
-	for (int k = 0; k < n_keys; k++)
-	{
-		if (!param_keys[k]->stored ||
-			(param_keys[k]->unless_default && get_field(p, param_keys[k]) == param_keys[k]->value))
-			continue;
-		appendStringInfo(&s, "%s\"%s\": ", first ? "" : ", ", param_keys[k]->name);
-		append_json_value(&s, p, param_keys[k]);
-		first = false;
-	}
+	append_keys(&s, p, -1, true);
 	appendStringInfoChar(&s, '}');
 	return s.data;
 }
 
 /*
- * mtdpp_hyperparameters(kind): every key, with its type, its default for
- * KIND, its range and what it does.
+ * The keys P's kind takes and kind BESIDE does not, as members to append to
+ * the hyperparams of a fit of kind BESIDE (", \"key\": value" each): a kind
+ * whose model is made by another kind's fit stores its own keys too.
+ */
+char *
+mtdpp_params_json_beyond(const MtdppParams *p, MtdppKind beside)
+{
+	StringInfoData s;
+
+	initStringInfo(&s);
+	append_keys(&s, p, beside, false);
+	return s.data;
+}
+
+/*
+ * mtdpp_hyperparameters(kind): the keys KIND takes, with their type, their
+ * default for KIND, their range and what they do.
  */
 Datum
 mtdpp_hyperparameters(PG_FUNCTION_ARGS)
@@ -698,9 +753,12 @@ mtdpp_hyperparameters(PG_FUNCTION_ARGS)
 		Datum		values[5];
 		bool		nulls[5] = {false, false, false, false, false};
 		StringInfoData def;
+		bool		ignored;
 
+		if (!key_applies(k, p.kind, &ignored))
+			continue;
 		initStringInfo(&def);
-		append_json_value(&def, &p, key);
+		append_json_value(&def, &p, k);
 		values[0] = CStringGetTextDatum(key->name);
 		values[1] = CStringGetTextDatum(type_names[key->type]);
 		values[2] = CStringGetTextDatum(def.data);

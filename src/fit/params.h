@@ -89,9 +89,20 @@ mtdpp_kind_values(const MtdppParams *p, MtdppKind kind)
 	return (void *) &p->own[kind];
 }
 
-/* the offset of FIELD of KIND's struct TYPE of values, as a key names it */
-#define MTDPP_KIND_FIELD(kind, type, field) \
-	(offsetof(MtdppParams, own) + sizeof(MtdppKindValues) * (kind) + offsetof(type, field))
+/*
+ * 0, or no build: a kind's struct TYPE of values must fit its block of
+ * MtdppParams (a larger one would write into the next kind's).  Every key a
+ * kind defines and every read of its values goes through it.
+ */
+#define MTDPP_KIND_VALUES_FIT(type) \
+	(0 * sizeof(char[sizeof(type) <= MTDPP_KIND_VALUES_SIZE ? 1 : -1]))
+
+/* the offset of FIELD in a kind's struct TYPE of values, as its key names it */
+#define MTDPP_KIND_FIELD(type, field) (offsetof(type, field) + MTDPP_KIND_VALUES_FIT(type))
+
+/* P's values of KIND's own keys, as its struct TYPE */
+#define MTDPP_KIND_PARAMS(p, kind, type) \
+	((type *) mtdpp_kind_values((p), (kind)) + MTDPP_KIND_VALUES_FIT(type))
 
 typedef enum MtdppParamType
 {
@@ -117,7 +128,8 @@ typedef struct MtdppParamKey
 {
 	const char *name;
 	MtdppParamType type;
-	size_t		offset;			/* of the field in MtdppParams */
+	size_t		offset;			/* of the field in MtdppParams; of a kind's own key,
+								 * in the kind's struct (MTDPP_KIND_FIELD) */
 	double		value;			/* default (for MTDPP_PARAM_LOG, the value itself) */
 	double		lo,
 				hi;				/* range, for numbers */
@@ -159,12 +171,13 @@ extern void mtdpp_params_resolve(MtdppParams *p, Jsonb *json);
 extern void mtdpp_params_for_data(MtdppParams *p, int n_items);
 extern bool mtdpp_param_given(const MtdppParams *p, const char *name);
 extern char *mtdpp_params_to_json(const MtdppParams *p);
+extern char *mtdpp_params_json_beyond(const MtdppParams *p, MtdppKind beside);
 
 /* warm_start.c: the model a warm start starts from, its settings resolved into P */
 extern const MtdppModel *mtdpp_warm_start(MtdppParams *p);
 
 /*
- * params_capacity.c: the rank and L2 of the kinds fitted by the stochastic
+ * fit/params_capacity.c: the rank and L2 of the kinds fitted by the stochastic
  * gradient, chosen on the validation slice when neither is given (rank
  * MTDPP_RANK_CHOSEN)
  */

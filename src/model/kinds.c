@@ -5,9 +5,9 @@
  *
  * A kind is a struct of traits and routines (MtdppKindRoutine, kinds.h), as
  * an index access method is for PostgreSQL, filled by the kind's folder
- * (kinds/<kind>/) and entered by the list (list.c).  Adding a kind is
- * adding its folder, its number to MtdppKind (list.h) and its line in
- * list.c.
+ * (kinds/<kind>/) and entered by the list (list.c) from the registry of
+ * kinds (list.h).  Adding a kind is adding its folder and its line in the
+ * registry (kinds/README.md).
  *
  * Everything that depends on the kind asks the table: the hyperparameters
  * (params.c: the kind's own keys, the shared keys it takes, its defaults),
@@ -15,8 +15,6 @@
  * (model.c, store.c, cache.c) and what a valid model is (model_validate.c).
  */
 #include "postgres.h"
-
-#include "lib/stringinfo.h"
 
 #include "model/kinds.h"
 #include "model/model.h"
@@ -71,59 +69,6 @@ mtdpp_kind_name(MtdppKind kind)
 	return mtdpp_kind(kind)->name;
 }
 
-/* which kinds a list of names holds */
-typedef enum KindsNamed
-{
-	ALL_KINDS,
-	FACTOR_KINDS,				/* whose models have item factors */
-	SIMILAR_KINDS				/* that measure the similarity of two items */
-} KindsNamed;
-
-static bool
-named(const MtdppKindRoutine *kind, KindsNamed which)
-{
-	if (kind == NULL)
-		return false;
-	return which == ALL_KINDS || (which == FACTOR_KINDS && kind->factors) ||
-		(which == SIMILAR_KINDS && kind->similar != NULL);
-}
-
-/* The names of the kinds WHICH names, "a, b and c", from the table of kinds. */
-static char *
-kind_names(KindsNamed which)
-{
-	StringInfoData names;
-	int			n = 0,
-				last = -1;
-
-	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		if (named(kinds[k], which))
-			last = k;
-	initStringInfo(&names);
-	for (int k = 0; k < MTDPP_N_KINDS; k++)
-		if (named(kinds[k], which))
-			appendStringInfo(&names, "%s%s", n++ == 0 ? "" : k == last ? " and " : ", ",
-							 kinds[k]->name);
-	return names.data;
-}
-
-/*
- * The names of the kinds: all of them, or (FACTORS_ONLY) those whose models
- * have item factors.  For hints.
- */
-char *
-mtdpp_kind_names(bool factors_only)
-{
-	return kind_names(factors_only ? FACTOR_KINDS : ALL_KINDS);
-}
-
-/* The names of the kinds that measure how alike two items are (mtdpp_similar). */
-char *
-mtdpp_similar_kind_names(void)
-{
-	return kind_names(SIMILAR_KINDS);
-}
-
 MtdppKind
 mtdpp_kind_from_name(const char *name)
 {
@@ -133,7 +78,7 @@ mtdpp_kind_from_name(const char *name)
 	ereport(ERROR,
 			(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
 			 errmsg("unknown model kind \"%s\"", mtdpp_shown(name)),
-			 errhint("Valid kinds are %s.", mtdpp_kind_names(false))));
+			 errhint("SELECT name FROM mtdpp_kinds() lists the kinds.")));
 	pg_unreachable();
 }
 

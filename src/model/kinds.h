@@ -159,8 +159,6 @@ typedef struct MtdppKindRoutine
 /* kinds.c: the table of model kinds, and the calls through it */
 extern const MtdppKindRoutine *mtdpp_kind(MtdppKind kind);
 extern MtdppKind mtdpp_kind_from_name(const char *name);
-extern char *mtdpp_kind_names(bool factors_only);
-extern char *mtdpp_similar_kind_names(void);
 extern bool mtdpp_kind_exists(int kind);
 extern const char *mtdpp_kind_name(MtdppKind kind);
 extern void mtdpp_score_all(const MtdppModel *m, const int32 *ctx, int b,

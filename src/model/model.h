@@ -29,7 +29,7 @@
 
 #include "portability/instr_time.h"
 
-#include "kinds/list.h"
+#include "kinds/kind.h"
 
 /* bumped whenever the serialised model or aggregate state changes shape */
 #define MTDPP_FORMAT_VERSION	1

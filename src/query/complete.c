@@ -395,7 +395,7 @@ mtdpp_complete_set(PG_FUNCTION_ARGS)
 				 errmsg("a model of kind %s has no item factors to tell similar items apart",
 						mtdpp_kind_name(m->kind)),
 				 errdetail("Diverse completion measures the similarity of two items by their factors."),
-				 errhint("Use a model of kind %s, or diversity => 0.", mtdpp_kind_names(true))));
+				 errhint("Use a model of a kind with item factors (SELECT name FROM mtdpp_kinds() WHERE 'factors' = ANY (traits)), or diversity => 0.")));
 	/* greedy MAP costs O(M k (k + rank)) for M = max(10k, 100) candidates */
 	if (diversity > 0.0 && k > MTDPP_SET_MAX_K)
 		ereport(ERROR,

@@ -107,7 +107,7 @@ mtdpp_similar(PG_FUNCTION_ARGS)
 						kind->name),
 				 errdetail("Model \"%s\" ranks items by themselves, whatever the basket.",
 						   mtdpp_shown(model_name)),
-				 errhint("Use a model of kind %s.", mtdpp_similar_kind_names())));
+				 errhint("Use a model of a kind that measures it: SELECT name FROM mtdpp_kinds() WHERE 'similar' = ANY (traits) lists them.")));
 	mtdpp_call_items(&ci, fcinfo, 0, m, model_name);
 	item = known_item(m, mtdpp_item_arg(&ci, fcinfo, 0), mtdpp_item_arg_text(fcinfo, 0), model_name);
 

@@ -214,8 +214,8 @@ training_params(FunctionCallInfo fcinfo, text *name, MtdppParams *p)
 		ereport(ERROR,
 				(errcode(ERRCODE_NULL_VALUE_NOT_ALLOWED),
 				 errmsg("kind must not be NULL"),
-				 errhint("Leave kind out for the default, '%s', or name one of %s.",
-						 mtdpp_kind_name(mtdpp_default_kind()), mtdpp_kind_names(false))));
+				 errhint("Leave kind out for the default, '%s', or name a kind: SELECT name FROM mtdpp_kinds() lists them.",
+						 mtdpp_kind_name(mtdpp_default_kind()))));
 	initStringInfo(&json);
 	appendStringInfoString(&json, "{\"kind\": ");
 	escape_json(&json, text_to_cstring(PG_GETARG_TEXT_PP(7)));

@@ -1,6 +1,7 @@
 -- mtdpp_evaluate_at: hit rate, precision, recall and NDCG at any K, with one
 -- or several held-out items a basket, checked against the same figures
--- computed in SQL from mtdpp_score over every item of the model.
+-- computed in SQL from mtdpp_score over every item of the model, on a
+-- choice of kinds (every kind evaluates: conformance.sql).
 SELECT t.kind
 FROM unnest(ARRAY['itemknn', 'popularity', 'poisson', 'logistic', 'multitask', 'hybrid']) k(kind),
      mtdpp_train('at_' || k.kind, 'train_lines', kind => k.kind, seed => 3,

@@ -1,4 +1,5 @@
--- Every model kind trains from the same order lines and answers the same queries.
+-- A choice of kinds compared on the same order lines (every kind trains and
+-- completes: conformance.sql); the strong ones find the planted groups.
 -- (the single-task logistic DPP learns slowly and its validation MPR is
 -- noisy at first: it gets 30 epochs without early stopping)
 SELECT t.kind, t.items, t.best_epoch IS NOT NULL AS fitted_by_sgd

@@ -1,5 +1,6 @@
 -- mtdpp_similar: the items most like an item, by each kind's own measure,
--- checked against the same measure computed in SQL from mtdpp.items.
+-- checked against the same measure computed in SQL from mtdpp.items, for a
+-- choice of kinds, one of each measure (every kind: conformance.sql).
 SELECT t.kind, t.items
 FROM unnest(ARRAY['itemknn', 'ease', 'rules', 'popularity', 'multitask', 'lowrank', 'poisson',
                   'fm', 'bayesian_lowrank', 'gru', 'hybrid']) k(kind),

@@ -156,9 +156,14 @@ my @bad_new_names = ('NULL', q{''}, $long, q{repeat('y', 201)});
 
 # ---- hyperparameters
 
+# every kind of the registry but the default one, which a call naming none trains
+my @kinds = split /\n/, $node->safe_psql('postgres', q{
+SELECT name FROM mtdpp_kinds()
+WHERE name <> (SELECT default_value::jsonb #>> '{}' FROM mtdpp_hyperparameters() WHERE key = 'kind')
+ORDER BY number});
+
 my %good_values = (
-	kind => [ '"multitask"', '"multitask_nobias"', '"logistic"', '"lowrank"', '"itemknn"', '"popularity"', '"ease"',
-		'"rules"', '"poisson"', '"fm"', '"bayesian_lowrank"', '"gru"' ],
+	kind => [ map { qq{"$_"} } @kinds ],
 	target => [ '"random"', '"last"' ],
 	optimizer => [ '"adam"', '"momentum"' ],
 	loss => [ '"softmax"', '"logistic"' ],
@@ -335,7 +340,7 @@ sub call_train
 		[ 'position_col', [ 'NULL', map { lit($_) } @$positions ], \@bad_columns ],
 		[ 'rank', [ 'NULL', 1, 4, 8 ], [ 0, -1, 645, 1025, 2147483647, -2147483648 ] ],
 		[ 'epochs', [ 1, 2 ], [ 0, -1, 100001, 2147483647 ], 1 ],    # short trainings
-		[ 'kind', [ 'NULL', map { "'$_'" } qw(multitask multitask_nobias logistic lowrank itemknn popularity rules poisson fm bayesian_lowrank gru) ],
+		[ 'kind', [ 'NULL', map { "'$_'" } @kinds ],
 			[ q{''}, q{'MULTITASK'}, q{'it''s'}, q{'a"b'}, q{'a\\b'}, $long ] ],
 		[ 'target', [ 'NULL', q{'random'}, q{'last'} ], [ q{''}, q{'first'}, q{E'x\ny'} ] ],
 		[ 'seed', [ 'NULL', 0, -1, 42 ], [ 9223372036854775807, '-9223372036854775808' ] ],
@@ -407,9 +412,13 @@ sub call_evaluate_at
 
 sub blob_of { return "(SELECT b FROM blobs WHERE kind = '$_[0]')"; }
 
+# the model values of the blobs table: a choice of kinds, one of each shape
+# (factors, neighbour lists, neither)
+my @blob_kinds = qw(multitask itemknn popularity);
+
 sub bad_blob
 {
-	my $kind = pick('multitask', 'itemknn', 'popularity');
+	my $kind = pick(@blob_kinds);
 	my $b = blob_of($kind);
 	return pick(
 		'NULL', q{''::bytea}, q{'\x00'::bytea}, q{'\x5044444d'::bytea}, q{'not a model'::bytea},
@@ -435,7 +444,7 @@ sub call_save
 {
 	my @args = draw_args(0,
 		[ 'name', [ \&new_name ], \@bad_new_names, 1 ],
-		[ 'model', [ map { blob_of($_) } qw(multitask itemknn popularity) ], [ \&bad_blob ], 1 ],
+		[ 'model', [ map { blob_of($_) } @blob_kinds ], [ \&bad_blob ], 1 ],
 		[ 'activate', [ 'NULL', 'true', 'false' ], [] ],
 		[ 'source', [ 'NULL', q{''}, q{'somewhere'}, $long ], [] ]);
 	return ('save', 'SELECT mtdpp_save(' . join(', ', @args) . ')', {});

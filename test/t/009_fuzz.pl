@@ -110,13 +110,16 @@ END $$;
 my %model_id = map { split /\|/ } split /\n/,
   $node->safe_psql('postgres', q{SELECT name, model_id FROM mtdpp.models});
 
-# valid model values, as bytes
+# every kind of the registry, and whether its models have item factors
+my %factors = map { split /\|/ } split /\n/,
+  $node->safe_psql('postgres', q{SELECT name, 'factors' = ANY (traits) FROM mtdpp_kinds()});
+my @kinds = sort keys %factors;
+
+# valid model values of every kind, as bytes
 my %blob;
-for my $kind (qw(multitask logistic itemknn popularity ease hybrid rules poisson fm bayesian_lowrank))
+for my $kind (@kinds)
 {
-	my $params = $kind =~ /multitask|logistic|hybrid|poisson|fm/ ? qq{{"kind": "$kind", "rank": 3, "epochs": 2}}
-	  : $kind eq 'bayesian_lowrank' ? qq{{"kind": "$kind", "rank": 3, "epochs": 2, "samples": 2}}
-	  : qq{{"kind": "$kind"}};
+	my $params = $factors{$kind} eq 't' ? qq{{"kind": "$kind", "rank": 3, "epochs": 2}} : qq{{"kind": "$kind"}};
 	my $hex = $node->safe_psql('postgres',
 		qq{SELECT encode(mtdpp_fit(order_id, item_id, position, '$params'), 'hex') FROM small_lines});
 	$blob{$kind} = pack('H*', $hex);
@@ -157,7 +160,7 @@ my @keys = qw(kind rank epochs target seed verbose learning_rate lr_decay batch_
 
 sub json_string
 {
-	return pick('""', '"multitask"', '"itemknn"', '"popularity"', '"ease"', '"logistic"', '"lowrank"', '"multitask_nobias"', '"hybrid"', '"poisson"',
+	return pick('""', (map { qq{"$_"} } @kinds),
 		'"last"', '"random"', '"adam"', '"momentum"', '"softmax"', '"logistic"', '"NaN"', '"Infinity"',
 		'"-Infinity"', '"1e400"', '"\u00e9"', '"\ud83d\ude00"', '"a\"b"', '"\\\\"', '"' . ('x' x pick(100, 5000)) . '"',
 		'"multitask "', '"MULTITASK"', '"\t"');
@@ -304,7 +307,7 @@ sub model_corruption
 		'n_items = ' . pick(0, -1, 59, 61, 2147483647, -2147483648),
 		'n_baskets = ' . pick(0, -1, -2147483648, 2147483647),
 		'log_w = ' . pick(q{'NaN'}, q{'Infinity'}, q{'-Infinity'}, '1e308', '-1e308', 0, 700, -745, 1e10),
-		'kind = ' . pick(map { "'$_'" } qw(multitask multitask_nobias logistic lowrank itemknn popularity ease)));
+		'kind = ' . pick(map { "'$_'" } @kinds));
 	return "UPDATE mtdpp.models SET $set WHERE model_id = $id";
 }
 

@@ -14,11 +14,12 @@ use Test::More;
 
 my $node = mtdpp_node('valid');
 load_planted($node, baskets => 1000);
-my @kinds = qw(multitask multitask_nobias logistic lowrank itemknn popularity ease hybrid);
+# every kind of the registry
+my @kinds = split /\n/, $node->safe_psql('postgres', 'SELECT name FROM mtdpp_kinds() ORDER BY number');
 for my $kind (@kinds)
 {
 	$node->safe_psql('postgres',
-		"SELECT * FROM mtdpp_train('$kind', 'train_lines', kind => '$kind', rank => 8, epochs => 2, seed => 3)");
+		"SELECT * FROM mtdpp_train('$kind', 'train_lines', position_col => 'position', kind => '$kind', rank => 8, epochs => 2, seed => 3)");
 }
 $node->safe_psql('postgres', q{
 CREATE TABLE saved_items AS SELECT * FROM mtdpp.items;

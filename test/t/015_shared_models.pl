@@ -219,14 +219,16 @@ $_->quit for @t;
 $node->poll_query_until('postgres', $shared, '') or fail('the last session frees it');
 is(segments(), 0, 'when the last session ends, the segment is freed');
 
-# Every kind answers from a shared copy exactly as from a backend's own,
-# those that keep more than factors and biases included: gru's recurrent
-# weights, bayesian_lowrank's samples side by side, poisson's prior shape,
-# the hybrid's and rules' lists, an ensemble's fits side by side (multitask
-# with fits 2, whose scoring reads its count of fits).
-for my $kind (qw(gru bayesian_lowrank poisson fm rules hybrid ensemble))
+# Every kind of the registry answers from a shared copy exactly as from a
+# backend's own, those that keep more than factors and biases included
+# (recurrent weights, samples side by side, a prior shape, lists beside
+# factors), and an ensemble's fits side by side (multitask with fits 2,
+# whose scoring reads its count of fits).  The kinds without factors ignore
+# epochs.
+my @kinds = split /\n/, $node->safe_psql('postgres', 'SELECT name FROM mtdpp_kinds() ORDER BY number');
+for my $kind (@kinds, 'ensemble')
 {
-	my $epochs = $kind eq 'rules' ? '' : ', epochs => 3';
+	my $epochs = ', epochs => 3';
 	my $args = $kind eq 'ensemble'
 	  ? q{kind => 'multitask', rank => 8, params => '{"fits": 2}'}
 	  : "kind => '$kind'";

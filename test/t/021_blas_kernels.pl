@@ -42,7 +42,8 @@ FROM generate_series(1, $baskets) b,
 catalog('lines_701', 701, 3000);
 catalog('lines_965', 965, 4000);
 
-my @kinds = qw(ease hybrid itemknn multitask multitask_nobias logistic lowrank popularity);
+# every kind of the registry
+my @kinds = split /\n/, $node->safe_psql('postgres', 'SELECT name FROM mtdpp_kinds() ORDER BY name');
 for my $table (qw(lines_701 lines_965))
 {
 	for my $kind (@kinds)

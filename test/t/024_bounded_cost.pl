@@ -123,26 +123,20 @@ sub cancelled_run
 	return ($cancelled, $latency, $peak, $own, $messages);
 }
 
-# Each kind with its defaults, and those that train by epochs also kept
-# running past the cancel (a small rank, epochs without early stopping).
+# Each kind of the registry with its defaults (with positions where it
+# learns from the order items were added), and a choice of kinds that train
+# by epochs also kept running past the cancel (a small rank, epochs without
+# early stopping).
 my $long = q{rank => 16, epochs => 100000, params => '{"patience": 100000}'};
 my $gru = q{position_col => 'position'};
-my @runs = (
-	[ 'popularity', '', '' ],
-	[ 'itemknn', '', '' ],
-	[ 'ease', '', '' ],
-	[ 'rules', '', '' ],
-	[ 'poisson', '', '' ],
-	[ 'fm', '', '' ],
-	[ 'fm', ' (long)', $long ],
-	[ 'bayesian_lowrank', '', '' ],
-	[ 'bayesian_lowrank', ' (long)', $long ],
-	[ 'gru', '', $gru ],
-	[ 'gru', ' (long)', "$gru, rank => 16, epochs => 300, params => '{\"patience\": 300}'" ],
-	[ 'multitask', '', '' ],
-	[ 'multitask', ' (long)', $long ],
-	[ 'hybrid', '', '' ],
-	[ 'hybrid', ' (long)', $long ],);
+my @runs = map { my ($kind, $ordered) = split /\|/; [ $kind, '', $ordered eq 't' ? $gru : '' ] }
+  split /\n/, $node->safe_psql('postgres', q{SELECT name, 'add_order' = ANY (traits) FROM mtdpp_kinds() ORDER BY number});
+push @runs,
+  [ 'fm', ' (long)', $long ],
+  [ 'bayesian_lowrank', ' (long)', $long ],
+  [ 'gru', ' (long)', "$gru, rank => 16, epochs => 300, params => '{\"patience\": 300}'" ],
+  [ 'multitask', ' (long)', $long ],
+  [ 'hybrid', ' (long)', $long ];
 
 for my $run (@runs)
 {

@@ -129,7 +129,7 @@ bayes_context_limit(const MtdppModel *m)
 	return Max(0, Min(MTDPP_MAX_CONTEXT, m->rank / Max(m->blocks, 1) - 1));
 }
 
-#define OWN(field) MTDPP_KIND_FIELD(MTDPP_BAYESIAN_LOWRANK, MtdppBayesParams, field)
+#define OWN(field) MTDPP_KIND_FIELD(MtdppBayesParams, field)
 
 /* its own hyperparameters (params.c lists them among the others) */
 static const MtdppParamKey bayes_keys[] = {

@@ -19,7 +19,7 @@ typedef struct MtdppBayesParams
 	double		step_size;		/* the first Langevin step, < 0: chosen */
 } MtdppBayesParams;
 
-#define mtdpp_bayes_params(p) ((MtdppBayesParams *) mtdpp_kind_values((p), MTDPP_BAYESIAN_LOWRANK))
+#define mtdpp_bayes_params(p) MTDPP_KIND_PARAMS((p), MTDPP_BAYESIAN_LOWRANK, MtdppBayesParams)
 
 /* bayes_sgld.c */
 extern MtdppModel *mtdpp_fit_bayesian_lowrank(MtdppBaskets *data, const MtdppParams *p);

@@ -631,7 +631,7 @@ ease_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 
 static const char *const solver_names[] = {"auto", "exact", "neighborhood", NULL};
 
-#define OWN(field) MTDPP_KIND_FIELD(MTDPP_EASE, MtdppEaseParams, field)
+#define OWN(field) MTDPP_KIND_FIELD(MtdppEaseParams, field)
 
 /* its own hyperparameters (params.c lists them among the others) */
 static const MtdppParamKey ease_keys[] = {

@@ -25,7 +25,7 @@ typedef struct MtdppEaseParams
 	double		dropout;		/* lambda I + dropout / (1 - dropout) diag(G) */
 } MtdppEaseParams;
 
-#define mtdpp_ease_params(p) ((MtdppEaseParams *) mtdpp_kind_values((p), MTDPP_EASE))
+#define mtdpp_ease_params(p) MTDPP_KIND_PARAMS((p), MTDPP_EASE, MtdppEaseParams)
 
 struct MtdppValidation;
 struct MtdppListTap;

@@ -105,6 +105,9 @@ hybrid_json(const MtdppModel *dpp, const MtdppParams *p, HybridForm form,
 	else
 		appendStringInfo(&s, "%s", mtdpp_params_to_json(p));
 	s.len--;					/* the closing brace */
+	/* the keys the hybrid takes beyond its DPP's (those of its evidence) */
+	if (dpp->hyperparams && strncmp(dpp->hyperparams, prefix, strlen(prefix)) == 0)
+		appendStringInfoString(&s, mtdpp_params_json_beyond(p, MTDPP_MULTITASK));
 	appendStringInfo(&s, ", \"evidence\": \"%s\", \"evidence_weight\": %.15g",
 					 mtdpp_hybrid_form_names[form], beta);
 	if (form == FORM_COSINE_EASE)

@@ -323,7 +323,7 @@ poisson_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 	pfree(etheta);
 }
 
-#define OWN(field) MTDPP_KIND_FIELD(MTDPP_POISSON, MtdppPoissonParams, field)
+#define OWN(field) MTDPP_KIND_FIELD(MtdppPoissonParams, field)
 
 /* its own hyperparameters (params.c lists them among the others) */
 static const MtdppParamKey poisson_keys[] = {

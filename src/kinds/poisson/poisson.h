@@ -18,7 +18,7 @@ typedef struct MtdppPoissonParams
 	double		c;				/* shape of the item factors' prior, < 0: chosen */
 } MtdppPoissonParams;
 
-#define mtdpp_poisson_params(p) ((MtdppPoissonParams *) mtdpp_kind_values((p), MTDPP_POISSON))
+#define mtdpp_poisson_params(p) MTDPP_KIND_PARAMS((p), MTDPP_POISSON, MtdppPoissonParams)
 
 /*
  * The hierarchical priors of Gopalan, Hofman and Blei (2015), shape and

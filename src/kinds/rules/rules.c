@@ -520,7 +520,7 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 	return m;
 }
 
-#define OWN(field) MTDPP_KIND_FIELD(MTDPP_RULES, MtdppRulesParams, field)
+#define OWN(field) MTDPP_KIND_FIELD(MtdppRulesParams, field)
 
 /* its own hyperparameters (params.c lists them among the others) */
 static const MtdppParamKey rules_keys[] = {

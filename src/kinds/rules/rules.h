@@ -18,7 +18,7 @@ typedef struct MtdppRulesParams
 	int			max_antecedent; /* items of an antecedent */
 } MtdppRulesParams;
 
-#define mtdpp_rules_params(p) ((MtdppRulesParams *) mtdpp_kind_values((p), MTDPP_RULES))
+#define mtdpp_rules_params(p) MTDPP_KIND_PARAMS((p), MTDPP_RULES, MtdppRulesParams)
 
 /* the most items an antecedent holds */
 #define MTDPP_MAX_ANTECEDENT	3
