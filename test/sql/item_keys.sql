@@ -125,6 +125,19 @@ COMMIT;
 SELECT name, version, item_type FROM mtdpp_models WHERE name IN ('by_sku', 'old_by_sku') ORDER BY name;
 SELECT mtdpp_drop('old_by_sku');
 SELECT count(mtdpp_drop(name)) FROM (SELECT DISTINCT name FROM mtdpp_models WHERE name LIKE 'by\_%') m;
+-- keys count against maintenance_work_mem: 40 keys of 20 kB, held twice,
+-- are refused at 1MB before they are all held, with the figure to set
+CREATE TABLE long_keys AS
+SELECT o AS order_id, pg_catalog.repeat(chr(65 + i % 26), 20000) || i AS sku
+FROM generate_series(1, 40) i, generate_series(1, 3) o;
+SET maintenance_work_mem = '1MB';
+SELECT * FROM mtdpp_train('long', 'long_keys', item_col => 'sku', kind => 'popularity');
+SET maintenance_work_mem = '2MB';
+SELECT name, items FROM mtdpp_train('long', 'long_keys', item_col => 'sku', kind => 'popularity');
+RESET maintenance_work_mem;
+SELECT length(item_id) AS length, left(item_id, 3) AS key FROM mtdpp_complete(ARRAY[pg_catalog.repeat('B', 20000) || '1'], 2, 'long') ORDER BY rank;
+SELECT mtdpp_drop('long');
+DROP TABLE long_keys;
 DROP TABLE keyed_lines, keyed_tests;
 DROP VIEW key_map;
 DROP DOMAIN sku_code;
