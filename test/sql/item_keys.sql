@@ -100,6 +100,16 @@ DEALLOCATE untyped;
 -- psycopg 3's lists of small ints, smallint[]: answered as bigint; with an
 -- integer[] list among the arguments, the integer[] form answers
 SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::smallint[], 2, 'by_rank') ORDER BY rank;
+-- an array of a domain over integer fits the integer[] form and the array
+-- form alike, which PostgreSQL does not choose between: cast to integer[],
+-- or keep the baskets in a domain over integer[], read as integer[]
+CREATE DOMAIN positive_id AS integer CHECK (VALUE > 0);
+CREATE DOMAIN positive_basket AS integer[] CHECK (0 < ALL (VALUE));
+SELECT item_id FROM mtdpp_complete(ARRAY[1, 2]::positive_id[], 2, 'by_rank') ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::positive_id[]::integer[], 2, 'by_rank') ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::positive_basket, 2, 'by_rank') ORDER BY rank;
+DROP DOMAIN positive_basket;
+DROP DOMAIN positive_id;
 SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::smallint[], 2, 'by_rank', allowed => ARRAY[3, 4, 5]) ORDER BY rank;
 SELECT pg_typeof(item_id), item_id FROM mtdpp_similar(1::smallint, 1, 'by_rank');
 SELECT pg_typeof(item_id) FROM mtdpp_score(ARRAY[1]::smallint[], ARRAY[2]::smallint[], 'by_rank');
