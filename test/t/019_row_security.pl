@@ -204,10 +204,36 @@ GRANT SELECT ON mtdpp_models TO alice, bob, viewer;
 	like($s{bob}->{stderr}, qr/ERROR:  42501: model name "race" is not available/,
 		"$label: then is refused the name alice committed, which his snapshot does not show");
 	unlike($s{bob}->{stderr}, qr/duplicate|models_name_version_key/, "$label: ... and learns nothing of its versions");
-	$s{$_}->quit for qw(alice bob);
 	is($super->("SELECT string_agg(trained_by || ' ' || version, ',') FROM mtdpp.models WHERE name = 'race'"),
 		'alice 1', "$label: race is alice's alone");
 	$as->('alice', "SELECT mtdpp_drop('race')");
+	# the same through a rename, whose versions no unique index sets against
+	# hers: bob's inactive version 2 renamed while alice trains version 1
+	$as->('bob', "SELECT version FROM mtdpp_train('b_race', 'train_lines', kind => 'popularity', activate => false)")
+	  for 1 .. 2;
+	$as->('bob', "SELECT mtdpp_prune('b_race', keep => 1)");
+	$s{bob}->{stderr} = '';
+	for my $r (qw(alice bob))
+	{
+		$s{$r}->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+		$s{$r}->query_safe('SELECT count(*) FROM mtdpp_models');
+	}
+	$s{alice}->query_safe("SELECT version FROM mtdpp_train('race', 'train_lines', kind => 'popularity')");
+	$s{bob}->{stderr} = '';
+	$s{bob}->{stdin} .= "SELECT mtdpp_rename('b_race', 'race');\n";
+	$s{bob}->{run}->pump_nb;
+	ok($node->poll_query_until('postgres', "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $bob_pid"),
+		"$label: bob's rename into race waits for the name's lock");
+	$s{alice}->query_safe('COMMIT');
+	$s{bob}->query('COMMIT');
+	like($s{bob}->{stderr}, qr/ERROR:  42501: model name "race" is not available/,
+		"$label: then is refused the name alice committed meanwhile");
+	$s{$_}->quit for qw(alice bob);
+	is($super->("SELECT string_agg(name || ' ' || trained_by || ' ' || version, ',' ORDER BY name, version) FROM mtdpp.models "
+			. "WHERE name IN ('race', 'b_race')"),
+		'b_race bob 2,race alice 1', "$label: race is alice's alone, bob's model keeps its name");
+	$as->('alice', "SELECT mtdpp_drop('race')");
+	$as->('bob', "SELECT mtdpp_drop('b_race')");
 
 	# --- a share with a group role reaches its members, as GRANT does; a
 	# role named "Public" is a role, not every role
