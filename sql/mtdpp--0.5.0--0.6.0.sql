@@ -188,3 +188,5 @@ ALTER TABLE mtdpp.models DROP CONSTRAINT models_kind_check;
 -- mtdpp_hyperparameters(kind) lists are the keys of every kind and the kind's.
 COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
     'the hyperparameter keys KIND takes (those of every kind, and its own), with their type, their default for KIND (as JSON), their valid values and what they do';
+
+\ir parts/keep_trigger_modes.sql

@@ -100,6 +100,7 @@ ALTER TABLE mtdpp.models ENABLE REPLICA TRIGGER models_applied;
 ALTER TABLE mtdpp.items ENABLE REPLICA TRIGGER items_applied;
 ALTER TABLE mtdpp.models ENABLE REPLICA TRIGGER models_truncate_applied;
 ALTER TABLE mtdpp.items ENABLE REPLICA TRIGGER items_truncate_applied;
+\ir parts/keep_trigger_modes.sql
 
 -- The training aggregate: order lines in, a trained model (bytea) out.
 -- Partial aggregation only gathers order lines (8 or 16 bytes each), so parallel

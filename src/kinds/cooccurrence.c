@@ -319,6 +319,8 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 	pfree(at);
 	pfree(pair_counts);
 	pfree(held);
+	/* the index and the rounds' buffers, given back before what follows the pass */
+	mtdpp_release_freed();
 }
 
 /* the K-th largest (from 1) of the N values V, which it reorders; the cuts of item-kNN and of EASE's lists */

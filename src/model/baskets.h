@@ -22,4 +22,12 @@ typedef struct MtdppBaskets
 	bool		ordered;		/* some basket's lines had two positions: an order to learn */
 } MtdppBaskets;
 
+/* the bytes DATA holds while a kind fits to it (lines_baskets.c allocates them) */
+static inline Size
+mtdpp_baskets_bytes(const MtdppBaskets *data)
+{
+	return sizeof(int32) * (Size) data->n_lines + sizeof(int64) * ((Size) data->n_baskets + 1) +
+		2 * sizeof(int32) * (Size) data->n_items;
+}
+
 #endif							/* MTDPP_BASKETS_H */

@@ -14,6 +14,9 @@
 #include "postgres.h"
 
 #include <math.h>
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
 
 #include "miscadmin.h"
 #include "utils/memutils.h"
@@ -38,6 +41,21 @@ typedef struct SerialHeader
 	double		final_loss;
 	double		seconds;
 } SerialHeader;
+
+/*
+ * Gives the memory freed so far back to the system.  glibc keeps freed
+ * chunks below its mmap threshold (which rises to 32 MB after a large chunk
+ * is freed) inside the process, where the next phase of a training may not
+ * find them in one piece: a pass's scratch would stay resident beside the
+ * model value built after it, beyond what the budgets count as held.
+ */
+void
+mtdpp_release_freed(void)
+{
+#ifdef __GLIBC__
+	malloc_trim(0);
+#endif
+}
 
 /* zeroed memory that may exceed 1 GB (large catalogs at high rank) */
 void *

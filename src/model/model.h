@@ -149,6 +149,7 @@ mtdpp_r2f(const MtdppModel *m, int i, int j)
 
 /* model.c: a model in memory and as a value */
 extern void *mtdpp_alloc_huge(Size size);
+extern void mtdpp_release_freed(void);
 extern MtdppModel *mtdpp_model_alloc(MtdppKind kind, int n_items, int rank);
 extern MtdppModel *mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int rank);
 extern void mtdpp_model_prepare(MtdppModel *m);

@@ -16,7 +16,9 @@
  * decided as the tables' owner, whom no policy filters, under the name's
  * lock: the caller's policies hide the other roles' rows, and deciding from
  * what they show would let a role take a name another holds (a version
- * left free by mtdpp_prune, a rename).  A trigger refuses such a row
+ * left free by mtdpp_prune, a rename).  It is read under the latest
+ * snapshot, after the lock: a repeatable read transaction's own snapshot
+ * may predate the commit of the role that held the lock before it.  A trigger refuses such a row
  * however it is written (a grantee's own INSERT or UPDATE too), with the
  * same error, which names no version.
  */
@@ -149,7 +151,16 @@ read_as_owner(const char *query, int nargs, Oid *types, Datum *values, int32 out
 	{
 		bool		isnull;
 
-		if (SPI_execute_with_args(query, nargs, types, values, NULL, false, 1) != SPI_OK_SELECT ||
+		SPIPlanPtr	plan = SPI_prepare(query, nargs, types);
+
+		/*
+		 * Under the latest snapshot, not the transaction's: a repeatable
+		 * read transaction that waited for the name's lock would otherwise
+		 * not see what the holder it waited for committed.
+		 */
+		if (plan == NULL ||
+			SPI_execute_snapshot(plan, values, NULL, GetLatestSnapshot(), InvalidSnapshot,
+								 false, false, 1) != SPI_OK_SELECT ||
 			SPI_processed != 1)
 			elog(ERROR, "could not read mtdpp.models");
 		for (int i = 0; i < 2; i++)

@@ -16,6 +16,7 @@
 #include "postgres.h"
 
 #include "catalog/pg_type.h"
+#include "access/detoast.h"
 #include "common/hashfn.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
@@ -129,6 +130,34 @@ mtdpp_key_item(const MtdppItemKeys *keys, Datum d)
 	}
 }
 
+/* Enters item ID, whose key keys->keys[ID - 1] holds, into the hash table. */
+static void
+add_key(MtdppItemKeys *keys, int32 id, int model_id)
+{
+	const char *bytes;
+	int			len;
+	uint32		s = key_hash(keys, keys->keys[id - 1], &bytes, &len) & keys->mask;
+
+	while (keys->slots[s] != 0)
+	{
+		if (keys->slots[s] == id ||
+			key_equal(keys, keys->keys[keys->slots[s] - 1], keys->keys[id - 1], bytes, len))
+		{
+			Oid			output;
+			bool		varlena;
+
+			getTypeOutputInfo(keys->type, &output, &varlena);
+			ereport(ERROR,
+					(errcode(ERRCODE_DATA_CORRUPTED),
+					 errmsg("items %d and %d of model %d have the same key \"%s\"", keys->slots[s], id, model_id,
+							mtdpp_shown(OidOutputFunctionCall(output, keys->keys[id - 1]))),
+					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+		}
+		s = (s + 1) & keys->mask;
+	}
+	keys->slots[s] = id;
+}
+
 /*
  * The keys of model MODEL_ID's items, allocated in CONTEXT; NULL when its
  * items are integers.  Runs inside the caller's SPI connection, under its
@@ -144,8 +173,13 @@ mtdpp_read_item_keys(MemoryContext context, int model_id)
 	Datum		d;
 	Oid			input,
 				ioparam;
-	int32		max_id = 0;
+	int32		max_id;
+	int64		count;
 	uint32		size = 2;
+	Portal		portal;
+	long		batch = 1024;
+	uint64		seen = 0;
+	Size		bytes = 0;
 
 	if (SPI_execute_with_args("SELECT item_type FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1",
 							  1, (Oid[]) {INT4OID}, &arg, NULL, true, 1) != SPI_OK_SELECT ||
@@ -159,14 +193,20 @@ mtdpp_read_item_keys(MemoryContext context, int model_id)
 	keys->type = key_type_from_name(TextDatumGetCString(d), model_id);
 	MemoryContextSwitchTo(old);
 
-	if (SPI_execute_with_args("SELECT item_id, item_key FROM mtdpp.items "
+	/*
+	 * The keys are read through a cursor a few at a time and kept once, in
+	 * CONTEXT: a model's keys may be long (training has bounded them by its
+	 * maintenance_work_mem), and reading them whole would hold them twice
+	 * more, in the result and in its text form.
+	 */
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.max(item_id) FROM mtdpp.items "
 							  "WHERE model_id OPERATOR(pg_catalog.=) $1",
-							  1, (Oid[]) {INT4OID}, &arg, NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the item keys of model %d", model_id);
-	for (uint64 i = 0; i < SPI_processed; i++)
-		max_id = Max(max_id, DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[i],
-														 SPI_tuptable->tupdesc, 1, &isnull)));
-	while (size < 2 * (uint64) SPI_processed)
+							  1, (Oid[]) {INT4OID}, &arg, NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not count the item keys of model %d", model_id);
+	count = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	max_id = isnull ? 0 : DatumGetInt32(d);
+	while (size < 2 * (uint64) count)
 		size *= 2;
 	getTypeInputInfo(keys->type, &input, &ioparam);
 	old = MemoryContextSwitchTo(context);
@@ -174,35 +214,46 @@ mtdpp_read_item_keys(MemoryContext context, int model_id)
 	keys->keys = palloc0(sizeof(Datum) * Max(max_id, 1));
 	keys->slots = palloc0(sizeof(int32) * size);
 	keys->mask = size - 1;
-	for (uint64 i = 0; i < SPI_processed; i++)
+	MemoryContextSwitchTo(old);
+	portal = SPI_cursor_open_with_args(NULL, "SELECT item_id, item_key FROM mtdpp.items "
+									   "WHERE model_id OPERATOR(pg_catalog.=) $1",
+									   1, (Oid[]) {INT4OID}, &arg, NULL, true, 0);
+	for (;;)
 	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		int32		id = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
-		char	   *text = SPI_getvalue(tup, SPI_tuptable->tupdesc, 2);
-		const char *bytes;
-		int			len;
-		uint32		s;
-
-		if (id < 1 || text == NULL)
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("item %d of model %d has %s", id, model_id,
-							text == NULL ? "no item_key" : "an item_id below 1"),
-					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-		keys->keys[id - 1] = OidInputFunctionCall(input, text, ioparam, -1);
-		s = key_hash(keys, keys->keys[id - 1], &bytes, &len) & keys->mask;
-		while (keys->slots[s] != 0)
+		SPI_cursor_fetch(portal, true, batch);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 i = 0; i < SPI_processed; i++)
 		{
-			if (key_equal(keys, keys->keys[keys->slots[s] - 1], keys->keys[id - 1], bytes, len))
+			HeapTuple	tup = SPI_tuptable->vals[i];
+			int32		id = DatumGetInt32(SPI_getbinval(tup, SPI_tuptable->tupdesc, 1, &isnull));
+			Datum		value = SPI_getbinval(tup, SPI_tuptable->tupdesc, 2, &isnull);
+
+			if (id < 1 || id > max_id || isnull)
 				ereport(ERROR,
 						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("items %d and %d of model %d have the same key \"%s\"",
-								keys->slots[s], id, model_id, mtdpp_shown(text)),
+						 errmsg("item %d of model %d has %s", id, model_id,
+								isnull ? "no item_key" : "an item_id below 1"),
 						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-			s = (s + 1) & keys->mask;
+			bytes += toast_raw_datum_size(value);
+			old = MemoryContextSwitchTo(context);
+			if (keys->type == TEXTOID)
+				keys->keys[id - 1] = PointerGetDatum(pg_detoast_datum_copy((struct varlena *) DatumGetPointer(value)));
+			else
+			{
+				char	   *c = TextDatumGetCString(value);
+
+				keys->keys[id - 1] = OidInputFunctionCall(input, c, ioparam, -1);
+				pfree(c);
+			}
+			MemoryContextSwitchTo(old);
+			add_key(keys, id, model_id);
 		}
-		keys->slots[s] = id;
+		seen += SPI_processed;
+		/* about a megabyte a fetch, however long the keys */
+		batch = Max(1, Min(4096, (long) ((Size) 1048576 / Max((Size) 1, bytes / seen))));
+		SPI_freetuptable(SPI_tuptable);
 	}
-	MemoryContextSwitchTo(old);
+	SPI_cursor_close(portal);
 	return keys;
 }

@@ -21,7 +21,8 @@ typedef struct MtdppTrainedKeys
 {
 	Oid			type;			/* INT8OID, TEXTOID or UUIDOID */
 	int			n;
-	Datum	   *texts;			/* text */
+	Datum	   *texts;			/* text, pointing into ARRAY */
+	Datum		array;			/* text[] */
 } MtdppTrainedKeys;
 extern int	mtdpp_store_model(const char *name, MtdppModel *m, bool activate,
 							  const char *source, const MtdppTrainedKeys *keys);

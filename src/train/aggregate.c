@@ -683,6 +683,8 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 					(errmsg("gathered " INT64_FORMAT " order lines into %d baskets of %d items",
 							lines, data->n_baskets, data->n_items)));
 	}
+	/* the lines' sort and merge buffers are free: the fit starts from the baskets */
+	mtdpp_release_freed();
 	mtdpp_progress_data(lines, data->n_baskets, data->n_items);
 	mtdpp_progress_phase(MTDPP_PHASE_EVIDENCE); /* the DPP kinds' fit says otherwise */
 	mtdpp_check_model_size(p.kind, data->n_items,
@@ -698,6 +700,8 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
 	mtdpp_model_validate(m, MTDPP_FROM_TRAINING);
 	MemoryContextSwitchTo(caller);
+	/* the fit's scratch is free: the value is built beside the model alone */
+	mtdpp_release_freed();
 	value = mtdpp_model_serialize(m);
 	MemoryContextDelete(fit);
 	mtdpp_progress_end_fit();

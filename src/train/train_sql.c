@@ -15,12 +15,14 @@
  */
 #include "postgres.h"
 
+#include "access/detoast.h"
 #include "access/htup_details.h"
 #include "catalog/pg_type.h"
 #include "executor/spi.h"
 #include "fmgr.h"
 #include "funcapi.h"
 #include "lib/stringinfo.h"
+#include "miscadmin.h"
 #include "utils/array.h"
 #include "utils/builtins.h"
 #include "utils/json.h"
@@ -124,29 +126,91 @@ item_key_type(const TrainSource *src, const char *col)
  * The distinct keys of item column COL of SRC, in their order (text in
  * the "C" collation, the same on every server), as text, into *KEYS in the
  * caller's memory; item i is the i-th.  Inside the caller's SPI connection.
+ *
+ * The keys are held twice while the fit runs over them (the list, and the
+ * array the query numbers the lines by) and each is as long as the table
+ * makes it: they count against maintenance_work_mem like any other part of
+ * the training, read through a cursor a few at a time so that a refusal
+ * comes before they are all held.  The array is made once from the list,
+ * which then points into it.
  */
 static void
 number_keys(const TrainSource *src, const char *col, MtdppTrainedKeys *keys, MemoryContext caller)
 {
 	const char *q = psprintf("l.%s", quote_identifier(col));
 	char	   *sql;
-	bool		isnull;
-	Datum		d;
-	MemoryContext spi;
+	Portal		portal;
+	Size		limit = (Size) maintenance_work_mem * 1024;
+	Size		bytes = 0;
+	int			allocated = 1024;
+	long		batch = 1024;
+	uint64		seen = 0;
+	bool		over = false;
+	ArrayType  *array;
 
-	sql = psprintf("SELECT pg_catalog.array_agg(k::pg_catalog.text ORDER BY k%s) "
-				   "FROM (SELECT DISTINCT %s AS k FROM %s WHERE %s IS NOT NULL) s",
-				   keys->type == TEXTOID ? " COLLATE \"C\"" : "", q, src->from, q);
-	if (SPI_execute(sql, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not run %s", sql);
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	spi = MemoryContextSwitchTo(caller);
+	sql = psprintf("SELECT k::pg_catalog.text FROM (SELECT DISTINCT %s AS k FROM %s WHERE %s IS NOT NULL) s ORDER BY k%s",
+				   q, src->from, q,
+				   keys->type == TEXTOID ? " COLLATE \"C\"" : "");
+	portal = SPI_cursor_open_with_args(NULL, sql, 0, NULL, NULL, NULL, true, 0);
 	keys->n = 0;
-	keys->texts = NULL;
-	if (!isnull)
-		deconstruct_array(DatumGetArrayTypePCopy(d), TEXTOID, -1, false, TYPALIGN_INT,
-						  &keys->texts, NULL, &keys->n);
-	MemoryContextSwitchTo(spi);
+	keys->texts = MemoryContextAlloc(caller, sizeof(Datum) * allocated);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, batch);
+		if (SPI_processed == 0)
+			break;
+		for (uint64 i = 0; i < SPI_processed; i++)
+		{
+			bool		isnull;
+			Datum		d = SPI_getbinval(SPI_tuptable->vals[i], SPI_tuptable->tupdesc, 1, &isnull);
+			MemoryContext spi = MemoryContextSwitchTo(caller);
+			struct varlena *key = pg_detoast_datum_copy((struct varlena *) DatumGetPointer(d));
+
+			MemoryContextSwitchTo(spi);
+			seen++;
+			bytes = add_size(bytes, MAXALIGN(VARSIZE(key)) + sizeof(Datum));
+			/* past the budget: count the rest without keeping it */
+			over = over || mul_size(bytes, 2) > limit;
+			if (over)
+			{
+				pfree(key);
+				continue;
+			}
+			if (keys->n == allocated)
+			{
+				allocated *= 2;
+				keys->texts = repalloc(keys->texts, sizeof(Datum) * allocated);
+			}
+			keys->texts[keys->n++] = PointerGetDatum(key);
+		}
+		/* about a megabyte a fetch, however long the keys */
+		batch = Max(1, Min(4096, (long) ((Size) 1048576 / Max((Size) 1, bytes / seen))));
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	if (over)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("the distinct keys of item column \"%s\" take %zu kB, held twice while training: more than maintenance_work_mem (%d kB)",
+						mtdpp_shown(col), (bytes + 1023) / 1024, maintenance_work_mem),
+				 errdetail("Training numbers the items by their keys and keeps the keys with the model; a completing session keeps them once."),
+				 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train from a view that keys the items by something shorter, such as an id from the catalog.",
+						 (mul_size(bytes, 2) >> 20) + 1)));
+	/* the array the query takes; the list then points into it */
+	{
+		MemoryContext old = MemoryContextSwitchTo(caller);
+
+		array = construct_array(keys->texts, keys->n, TEXTOID, -1, false, TYPALIGN_INT);
+		for (int i = 0; i < keys->n; i++)
+			pfree(DatumGetPointer(keys->texts[i]));
+		pfree(keys->texts);
+		keys->texts = NULL;
+		if (keys->n > 0)
+			deconstruct_array(array, TEXTOID, -1, false, TYPALIGN_INT, &keys->texts, NULL, &keys->n);
+		keys->array = PointerGetDatum(array);
+		MemoryContextSwitchTo(old);
+	}
 }
 
 /*
@@ -331,7 +395,7 @@ run_fit(FunctionCallInfo fcinfo, const TrainSource *src, Datum pjson, MtdppTrain
 	}
 	if (SPI_execute_with_args(query.data, 3, (Oid[]) {JSONBOID, TEXTARRAYOID, INT8ARRAYOID},
 							  (Datum[]) {pjson, OidIsValid(keys->type) ?
-								  PointerGetDatum(construct_array(keys->texts, keys->n, TEXTOID, -1, false, TYPALIGN_INT)) :
+								  keys->array :
 							  (Datum) 0, h->orders},
 							  (char[]) {' ', OidIsValid(keys->type) ? ' ' : 'n', h->orders ? ' ' : 'n'},
 							  true, 0) != SPI_OK_SELECT || SPI_processed != 1)

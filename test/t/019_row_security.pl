@@ -5,7 +5,8 @@
 # mtdpp_models shows each its own, and training, saving or renaming to the
 # other's name fails with a clear error that says nothing about the other's
 # models, also through the versions alice's pruning left free and by his
-# own INSERT or UPDATE, without learning which versions exist.  Then
+# own INSERT or UPDATE, without learning which versions exist, and in a
+# repeatable read transaction whose snapshot predates the other's commit.  Then
 # policies of the DBA's own that depend on more than the role
 # name (a setting, a table of grants, a role membership, a policy hiding
 # some item rows) decide every statement of a session that keeps its cached
@@ -177,6 +178,62 @@ GRANT SELECT ON mtdpp_models TO alice, bob, viewer;
 		"$label: bob adds a row of a free name by hand");
 	is($as->('alice', "SELECT mtdpp_unshare('reco', 'app')"), 't', "$label: alice takes back her share with app");
 	like($as->('app', completes('reco')), qr/ERROR.*42704.*model "reco" does not exist/s, "$label: reco answers app no more");
+
+	# --- two repeatable read transactions, alice's and bob's, train one new
+	# name: bob's waits for the name's lock, and what alice committed
+	# meanwhile, which his snapshot predates, still holds the name
+	my %s = map {
+		$_ => $node->background_psql('postgres', on_error_stop => 0,
+			extra_params => [ '-U', $_, '-v', 'VERBOSITY=verbose' ])
+	} qw(alice bob);
+	my $bob_pid = $s{bob}->query_safe('SELECT pg_backend_pid()');
+	for my $r (qw(alice bob))
+	{
+		$s{$r}->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+		$s{$r}->query_safe('SELECT count(*) FROM mtdpp_models');	# the snapshot, before either trains
+	}
+	is($s{alice}->query_safe("SELECT version FROM mtdpp_train('race', 'train_lines', kind => 'popularity')"), '1',
+		"$label: alice trains race in her repeatable read transaction");
+	$s{bob}->{stderr} = '';
+	$s{bob}->{stdin} .= "SELECT version FROM mtdpp_train('race', 'train_lines', kind => 'itemknn');\n";
+	$s{bob}->{run}->pump_nb;
+	ok($node->poll_query_until('postgres', "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $bob_pid"),
+		"$label: bob's training of race waits for the name's lock");
+	$s{alice}->query_safe('COMMIT');
+	$s{bob}->query('ROLLBACK');
+	like($s{bob}->{stderr}, qr/ERROR:  42501: model name "race" is not available/,
+		"$label: then is refused the name alice committed, which his snapshot does not show");
+	unlike($s{bob}->{stderr}, qr/duplicate|models_name_version_key/, "$label: ... and learns nothing of its versions");
+	is($super->("SELECT string_agg(trained_by || ' ' || version, ',') FROM mtdpp.models WHERE name = 'race'"),
+		'alice 1', "$label: race is alice's alone");
+	$as->('alice', "SELECT mtdpp_drop('race')");
+	# the same through a rename, whose versions no unique index sets against
+	# hers: bob's inactive version 2 renamed while alice trains version 1
+	$as->('bob', "SELECT version FROM mtdpp_train('b_race', 'train_lines', kind => 'popularity', activate => false)")
+	  for 1 .. 2;
+	$as->('bob', "SELECT mtdpp_prune('b_race', keep => 1)");
+	$s{bob}->{stderr} = '';
+	for my $r (qw(alice bob))
+	{
+		$s{$r}->query_safe('BEGIN ISOLATION LEVEL REPEATABLE READ');
+		$s{$r}->query_safe('SELECT count(*) FROM mtdpp_models');
+	}
+	$s{alice}->query_safe("SELECT version FROM mtdpp_train('race', 'train_lines', kind => 'popularity')");
+	$s{bob}->{stderr} = '';
+	$s{bob}->{stdin} .= "SELECT mtdpp_rename('b_race', 'race');\n";
+	$s{bob}->{run}->pump_nb;
+	ok($node->poll_query_until('postgres', "SELECT wait_event_type = 'Lock' FROM pg_stat_activity WHERE pid = $bob_pid"),
+		"$label: bob's rename into race waits for the name's lock");
+	$s{alice}->query_safe('COMMIT');
+	$s{bob}->query('COMMIT');
+	like($s{bob}->{stderr}, qr/ERROR:  42501: model name "race" is not available/,
+		"$label: then is refused the name alice committed meanwhile");
+	$s{$_}->quit for qw(alice bob);
+	is($super->("SELECT string_agg(name || ' ' || trained_by || ' ' || version, ',' ORDER BY name, version) FROM mtdpp.models "
+			. "WHERE name IN ('race', 'b_race')"),
+		'b_race bob 2,race alice 1', "$label: race is alice's alone, bob's model keeps its name");
+	$as->('alice', "SELECT mtdpp_drop('race')");
+	$as->('bob', "SELECT mtdpp_drop('b_race')");
 
 	# --- a share with a group role reaches its members, as GRANT does; a
 	# role named "Public" is a role, not every role

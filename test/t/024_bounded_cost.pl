@@ -6,8 +6,10 @@
 # the constant doc/training.md documents.  Rules, whose counts grow as the
 # cube of a basket's length, keeps its whole resident peak (VmHWM) within
 # that bound too, also on the demo data with two copies of one 500-item
-# basket added.  On a dense corpus (1,000-item baskets), a cancel ends
-# item-kNN and the default kind within a second beside a busy loop.
+# basket added.  On a Zipf catalog of 300,000 items, item-kNN and rules
+# stay within the bound too, and keys of 100 kB are refused within it.  On
+# a dense corpus (1,000-item baskets), a cancel ends item-kNN, EASE and
+# the default kind within a second beside a busy loop.
 use strict;
 use warnings;
 use FindBin;
@@ -192,11 +194,62 @@ for my $table ('basket500', 'hostile')
 		"rules on $table: a NOTICE says where the search had to start, or an error what it would need");
 }
 
+# A Zipf catalog of 300,000 items: 2,000,000 lines drawn with the
+# popularity of an item falling as one over its rank (207,000 of them
+# drawn), and every item once more in baskets of two.  item-kNN keeps
+# 300,000 lists and rules counts their pairs: the baskets, the counting's
+# scratch and the lists, held twice at the end, stay within the bound.
+# Rules' search would go on for minutes; its first 20 s hold its pair pass
+# and its first minings, where its memory peaks.
+$node->safe_psql('postgres', q{
+SELECT setseed(0.5);
+CREATE TABLE zipf AS
+SELECT (g / 5)::bigint AS order_id, least(300000, floor(300000 ^ random()))::int AS item_id
+FROM generate_series(0, 1999999) g
+UNION ALL
+SELECT 1000000 + (i - 1) / 2, i FROM generate_series(1, 300000) i;
+ANALYZE zipf;
+});
+is($node->safe_psql('postgres', 'SELECT count(DISTINCT item_id) FROM zipf'), '300000',
+	'the Zipf catalog: 300,000 items');
+for my $run ([ 'itemknn', 120 ], [ 'rules', 20 ])
+{
+	my ($kind, $after) = @$run;
+	my ($cancelled, $latency, $peak, $own, $messages) = cancelled_run(
+		"SELECT * FROM mtdpp_train('bounded', 'zipf', kind => '$kind')", $after);
+	my ($first) = $messages =~ /((?:ERROR|NOTICE):[^\n]*)/;
+	note(sprintf('%s on the Zipf catalog: %s, peak %d MB, its own memory %d MB; %s', $kind,
+		$cancelled ? sprintf('cancelled after %d s, ended %.2f s later', $after, $latency) : 'ended',
+		$peak / 1024, $own / 1024, $first // 'trained'));
+	cmp_ok($own, '<', (64 + $constant_mb) * 1024,
+		"$kind on the Zipf catalog: the backend's own memory stays within maintenance_work_mem + $constant_mb MB");
+	unlike($messages, qr/ERROR:(?!\s+canceling statement)/, "$kind on the Zipf catalog: trains, or runs until the cancel");
+}
+
+# Keys of 100 kB: 1,000 of them (100 MB) are refused before they are all
+# held, naming their size, and the backend's memory stays within the bound.
+$node->safe_psql('postgres', q{
+CREATE TABLE long_keys AS
+SELECT (i % 500)::bigint AS order_id, repeat(md5(i::text), 3125) AS sku FROM generate_series(1, 1000) i;
+});
+{
+	my ($cancelled, $latency, $peak, $own, $messages) = cancelled_run(
+		"SELECT * FROM mtdpp_train('bounded_keys', 'long_keys', item_col => 'sku', kind => 'popularity')", 60);
+	my ($first) = $messages =~ /((?:ERROR|NOTICE):[^\n]*)/;
+	note(sprintf('1,000 keys of 100 kB: %s, peak %d MB, its own memory %d MB; %s',
+		$cancelled ? 'cancelled' : 'ended', $peak / 1024, $own / 1024, $first // 'trained'));
+	like($messages, qr/ERROR:\s+the distinct keys of item column "sku" take \d+ kB, held twice while training: more than maintenance_work_mem \(65536 kB\)/,
+		'keys of 100 kB: refused, naming their size');
+	cmp_ok($own, '<', (64 + $constant_mb) * 1024,
+		"keys of 100 kB: the backend's own memory stays within maintenance_work_mem + $constant_mb MB");
+}
+
 # A dense corpus: 1,000 baskets of 1,000 of 2,000 items, a million pairs
 # counted per item.  Counting is split into rounds bounded by the pairs
-# they count, with an interrupt check between two, so that a cancel ends
-# item-kNN and the default kind within a second even while a busy process
-# beside the server takes a core, as CI's load does.
+# they count, with an interrupt check between two, and EASE's Gram matrix
+# is checked by the lines it counts, so that a cancel ends item-kNN, EASE
+# and the default kind within a second even while a busy process beside
+# the server takes a core, as CI's load does.
 $node->safe_psql('postgres', q{
 CREATE TABLE dense AS
 SELECT b::bigint AS order_id, 1 + (i * 37 + b * 101) % 2000 AS item_id
@@ -212,7 +265,7 @@ if ($busy == 0)
 	while (time < $until) { }
 	exit 0;
 }
-for my $kind ('itemknn', 'hybrid')
+for my $kind ('itemknn', 'hybrid', 'ease')
 {
 	my ($cancelled, $latency, $peak, $own, $messages) = cancelled_run(
 		"SELECT * FROM mtdpp_train('bounded', 'dense', kind => '$kind')", $cancel_after);

@@ -3,14 +3,17 @@
 # pg_dump and restored into a new database (pg_restore alone, with -j 2,
 # with --single-transaction, schema first then data with -a, with and
 # without --disable-triggers; a plain dump through psql, also into a
-# database that has the extension), into a new cluster, and carried by
-# pg_upgrade, keep every role to its own models and those
-# shared with it: bob sees none of alice's rows in either table, her
-# models do not exist for him, he changes none of them, and app completes
-# with the one model shared with it.  Lifting the isolation after the
-# restore shows everything again.  Last, a database isolated by hand under
-# 0.4.0 is told on its update that pg_dump does not keep that, and gets no
-# database-wide default model, which would show every role one role's name.
+# database that has the extension, and a plain data-only one that disables
+# the triggers), into a new cluster, and carried by pg_upgrade, keep every
+# role to its own models and those shared with it: bob sees none of
+# alice's rows in either table, her models do not exist for him, he
+# changes none of them, and app completes with the one model shared with
+# it.  Lifting the isolation after the restore shows everything again.
+# The triggers that fire for replicas only keep that mode on every path,
+# though ALTER TABLE ... ENABLE TRIGGER ALL resets it.  Last, a database
+# isolated by hand under 0.4.0 is told on its update that pg_dump does not
+# keep that, and gets no database-wide default model, which would show
+# every role one role's name.
 use strict;
 use warnings;
 use FindBin;
@@ -122,6 +125,21 @@ $old->command_ok([ 'pg_restore', '--exit-on-error', '-d', $old->connstr('restore
 	'pg_restore into a new database');
 check_isolated($old, 'restored', 'restored into a new database');
 
+# The triggers that tell a subscriber's sessions of the changes it applies
+# fire for replicas only; ALTER TABLE ... ENABLE TRIGGER ALL, which
+# pg_restore -a --disable-triggers runs, would leave them for the origin.
+my $replica_triggers = 'items_applied R,items_truncate_applied R,models_applied R,models_truncate_applied R';
+sub check_trigger_modes
+{
+	my ($node, $db, $label) = @_;
+	is($node->safe_psql($db, q{SELECT string_agg(tgname || ' ' || tgenabled::text, ',' ORDER BY tgname) FROM pg_trigger
+                               WHERE tgrelid IN ('mtdpp.models'::regclass, 'mtdpp.items'::regclass)
+                                 AND tgname LIKE '%applied'}),
+		$replica_triggers, "$label: the triggers for replicas keep their mode");
+	return;
+}
+check_trigger_modes($old, 'shop', 'the dumped database');
+
 # Every other way a DBA restores it: isolation is a row of mtdpp.isolation
 # that the extension's policies read, so it is on as soon as that row is
 # back, whatever runs or skips triggers on the way.
@@ -144,6 +162,7 @@ for my $r (@restores)
 	check_isolated($old, $db, $label);
 	is($old->safe_psql($db, q{SELECT count(*) FROM pg_trigger WHERE tgrelid = 'mtdpp.isolation'::regclass}), '0',
 		"$label: no trigger on mtdpp.isolation has to run");
+	check_trigger_modes($old, $db, $label);
 }
 # a plain dump through psql, into a new database and into one that has the
 # extension already (CREATE EXTENSION fails there, the rest goes on)
@@ -152,6 +171,19 @@ $old->safe_psql('postgres', 'CREATE DATABASE restored_plain');
 $old->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $old->connstr('restored_plain'), '-f', "$dir/shop.sql" ],
 	'plain dump through psql into a new database');
 check_isolated($old, 'restored_plain', 'plain dump through psql');
+$old->command_ok([ 'pg_dump', '-a', '--disable-triggers', '-f', "$dir/shop_data.sql", '-d', $old->connstr('shop') ],
+	'pg_dump -a --disable-triggers (plain)');
+$old->safe_psql('postgres', 'CREATE DATABASE restored_plain_data');
+$old->command_ok([ 'pg_restore', '--exit-on-error', '-s', '-d', $old->connstr('restored_plain_data'), "$dir/shop.dump" ],
+	'the schema first');
+$old->command_ok([ 'psql', '-X', '-q', '-v', 'ON_ERROR_STOP=1', '-d', $old->connstr('restored_plain_data'), '-f', "$dir/shop_data.sql" ],
+	'then a plain data-only dump that disables the triggers, through psql');
+check_isolated($old, 'restored_plain_data', 'plain data-only dump through psql, triggers disabled');
+check_trigger_modes($old, 'restored_plain_data', 'plain data-only dump through psql, triggers disabled');
+# and by hand, the same statements on a live database
+$old->safe_psql('restored_plain_data', 'ALTER TABLE mtdpp.models DISABLE TRIGGER ALL; ALTER TABLE mtdpp.models ENABLE TRIGGER ALL; '
+	  . 'ALTER TABLE mtdpp.items DISABLE TRIGGER ALL; ALTER TABLE mtdpp.items ENABLE TRIGGER ALL');
+check_trigger_modes($old, 'restored_plain_data', 'DISABLE then ENABLE TRIGGER ALL by hand');
 $old->safe_psql('postgres', 'CREATE DATABASE restored_over');
 $old->safe_psql('restored_over', 'CREATE EXTENSION mtdpp');
 run_log([ 'psql', '-X', '-q', '-d', $old->connstr('restored_over'), '-f', "$dir/shop.sql" ]);

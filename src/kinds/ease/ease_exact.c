@@ -26,6 +26,8 @@
 
 /* rows of B gathered at a time from P's columns */
 #define EASE_BLOCK 64
+/* lines counted into G between two checks of a cancel: a few milliseconds */
+#define GRAM_TICK (1 << 22)
 
 typedef struct EaseWeight
 {
@@ -101,6 +103,7 @@ mtdpp_ease_exact_gram(MtdppEaseExact *w, const MtdppBaskets *d)
 	int64	   *fill = palloc(sizeof(int64) * Max(n, 1));
 	int32	   *holding = mtdpp_alloc_huge(sizeof(int32) * Max(d->n_lines, 1));
 	int32	   *count = palloc0(sizeof(int32) * Max(n, 1));
+	int64		work = 0;
 
 	for (int64 k = 0; k < d->n_lines; k++)
 		start[d->items[k] + 1]++;
@@ -115,11 +118,18 @@ mtdpp_ease_exact_gram(MtdppEaseExact *w, const MtdppBaskets *d)
 	{
 		float	   *col = w->A + (size_t) c * n;
 
-		if ((c & 255) == 0)
-			CHECK_FOR_INTERRUPTS();
+		/* a cancel is checked by the lines counted, not the items: an item of dense baskets counts millions */
 		for (int64 h = start[c]; h < start[c + 1]; h++)
+		{
 			for (int64 k = d->start[holding[h]]; k < d->start[holding[h] + 1]; k++)
 				count[d->items[k]]++;
+			work += d->start[holding[h] + 1] - d->start[holding[h]];
+			if (work >= GRAM_TICK)
+			{
+				CHECK_FOR_INTERRUPTS();
+				work = 0;
+			}
+		}
 		w->gdiag[c] = count[c];
 		for (int a = 0; a < c; a++)
 			col[a] = (float) count[a];

@@ -12,8 +12,8 @@
  * hyperparameters and has no factors (rank 0); a basket of which it knows
  * no item is completed by popularity.  An item keeps every item it met,
  * unless max_neighbors says otherwise or the lists would not fit in a model
- * value (1 GB: about 130 million pairs) or in half of maintenance_work_mem
- * (mtdpp_model_budget), and then its heaviest pairs.
+ * value (1 GB: about 130 million pairs) or in maintenance_work_mem beside
+ * the baskets, twice (lists_room), and then its heaviest pairs.
  */
 #include "postgres.h"
 
@@ -34,22 +34,42 @@
 #include "score/score.h"
 
 /*
- * Grow M's neighbour arrays to hold at least NEED entries, SCRATCH bytes
- * being in use beside them: doubling while maintenance_work_mem allows,
- * the lists taking at most half of it (mtdpp_model_budget).
+ * The pairs the lists of DATA's items have room for, SCRATCH bytes being
+ * held beside them while they are filled: within maintenance_work_mem
+ * beside the baskets, the per-item arrays and SCRATCH while they are
+ * filled, and twice within what the baskets leave of it at the end, when
+ * the model is held beside its value (and no more than
+ * mtdpp_model_budget).
  */
-static void
-grow_lists(MtdppModel *m, int64 *capacity, int64 need, int64 total, Size scratch)
+static int64
+lists_room(const MtdppBaskets *data, Size scratch)
 {
 	Size		limit = (Size) maintenance_work_mem * 1024;
-	Size		lists = limit > scratch ? Min(limit - scratch, mtdpp_model_budget()) : 0;
-	int64		room = (int64) (lists / (sizeof(int32) + sizeof(float4)));
+	/* the baskets; per item, the model's ids, counts and list starts, a list's weights and their copy */
+	Size		base = add_size(mtdpp_baskets_bytes(data), mul_size(Max(data->n_items, 1), 24));
+	Size		held = add_size(base, scratch);
+	Size		lists = limit > held ? limit - held : 0;
+
+	lists = Min(lists, limit > base ? (limit - base) / 2 : 0);
+	lists = Min(lists, mtdpp_model_budget());
+	return (int64) (lists / (sizeof(int32) + sizeof(float4)));
+}
+
+/*
+ * Grow M's neighbour arrays to hold at least NEED entries, SCRATCH bytes
+ * being in use beside them: doubling while maintenance_work_mem allows
+ * (lists_room).
+ */
+static void
+grow_lists(const MtdppBaskets *data, MtdppModel *m, int64 *capacity, int64 need, int64 total, Size scratch)
+{
+	int64		room = lists_room(data, scratch);
 	int64		cap = Max(Min(Min(Max(*capacity * 2, need), total), Max(room, need)), 1);
 
 	if (need > room)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-				 errmsg("item-kNN over " INT64_FORMAT " co-occurrences keeps more than " INT64_FORMAT " distinct pairs, more than half of maintenance_work_mem (%d kB) holds",
+				 errmsg("item-kNN over " INT64_FORMAT " co-occurrences keeps more than " INT64_FORMAT " distinct pairs, more than maintenance_work_mem (%d kB) holds beside the baskets",
 						total, room, maintenance_work_mem),
 				 errdetail("The lists take 8 bytes per distinct pair of items bought together, and a trained model is held twice while it is stored."),
 				 errhint("Give max_neighbors, the longest list an item keeps, a smaller value, or raise maintenance_work_mem for this session.")));
@@ -87,15 +107,13 @@ mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kin
 	int			lo,
 				hi;
 	Size		scratch,
-				held,
-				limit;
+				held;
 
 	if (p->max_neighbors > 0)
 		return p->max_neighbors;
 	room = mtdpp_neighbor_room(kind, n, rank, p->epochs);
 	held = add_size(beside, mtdpp_visit_scratch_bound(data));
-	limit = (Size) maintenance_work_mem * 1024;
-	room = Min(room, limit > held ? (int64) ((limit - held) / (sizeof(int32) + sizeof(float4))) : 0);
+	room = Min(room, lists_room(data, held));
 	length = mtdpp_pair_counts(data, &total);
 	total = 0;
 	for (int i = 0; i < n; i++)
@@ -180,7 +198,7 @@ visit_build(int i, const int32 *seen, const int32 *count, int d, void *arg)
 			ties -= lb->weight[t] > least;
 	}
 	if (lb->kept + (cut ? lb->cap : d) > lb->capacity)
-		grow_lists(m, &lb->capacity, lb->kept + (cut ? lb->cap : d), lb->total, lb->scratch);
+		grow_lists(lb->data, m, &lb->capacity, lb->kept + (cut ? lb->cap : d), lb->total, lb->scratch);
 	for (int t = 0; t < d; t++)
 		if (!cut || lb->weight[t] > least || (lb->weight[t] == least && ties-- > 0))
 		{
@@ -265,7 +283,7 @@ mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
 				(errmsg("kept the %d strongest neighbours of each item: " INT64_FORMAT " of " INT64_FORMAT " distinct pairs of items bought together",
 						p->max_neighbors, kept, distinct),
 				 by_memory ?
-				 errdetail("All the pairs would not fit in half of maintenance_work_mem (%d kB): a trained model is held twice while it is stored.",
+				 errdetail("All the pairs would not fit in maintenance_work_mem (%d kB) beside the baskets: a trained model is held twice while it is stored.",
 						   maintenance_work_mem) :
 				 errdetail("All the pairs would not fit in the 1 GB value a model is stored and served as."),
 				 by_memory ?

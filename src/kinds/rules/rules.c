@@ -294,6 +294,7 @@ typedef struct RulesSearch
 	int			n_antes;
 	double		criterion[16][lengthof(confidences)][MTDPP_MAX_ANTECEDENT]; /* 0: not tried */
 	bool		verbose;
+	Size		beside;			/* held beside the mining: every basket, not only the rest */
 } RulesSearch;
 
 /* the criterion of setting AT (indices into the three grids) */
@@ -368,7 +369,7 @@ rules_mine_floor(RulesSearch *s, const MtdppBaskets *rest, const MtdppParams *p)
 			if (mtdpp_mine_rules(rest, support_count(floor, rest->n_baskets),
 								 s->antes[s->n_antes - 1],
 								 s->n_supports == 1 && s->n_antes == 1 &&
-								 (floor >= 1.0 || rp->min_support > 0.0), &s->set))
+								 (floor >= 1.0 || rp->min_support > 0.0), s->beside, &s->set))
 				break;
 			cut = s->set;
 			cut_support = floor;
@@ -423,6 +424,7 @@ rules_choose(MtdppBaskets *data, MtdppParams *p)
 	s.verbose = p->verbose;
 	s.n_baskets = rest->n_baskets;
 	s.m = mtdpp_counts_model(rest, p);
+	s.beside = mtdpp_baskets_bytes(data);
 	if (rp->min_confidence >= 0.0)
 		s.confidences[s.n_confidences++] = rp->min_confidence;
 	for (int t = 0; t < lengthof(confidences) && rp->min_confidence < 0.0; t++)
@@ -498,7 +500,7 @@ rules_fit(MtdppBaskets *data, const MtdppParams *given)
 	 */
 	while (!mtdpp_mine_rules(data, support_count(rp->min_support, data->n_baskets),
 							 rp->max_antecedent,
-							 mtdpp_param_given(given, "min_support") || rp->min_support >= 1.0, &set))
+							 mtdpp_param_given(given, "min_support") || rp->min_support >= 1.0, 0, &set))
 	{
 		ereport(NOTICE,
 				(errmsg("association rules of all %d training baskets at min_support %g stopped at %s, at %zu kB; mining at min_support %g",

@@ -53,6 +53,6 @@ typedef struct MtdppRuleSet
 
 /* rules_mine.c */
 extern bool mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
-							 bool refuse, MtdppRuleSet *out);
+							 bool refuse, Size beside, MtdppRuleSet *out);
 
 #endif							/* MTDPP_RULES_H */

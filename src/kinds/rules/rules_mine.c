@@ -27,7 +27,8 @@
  * least its support, so no threshold keeps the rule without the subset.
  *
  * Memory is checked as it grows (the pair lists, the hash tables, the
- * rules) against maintenance_work_mem.  The caller either refuses the
+ * rules) against maintenance_work_mem, counted with the baskets beside
+ * them (and the pair pass's scratch while it runs).  The caller either refuses the
  * thresholds given (REFUSE) or, choosing them, tries a higher floor.  The
  * limits and a cancel are checked within a basket's counts, every
  * TICK_MASK + 1 candidates: one basket of a few thousand items holds
@@ -79,6 +80,7 @@ typedef struct Miner
 	bool		refuse;
 	bool		over;			/* a limit was passed (only when not REFUSE) */
 	Size		limit;			/* maintenance_work_mem, in bytes */
+	Size		held;			/* the baskets' and, in the pair pass, its scratch */
 	Size		used;			/* pair lists and rules */
 	double		steps;
 	uint64		ticks;			/* candidates visited, for stopped() */
@@ -115,8 +117,8 @@ too_much(Miner *mn, const char *what, Size need)
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("association rules at a support of %d baskets need more than %zu kB for %s, more than maintenance_work_mem (%d kB)",
 					mn->min_count, need / 1024, what, maintenance_work_mem),
-			 errdetail("Frequent pairs take 8 bytes each, candidate itemsets about %d, rules %zu.",
-					   ITEMSET_BYTES, sizeof(MtdppRule)),
+			 errdetail("Frequent pairs take 8 bytes each, candidate itemsets about %d, rules %zu, beside the %zu kB the baskets and the counting hold.",
+					   ITEMSET_BYTES, sizeof(MtdppRule), mn->held / 1024),
 			 errhint("Raise min_support or lower max_antecedent, or raise maintenance_work_mem for this session; without min_support, training raises it until the rules fit.")));
 }
 
@@ -130,9 +132,9 @@ fits(Miner *mn, Size more, const char *what)
 		hashed += (Size) hash_get_num_entries(mn->triples) * ITEMSET_BYTES;
 	if (mn->quads)
 		hashed += (Size) hash_get_num_entries(mn->quads) * ITEMSET_BYTES;
-	if (mn->used + hashed + more <= mn->limit)
+	if (mn->held + mn->used + hashed + more <= mn->limit)
 		return true;
-	too_much(mn, what, mn->used + hashed + more);
+	too_much(mn, what, mn->held + mn->used + hashed + more);
 	return false;
 }
 
@@ -528,11 +530,12 @@ itemset_rules(Miner *mn, const int32 *v, int len, int32 count)
 			if (mn->refuse)
 				ereport(ERROR,
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("association rules at a support of %d baskets take more than " INT64_FORMAT " list entries, more than the 1 GB value of a model holds",
-								mn->min_count, mn->room),
-						 errhint("Raise min_support or lower max_antecedent; without min_support, training raises it until the rules fit.")));
+						 errmsg("association rules at a support of %d baskets take more than " INT64_FORMAT " list entries, more than a model value holds within maintenance_work_mem (%d kB)",
+								mn->min_count, mn->room, maintenance_work_mem),
+						 errdetail("A model value holds at most 1 GB, and its lists are held twice while it is stored, beside the baskets."),
+						 errhint("Raise min_support or lower max_antecedent, or raise maintenance_work_mem for this session; without min_support, training raises it until the rules fit.")));
 			mn->over = true;
-			mn->over_what = "the 1 GB value of a model";
+			mn->over_what = "the room of a model value";
 			return false;
 		}
 		if (out->n == mn->rule_capacity)
@@ -615,13 +618,16 @@ generate_rules(Miner *mn, int max_antecedent)
  */
 bool
 mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
-				 bool refuse, MtdppRuleSet *out)
+				 bool refuse, Size beside, MtdppRuleSet *out)
 {
 	Miner		mn = {0};
 	Size		scratch;
 	Size		over_hashed;
 	int64		pairs;
 	bool		ok;
+	/* the baskets (and BESIDE) are held throughout */
+	Size		held = add_size(beside, mtdpp_baskets_bytes(data));
+	Size		limit = (Size) maintenance_work_mem * 1024;
 
 	memset(out, 0, sizeof(*out));
 	out->min_count = min_count;
@@ -629,9 +635,13 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 	mn.data = data;
 	mn.min_count = Max(min_count, 1);
 	mn.refuse = refuse;
-	mn.limit = (Size) maintenance_work_mem * 1024;
+	mn.limit = limit;
+	/* and the pair pass's own scratch while it runs */
+	mn.held = add_size(held, mtdpp_visit_scratch_bound(data));
 	mn.out = out;
-	mn.room = mtdpp_neighbor_room(MTDPP_RULES, data->n_items, 0, 0);
+	/* the lists are held twice at the end, in the model and its value */
+	mn.room = Min(mtdpp_neighbor_room(MTDPP_RULES, data->n_items, 0, 0),
+				  (int64) ((limit > held ? limit - held : 0) / 2 / (sizeof(int32) + sizeof(float4))));
 	mn.pair_capacity = 1024;
 	mn.pair_start = mtdpp_alloc_huge(sizeof(int64) * (data->n_items + 1));
 	mn.pair_item = mtdpp_alloc_huge(sizeof(int32) * mn.pair_capacity);
@@ -644,6 +654,7 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 		sizeof(int64) * (data->n_items + 1);
 
 	mtdpp_visit_lists(data, visit_pairs, &mn, &scratch, &pairs);
+	mn.held = held;
 	ok = !mn.over;
 	if (ok && max_antecedent >= 2)
 	{
@@ -674,7 +685,7 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 		pfree(out->rules);
 		memset(out, 0, sizeof(*out));
 		out->over_what = mn.over_what;
-		out->over_bytes = Max(mn.over_bytes, mn.used + over_hashed);
+		out->over_bytes = Max(mn.over_bytes, mn.held + mn.used + over_hashed);
 	}
 	return ok;
 }
