@@ -194,12 +194,18 @@ serialized_size(MtdppKind kind, int n_items, int rank, int epochs, int json_padd
 	return s;
 }
 
+/*
+ * Refuses a value of SIZE bytes past a bytea's limit, FIXED of them without
+ * the factors, LISTS the neighbour lists': the hint names what to set, the
+ * rank where the factors alone do not fit, max_neighbors where the lists
+ * make the difference.
+ */
 static void
-check_value_size(Size size, Size fixed, MtdppKind kind, int n_items, int rank)
+check_value_size(Size size, Size fixed, Size lists, MtdppKind kind, int n_items, int rank)
 {
 	if (size <= MaxAllocSize)
 		return;
-	if (mtdpp_kind(kind)->neighbors)
+	if (mtdpp_kind(kind)->neighbors && size - lists <= MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("an %s model of %d items takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
@@ -258,8 +264,20 @@ mtdpp_check_model_size(MtdppKind kind, int n_items, int rank, int epochs, int js
 
 	check_value_size(serialized_size(kind, n_items, rank, epochs, json_padded, 0),
 					 serialized_size(kind, n_items, 0, epochs, json_padded, 0),
-					 kind, n_items, rank);
+					 0, kind, n_items, rank);
 }
+
+/*
+ * The bytes of the value of a model of KIND, N_ITEMS and RANK trained for
+ * at most EPOCHS, without neighbour lists (hyperparameters given 64 kB):
+ * what the choice of a rank compares with mtdpp_model_budget().
+ */
+Size
+mtdpp_model_value_size(MtdppKind kind, int n_items, int rank, int epochs)
+{
+	return serialized_size(kind, n_items, rank, epochs, 65536, 0);
+}
+
 bytea *
 mtdpp_model_serialize(const MtdppModel *m)
 {
@@ -273,7 +291,7 @@ mtdpp_model_serialize(const MtdppModel *m)
 	char	   *p;
 
 	check_value_size(size, serialized_size(m->kind, m->n_items, 0, m->epochs_run, padded, nn),
-					 m->kind, m->n_items, m->rank);
+					 mul_size(nn, sizeof(int32) + sizeof(float4)), m->kind, m->n_items, m->rank);
 
 	memset(&h, 0, sizeof(h));
 	h.magic = MTDPP_MODEL_MAGIC;

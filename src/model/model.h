@@ -157,6 +157,7 @@ extern int	mtdpp_cmp_int32(const void *a, const void *b);
 extern void mtdpp_check_model_size(MtdppKind kind, int n_items, int rank, int epochs, int json_len);
 extern int	mtdpp_model_blocks(MtdppKind kind, const char *text);
 extern Size mtdpp_model_budget(void);
+extern Size mtdpp_model_value_size(MtdppKind kind, int n_items, int rank, int epochs);
 extern int64 mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
