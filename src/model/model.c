@@ -111,6 +111,51 @@ mtdpp_cmp_int32(const void *a, const void *b)
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
+/* qsort_arg order of scan positions: decreasing key (ARG), then item */
+static int
+cmp_scan(const void *a, const void *b, void *arg)
+{
+	const double *key = arg;
+	int32		x = *(const int32 *) a,
+				y = *(const int32 *) b;
+
+	if (key[x] != key[y])
+		return key[x] > key[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The scan order of a large cached model of one bounded fit (topk_scan.c):
+ * its items by decreasing sum of their squared task factors, summed in
+ * double from the floats its bounds read.
+ */
+static void
+model_scan_order(MtdppModel *m)
+{
+	int			n = m->n_items;
+	double	   *key;
+
+	if (m->R2f == NULL || m->rank <= 0 || Max(m->blocks, 1) > 1 || n < MTDPP_SCAN_MIN_ITEMS ||
+		!mtdpp_kind(m->kind)->bounded || m->scan_order != NULL)
+		return;
+	key = palloc(sizeof(double) * n);
+	m->scan_order = palloc(sizeof(int32) * n);
+	m->scan_key = palloc(sizeof(double) * n);
+	for (int i = 0; i < n; i++)
+	{
+		double		t = 0.0;
+
+		for (int j = 0; j < m->rank; j++)
+			t += mtdpp_r2f(m, i, j);
+		key[i] = t;
+		m->scan_order[i] = i;
+	}
+	qsort_arg(m->scan_order, n, sizeof(int32), cmp_scan, key);
+	for (int i = 0; i < n; i++)
+		m->scan_key[i] = key[m->scan_order[i]];
+	pfree(key);
+}
+
 /* Builds the squared factors that scoring reads; call after any change. */
 void
 mtdpp_model_prepare(MtdppModel *m)
@@ -143,6 +188,7 @@ mtdpp_model_prepare(MtdppModel *m)
 		}
 		m->Vnorm2[i] = s;
 	}
+	model_scan_order(m);
 }
 
 /* dense index of ITEM_ID, or -1 if the model has never seen it */

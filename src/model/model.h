@@ -79,6 +79,14 @@ typedef struct MtdppModel
 	double	   *Vnorm2;			/* squared norms of V's rows, likewise */
 	float	   *Rf;				/* a cached model's task factors of any sign, rows */
 
+	/*
+	 * a large cached model of one fit whose top k is bounded: its items by
+	 * decreasing sum of squared task factors, and those sums, in that order
+	 * (topk_scan.c reads them; NULL otherwise)
+	 */
+	int32	   *scan_order;
+	double	   *scan_key;
+
 	/* the weights every item shares, if the kind has them (mtdpp.models.weights) */
 	int			n_weights;
 	double	   *weights;
@@ -124,6 +132,9 @@ mtdpp_r2f(const MtdppModel *m, int i, int j)
 {
 	return m->R2f[mtdpp_panel_cell(m->rank, i, j)];
 }
+
+/* the items from which a cached model keeps a scan order (topk_scan.c) */
+#define MTDPP_SCAN_MIN_ITEMS 8192
 
 /* added to every kernel diagonal so K stays positive definite without bias */
 #define MTDPP_JITTER	1e-6

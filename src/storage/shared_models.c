@@ -127,6 +127,7 @@ typedef struct SegmentHeader
 	int32		blocks;			/* fits side by side */
 	int64		n_neighbors;
 	int32		n_weights;		/* shared weights, else 0 */
+	int32		scan;			/* holds a scan order (model.h), else 0 */
 	Size		item_ids,
 				popularity,
 				D,
@@ -139,7 +140,9 @@ typedef struct SegmentHeader
 				nbr_start,
 				nbr_index,
 				nbr_weight,
-				versions;
+				versions,
+				scan_order,
+				scan_key;
 	Size		total;
 } SegmentHeader;
 
@@ -255,6 +258,8 @@ layout(SegmentHeader *h, int n_items, int rank, int64 nn, bool neighbors)
 	PLACE(nbr_index, neighbors ? mul_size(Max(nn, 1), sizeof(int32)) : 0);
 	PLACE(nbr_weight, neighbors ? mul_size(Max(nn, 1), sizeof(float4)) : 0);
 	PLACE(versions, mul_size(n, sizeof(MtdppItemVersion)));
+	PLACE(scan_order, h->scan ? mul_size(n, sizeof(int32)) : 0);
+	PLACE(scan_key, h->scan ? mul_size(n, sizeof(double)) : 0);
 #undef PLACE
 	h->total = at;
 }
@@ -289,6 +294,8 @@ point_model(MtdppModel *m, char *base)
 	m->nbr_start = neighbors ? (int64 *) (base + h->nbr_start) : NULL;
 	m->nbr_index = neighbors ? (int32 *) (base + h->nbr_index) : NULL;
 	m->nbr_weight = neighbors ? (float4 *) (base + h->nbr_weight) : NULL;
+	m->scan_order = h->scan ? (int32 *) (base + h->scan_order) : NULL;
+	m->scan_key = h->scan ? (double *) (base + h->scan_key) : NULL;
 }
 
 /* Copies model M, a cache's model, and its key's versions into BASE. */
@@ -321,6 +328,11 @@ fill_segment(char *base, const SegmentHeader *layout_of, const MtdppModel *m,
 	{
 		memcpy(base + h->Rf, m->Rf, cells * sizeof(float));
 		memcpy(base + h->weights, m->weights, h->n_weights * sizeof(double));
+	}
+	if (h->scan)
+	{
+		memcpy(base + h->scan_order, m->scan_order, n * sizeof(int32));
+		memcpy(base + h->scan_key, m->scan_key, n * sizeof(double));
 	}
 	if (m->nbr_start != NULL)
 	{
@@ -470,6 +482,8 @@ estimated_bytes(const MtdppSharedKey *key)
 {
 	SegmentHeader h = {0};
 
+	/* a scan order where the model may keep one */
+	h.scan = key->n_items >= MTDPP_SCAN_MIN_ITEMS && key->rank > 0;
 	layout(&h, key->n_items, key->rank, 0, false);
 	return h.total;
 }
@@ -648,6 +662,7 @@ mtdpp_shared_put(MtdppSharedClaim *claim, const MtdppModel *m)
 	memset(&h, 0, sizeof(h));
 	h.n_neighbors = neighbors ? m->nbr_start[m->n_items] : 0;
 	h.n_weights = mtdpp_kind(m->kind)->weights ? m->n_weights : 0;
+	h.scan = m->scan_order != NULL;
 	layout(&h, m->n_items, m->rank, h.n_neighbors, neighbors);
 	if (m->n_items != claim->key.n_items || a->released)
 	{
