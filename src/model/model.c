@@ -127,7 +127,9 @@ cmp_scan(const void *a, const void *b, void *arg)
 /*
  * The scan order of a large cached model of one bounded fit (topk_scan.c):
  * its items by decreasing sum of their squared task factors, summed in
- * double from the floats its bounds read.
+ * double from the floats its bounds read, a copy of R^2 in that order (the
+ * model's memory grows by a third at rank 32, less above), and the
+ * envelope of each group of MTDPP_SCAN_GROUP of them.
  */
 static void
 model_scan_order(MtdppModel *m)
@@ -151,8 +153,26 @@ model_scan_order(MtdppModel *m)
 		m->scan_order[i] = i;
 	}
 	qsort_arg(m->scan_order, n, sizeof(int32), cmp_scan, key);
+	/* and R^2 in panels in that order, whole groups, which the scan reads straight through */
+	m->scan_R2f = MemoryContextAllocExtended(CurrentMemoryContext,
+											 mul_size(mul_size((n + MTDPP_SCAN_GROUP - 1) / MTDPP_SCAN_GROUP,
+															   MTDPP_SCAN_GROUP * sizeof(float)), m->rank),
+											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	/* the envelopes, one per group, in panels as items are (a group a lane) */
+	m->scan_env = palloc0(mul_size(mul_size(mtdpp_scan_groups(n), MTDPP_PANEL * sizeof(float)),
+								   m->rank));
 	for (int i = 0; i < n; i++)
+	{
 		m->scan_key[i] = key[m->scan_order[i]];
+		for (int j = 0; j < m->rank; j++)
+		{
+			float		v = mtdpp_r2f(m, m->scan_order[i], j);
+			float	   *env = m->scan_env + mtdpp_panel_cell(m->rank, i / MTDPP_SCAN_GROUP, j);
+
+			m->scan_R2f[mtdpp_panel_cell(m->rank, i, j)] = v;
+			*env = Max(*env, v);
+		}
+	}
 	pfree(key);
 }
 

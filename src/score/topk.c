@@ -169,23 +169,13 @@ panel_bounds(const float *panels, int n, int r, int stride, const float *W, int 
 	}
 }
 
-/* each basket column's largest weight in WF (r x b), for a scan's bound (topk_scan.c) */
-static void
-column_maxima(const float *Wf, int r, int b, double *colmax)
-{
-	for (int s = 0; s < b; s++)
-	{
-		colmax[s] = 0.0;
-		for (int j = 0; j < r; j++)
-			colmax[s] = Max(colmax[s], (double) Wf[(size_t) j * b + s]);
-	}
-}
-
 /*
  * Upper bounds of ln det K_c for every item (CANDS NULL), or for the NC
- * items CANDS lists (bound[j] for cands[j]), from one GEMM, as
+ * items CANDS lists (bound[j] for cands[j]), or for NC items whose R^2
+ * ORDERED holds in panels (a cached model's scan order, topk_scan.c), as
  *		ln det K_c <= offset + ln bound[c]
- * with the offset returned: products rather than logs, so that no log is
+ * with the offset returned (and the basket's weights W, r x b in float,
+ * into WEIGHTS, if not NULL): products rather than logs, so that no log is
  * taken per candidate (a product that overflows is an infinite bound, which
  * only means the candidate is scored exactly).
  *
@@ -202,10 +192,10 @@ column_maxima(const float *Wf, int r, int b, double *colmax)
  */
 double
 mtdpp_fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cands, int nc,
-				 int col, int r, double *bound, double *colmax)
+				 int col, int r, double *bound, float *weights, const float *ordered)
 {
 	int			R = m->rank;
-	int			n = cands ? nc : m->n_items;
+	int			n = cands || ordered ? nc : m->n_items;
 	/* whole panels a block */
 	int			block = (Max(16, Min(n, (1 << 20) / Max(b, 1))) + MTDPP_PANEL - 1) / MTDPP_PANEL * MTDPP_PANEL;
 	double	   *E = palloc(sizeof(double) * (size_t) b * r);
@@ -266,8 +256,8 @@ mtdpp_fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cand
 			W[i] = FLT_MIN / MTDPP_NEGLIGIBLE;
 		Wf[i] = (float) W[i];
 	}
-	if (colmax != NULL)
-		column_maxima(Wf, r, b, colmax);
+	if (weights != NULL)
+		memcpy(weights, Wf, sizeof(float) * (size_t) r * b);
 
 	for (int start = 0; start < n; start += block)
 	{
@@ -276,7 +266,8 @@ mtdpp_fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cand
 		if (m->R2f != NULL)
 		{
 			/* a cached model: single precision straight from its panels */
-			const float *panels = m->R2f + (size_t) start * R + (size_t) col * MTDPP_PANEL;
+			const float *panels = (ordered ? ordered : m->R2f) + (size_t) start * R +
+				(size_t) col * MTDPP_PANEL;
 			int			stride = R;
 
 			if (cands)
@@ -334,7 +325,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 	int			fits = Max(m->blocks, 1);
 	int			r = m->rank / fits;
 	int			n = cands ? nc : m->n_items;
-	double		offset = mtdpp_fit_bounds(m, ctx, b, cands, nc, 0, r, bound, NULL);
+	double		offset = mtdpp_fit_bounds(m, ctx, b, cands, nc, 0, r, bound, NULL, NULL);
 	double	   *more;
 
 	if (fits == 1)
@@ -342,7 +333,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 	more = palloc(sizeof(double) * Max(n, 1));
 	for (int f = 1; f < fits; f++)
 	{
-		(void) mtdpp_fit_bounds(m, ctx, b, cands, nc, f * r, r, more, NULL);
+		(void) mtdpp_fit_bounds(m, ctx, b, cands, nc, f * r, r, more, NULL, NULL);
 		for (int i = 0; i < n; i++)
 			bound[i] *= more[i];
 	}

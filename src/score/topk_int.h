@@ -38,7 +38,8 @@ offer(TopK *t, double score, int32 index)
 extern void mtdpp_exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 								const int32 *cands, int n, double *logdet);
 extern double mtdpp_fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cands,
-							   int nc, int col, int r, double *bound, double *colmax);
+							   int nc, int col, int r, double *bound, float *weights,
+							   const float *ordered);
 extern double mtdpp_bound_threshold(const MtdppModel *m, double score, double offset);
 
 /* topk_scan.c */

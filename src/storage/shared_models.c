@@ -142,7 +142,9 @@ typedef struct SegmentHeader
 				nbr_weight,
 				versions,
 				scan_order,
-				scan_key;
+				scan_key,
+				scan_R2f,
+				scan_env;
 	Size		total;
 } SegmentHeader;
 
@@ -240,6 +242,7 @@ layout(SegmentHeader *h, int n_items, int rank, int64 nn, bool neighbors)
 	Size		n = Max(n_items, 1);
 	Size		cells = mul_size(n, Max(rank, 1));
 	Size		panels = (n + MTDPP_PANEL - 1) / MTDPP_PANEL;
+	Size		groups = (n + MTDPP_SCAN_GROUP - 1) / MTDPP_SCAN_GROUP;
 	Size		at = TYPEALIGN(SHARED_ALIGN, sizeof(SegmentHeader));
 
 #define PLACE(field, bytes) \
@@ -260,6 +263,8 @@ layout(SegmentHeader *h, int n_items, int rank, int64 nn, bool neighbors)
 	PLACE(versions, mul_size(n, sizeof(MtdppItemVersion)));
 	PLACE(scan_order, h->scan ? mul_size(n, sizeof(int32)) : 0);
 	PLACE(scan_key, h->scan ? mul_size(n, sizeof(double)) : 0);
+	PLACE(scan_R2f, h->scan ? mul_size(mul_size(groups, MTDPP_SCAN_GROUP * sizeof(float)), Max(rank, 1)) : 0);
+	PLACE(scan_env, h->scan ? mul_size(mul_size(mtdpp_scan_groups(n), MTDPP_PANEL * sizeof(float)), Max(rank, 1)) : 0);
 #undef PLACE
 	h->total = at;
 }
@@ -296,6 +301,8 @@ point_model(MtdppModel *m, char *base)
 	m->nbr_weight = neighbors ? (float4 *) (base + h->nbr_weight) : NULL;
 	m->scan_order = h->scan ? (int32 *) (base + h->scan_order) : NULL;
 	m->scan_key = h->scan ? (double *) (base + h->scan_key) : NULL;
+	m->scan_R2f = h->scan ? (float *) (base + h->scan_R2f) : NULL;
+	m->scan_env = h->scan ? (float *) (base + h->scan_env) : NULL;
 }
 
 /* Copies model M, a cache's model, and its key's versions into BASE. */
@@ -331,8 +338,13 @@ fill_segment(char *base, const SegmentHeader *layout_of, const MtdppModel *m,
 	}
 	if (h->scan)
 	{
+		Size		groups = (Max(n, 1) + MTDPP_SCAN_GROUP - 1) / MTDPP_SCAN_GROUP;
+
 		memcpy(base + h->scan_order, m->scan_order, n * sizeof(int32));
 		memcpy(base + h->scan_key, m->scan_key, n * sizeof(double));
+		memcpy(base + h->scan_R2f, m->scan_R2f, groups * MTDPP_SCAN_GROUP * sizeof(float) * Max(m->rank, 1));
+		memcpy(base + h->scan_env, m->scan_env,
+			   mtdpp_scan_groups(n) * MTDPP_PANEL * sizeof(float) * Max(m->rank, 1));
 	}
 	if (m->nbr_start != NULL)
 	{
