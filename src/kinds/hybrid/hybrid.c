@@ -150,6 +150,8 @@ union_cap(const MtdppModel *m, const MtdppModel *ease, int64 room)
 	{
 		int64		len = m->nbr_start[j + 1] - m->nbr_start[j];
 
+		CHECK_FOR_INTERRUPTS();
+
 		for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
 			in[m->nbr_index[q]] = true;
 		for (int64 q = ease->nbr_start[j]; q < ease->nbr_start[j + 1]; q++)
