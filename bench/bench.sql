@@ -149,6 +149,26 @@ BEGIN
 END
 $$;
 
+-- Recall@K of mtdpp_complete against the exact top K, mtdpp_score over the
+-- whole catalog (ties by item id), over the first N baskets of CONTEXTS: the
+-- mean share of the exact top K that mtdpp_complete answers.
+CREATE FUNCTION bench.topk_recall(p_model text, p_contexts text, p_n integer DEFAULT 200, p_k integer DEFAULT 10)
+RETURNS TABLE (baskets bigint, recall float8, same bigint)
+LANGUAGE sql AS $$
+    WITH every AS (SELECT array_agg(it.item_id) AS items FROM mtdpp.items it JOIN mtdpp.models m USING (model_id)
+                   WHERE m.name = p_model AND m.active),
+    b AS (SELECT basket FROM bench.contexts WHERE name = p_contexts ORDER BY i LIMIT p_n),
+    a AS (SELECT (SELECT array_agg(c.item_id ORDER BY c.rank) FROM mtdpp_complete(b.basket, p_k, p_model) c) AS top,
+                 (SELECT array_agg(z.item_id ORDER BY z.score DESC, z.item_id)
+                  FROM (SELECT s.item_id, s.score FROM mtdpp_score(b.basket, every.items, p_model) s
+                        WHERE s.score IS NOT NULL ORDER BY s.score DESC, s.item_id LIMIT p_k) z) AS exact
+          FROM b, every)
+    SELECT count(*), avg(cardinality(ARRAY(SELECT unnest(top) INTERSECT SELECT unnest(exact)))::float8
+                         / greatest(cardinality(exact), 1)),
+           count(*) FILTER (WHERE top = exact)
+    FROM a
+$$;
+
 -- MPR and P@20 recomputed in plain SQL from mtdpp_score over the whole
 -- catalog (the protocol of the data's README), to check mtdpp_evaluate.
 CREATE FUNCTION bench.check_mpr(p_model text, p_schema text)

@@ -17,7 +17,9 @@
 --   * four draws in five come from the order's aisles, one from the whole
 --     catalog by popularity; each draw brings its item's companion (an item
 --     of another aisle, fixed per item) with probability 0.3.
--- An item drawn twice in an order is one line (the first position).
+-- An item drawn twice in an order is one line (the first position).  The
+-- scrambling products (item * 7919) are bigint: in int they overflow above
+-- 271,000 items.
 \set ON_ERROR_STOP on
 \if :{?lines}
 \else
@@ -52,7 +54,7 @@ CREATE UNLOGGED TABLE draws (order_id bigint, k int, item_id int);
 -- Orders of about 10.9 lines each (measured); stop at the number of lines asked.
 INSERT INTO draws
 SELECT o, 2 * d.k + d.companion::int,
-       CASE WHEN d.companion THEN (d.item * 7919 + 104729) % :items ELSE d.item END
+       CASE WHEN d.companion THEN ((d.item::bigint * 7919 + 104729) % :items)::int ELSE d.item END
 FROM generate_series(1, ceil(:lines / 10.9)::bigint) o,
      -- (each LATERAL names o, so that it is drawn again for every order)
      LATERAL (SELECT 1 + geometric(1.0 + 0 * o) AS trips, least(100, 1 + geometric(9.0 + 0 * o)) AS size) s,
@@ -62,7 +64,7 @@ FROM generate_series(1, ceil(:lines / 10.9)::bigint) o,
               FROM generate_series(1, s.size) k,
                    LATERAL (SELECT CASE WHEN random() + 0 * k < 0.8
                                         THEN a.aisles[1 + floor(random() * s.trips)::int] * 100 + zipf(100)
-                                        ELSE (zipf(:items) * 7919) % :items END AS item) i,
+                                        ELSE ((zipf(:items)::bigint * 7919) % :items)::int END AS item) i,
                    LATERAL (VALUES (i.item, false), (i.item, true)) x(item, companion)
               WHERE NOT x.companion OR random() < 0.3) d;
 

@@ -40,10 +40,12 @@
  */
 #include "postgres.h"
 
+#include <limits.h>
 #include <math.h>
 
 #include "lib/stringinfo.h"
 #include "miscadmin.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 #include "fit/fit.h"
@@ -142,6 +144,36 @@ large_candidate_fits(const MtdppBaskets *data, const MtdppParams *small,
 }
 
 /*
+ * Whether the large candidate's model, of kind P's, can be stored: its value
+ * within mtdpp_model_budget() (a bytea's 1 GB, or half of
+ * maintenance_work_mem).  Decided before either runs, from the items the
+ * gathering counted; if not, a NOTICE names the figure and the small
+ * candidate is trained alone.
+ */
+static bool
+large_candidate_stored(const MtdppBaskets *data, const MtdppParams *p,
+					   const MtdppParams *small, const MtdppParams *large)
+{
+	Size		value;
+
+	if (mtdpp_capacity_large_fits(p, data->n_items))
+		return true;
+	value = mtdpp_model_value_size(p->kind, data->n_items, mtdpp_capacity_max_rank(p), p->epochs);
+	ereport(NOTICE,
+			(errmsg("the rank is not chosen between %d and %d: a model of %d items at rank %d takes %zu bytes as a value, more than the %zu a model may take; rank %d is trained",
+					small->rank, large->rank, data->n_items, mtdpp_capacity_max_rank(p),
+					value, mtdpp_model_budget(), small->rank),
+			 errdetail("A model's value holds 16 bytes per item and rank unit, and may take 1 GB, or half of maintenance_work_mem (%d kB): a trained model is held twice while it is stored.",
+					   maintenance_work_mem),
+			 mtdpp_model_budget() < MaxAllocSize && 2 * value < (Size) MAX_KILOBYTES * 1024 ?
+			 errhint("SET maintenance_work_mem = '%zuMB' lets the choice try rank %d too.",
+					 (2 * value >> 20) + 1, mtdpp_capacity_max_rank(p)) :
+			 errhint("Give rank => %d to train it without the choice, or train on fewer items.",
+					 small->rank)));
+	return false;
+}
+
+/*
  * The fit of the multi-task kinds: at the rank given, or at the better of
  * the two candidates on the validation slice (see the top of the file).
  * The slice is copied into SLICE (if not NULL), as mtdpp_fit_dpp_rank does;
@@ -187,7 +219,8 @@ mtdpp_fit_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
 	if (p->epoch_baskets > 0)
 		cand[1].epoch_baskets = Max(1, (int) ((int64) p->epoch_baskets *
 											  MTDPP_CAPACITY_LOW_RANK / MTDPP_CAPACITY_MAX_RANK));
-	large_fits = large_candidate_fits(data, &cand[0], &cand[1]);
+	large_fits = large_candidate_fits(data, &cand[0], &cand[1]) &&
+		large_candidate_stored(data, p, &cand[0], &cand[1]);
 
 	fit[0] = mtdpp_fit_dpp_rank(data, &cand[0], NULL, &val, NAN);
 	seconds = fit[0]->seconds;

@@ -188,5 +188,7 @@ extern const MtdppModel *mtdpp_warm_start(MtdppParams *p);
 extern const MtdppKindDefault mtdpp_capacity_defaults[];
 extern void mtdpp_capacity_resolve(MtdppParams *p);
 extern int	mtdpp_capacity_max_rank(const MtdppParams *p);
+extern bool mtdpp_capacity_large_fits(const MtdppParams *p, int n_items);
+extern int	mtdpp_capacity_value_rank(const MtdppParams *p, int n_items);
 
 #endif							/* MTDPP_PARAMS_H */

@@ -88,3 +88,36 @@ mtdpp_capacity_max_rank(const MtdppParams *p)
 
 	return (p->rank == MTDPP_RANK_CHOSEN ? MTDPP_CAPACITY_MAX_RANK : p->rank) * Max(n, 1);
 }
+
+/*
+ * Whether the larger rank the choice tries keeps a model of N_ITEMS whose
+ * value fits mtdpp_model_budget() (1 GB, or half of maintenance_work_mem):
+ * if not, the choice trains the smaller rank alone (fit.c says so), rather
+ * than fail when the model is stored.  True when the rank is not chosen.
+ */
+bool
+mtdpp_capacity_large_fits(const MtdppParams *p, int n_items)
+{
+	const MtdppKindRoutine *kind = mtdpp_kind(p->kind);
+
+	if (p->rank != MTDPP_RANK_CHOSEN || !kind->factors || kind->own_capacity)
+		return true;
+	return mtdpp_model_value_size(p->kind, n_items, mtdpp_capacity_max_rank(p), p->epochs) <=
+		mtdpp_model_budget();
+}
+
+/*
+ * The largest rank a fit of P over N_ITEMS may keep: mtdpp_capacity_max_rank,
+ * or the smaller rank of the choice where the larger one's value would not
+ * fit (mtdpp_capacity_large_fits).
+ */
+int
+mtdpp_capacity_value_rank(const MtdppParams *p, int n_items)
+{
+	const char *key = mtdpp_kind(p->kind)->blocks_key;
+	int			n = key ? mtdpp_param_int(p, key) : 1;
+
+	if (mtdpp_capacity_large_fits(p, n_items))
+		return mtdpp_capacity_max_rank(p);
+	return MTDPP_CAPACITY_LOW_RANK * Max(n, 1);
+}

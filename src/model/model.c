@@ -129,6 +129,71 @@ mtdpp_cmp_int32(const void *a, const void *b)
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
+/* qsort_arg order of scan positions: decreasing key (ARG), then item */
+static int
+cmp_scan(const void *a, const void *b, void *arg)
+{
+	const double *key = arg;
+	int32		x = *(const int32 *) a,
+				y = *(const int32 *) b;
+
+	if (key[x] != key[y])
+		return key[x] > key[y] ? -1 : 1;
+	return (x > y) - (x < y);
+}
+
+/*
+ * The scan order of a large cached model of one bounded fit (topk_scan.c):
+ * its items by decreasing sum of their squared task factors, summed in
+ * double from the floats its bounds read, a copy of R^2 in that order (the
+ * model's memory grows by a third at rank 32, less above), and the
+ * envelope of each group of MTDPP_SCAN_GROUP of them.
+ */
+static void
+model_scan_order(MtdppModel *m)
+{
+	int			n = m->n_items;
+	double	   *key;
+
+	if (m->R2f == NULL || m->rank <= 0 || Max(m->blocks, 1) > 1 || n < MTDPP_SCAN_MIN_ITEMS ||
+		!mtdpp_kind(m->kind)->bounded || m->scan_order != NULL)
+		return;
+	key = palloc(sizeof(double) * n);
+	m->scan_order = palloc(sizeof(int32) * n);
+	m->scan_key = palloc(sizeof(double) * n);
+	for (int i = 0; i < n; i++)
+	{
+		double		t = 0.0;
+
+		for (int j = 0; j < m->rank; j++)
+			t += mtdpp_r2f(m, i, j);
+		key[i] = t;
+		m->scan_order[i] = i;
+	}
+	qsort_arg(m->scan_order, n, sizeof(int32), cmp_scan, key);
+	/* and R^2 in panels in that order, whole groups, which the scan reads straight through */
+	m->scan_R2f = MemoryContextAllocExtended(CurrentMemoryContext,
+											 mul_size(mul_size((n + MTDPP_SCAN_GROUP - 1) / MTDPP_SCAN_GROUP,
+															   MTDPP_SCAN_GROUP * sizeof(float)), m->rank),
+											 MCXT_ALLOC_HUGE | MCXT_ALLOC_ZERO);
+	/* the envelopes, one per group, in panels as items are (a group a lane) */
+	m->scan_env = palloc0(mul_size(mul_size(mtdpp_scan_groups(n), MTDPP_PANEL * sizeof(float)),
+								   m->rank));
+	for (int i = 0; i < n; i++)
+	{
+		m->scan_key[i] = key[m->scan_order[i]];
+		for (int j = 0; j < m->rank; j++)
+		{
+			float		v = mtdpp_r2f(m, m->scan_order[i], j);
+			float	   *env = m->scan_env + mtdpp_panel_cell(m->rank, i / MTDPP_SCAN_GROUP, j);
+
+			m->scan_R2f[mtdpp_panel_cell(m->rank, i, j)] = v;
+			*env = Max(*env, v);
+		}
+	}
+	pfree(key);
+}
+
 /* Builds the squared factors that scoring reads; call after any change. */
 void
 mtdpp_model_prepare(MtdppModel *m)
@@ -161,6 +226,7 @@ mtdpp_model_prepare(MtdppModel *m)
 		}
 		m->Vnorm2[i] = s;
 	}
+	model_scan_order(m);
 }
 
 /* dense index of ITEM_ID, or -1 if the model has never seen it */
@@ -212,12 +278,18 @@ serialized_size(MtdppKind kind, int n_items, int rank, int epochs, int json_padd
 	return s;
 }
 
+/*
+ * Refuses a value of SIZE bytes past a bytea's limit, FIXED of them without
+ * the factors, LISTS the neighbour lists': the hint names what to set, the
+ * rank where the factors alone do not fit, max_neighbors where the lists
+ * make the difference.
+ */
 static void
-check_value_size(Size size, Size fixed, MtdppKind kind, int n_items, int rank)
+check_value_size(Size size, Size fixed, Size lists, MtdppKind kind, int n_items, int rank)
 {
 	if (size <= MaxAllocSize)
 		return;
-	if (mtdpp_kind(kind)->neighbors)
+	if (mtdpp_kind(kind)->neighbors && size - lists <= MaxAllocSize)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("an %s model of %d items takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
@@ -276,8 +348,20 @@ mtdpp_check_model_size(MtdppKind kind, int n_items, int rank, int epochs, int js
 
 	check_value_size(serialized_size(kind, n_items, rank, epochs, json_padded, 0),
 					 serialized_size(kind, n_items, 0, epochs, json_padded, 0),
-					 kind, n_items, rank);
+					 0, kind, n_items, rank);
 }
+
+/*
+ * The bytes of the value of a model of KIND, N_ITEMS and RANK trained for
+ * at most EPOCHS, without neighbour lists (hyperparameters given 64 kB):
+ * what the choice of a rank compares with mtdpp_model_budget().
+ */
+Size
+mtdpp_model_value_size(MtdppKind kind, int n_items, int rank, int epochs)
+{
+	return serialized_size(kind, n_items, rank, epochs, 65536, 0);
+}
+
 bytea *
 mtdpp_model_serialize(const MtdppModel *m)
 {
@@ -291,7 +375,7 @@ mtdpp_model_serialize(const MtdppModel *m)
 	char	   *p;
 
 	check_value_size(size, serialized_size(m->kind, m->n_items, 0, m->epochs_run, padded, nn),
-					 m->kind, m->n_items, m->rank);
+					 mul_size(nn, sizeof(int32) + sizeof(float4)), m->kind, m->n_items, m->rank);
 
 	memset(&h, 0, sizeof(h));
 	h.magic = MTDPP_MODEL_MAGIC;

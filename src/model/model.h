@@ -79,6 +79,16 @@ typedef struct MtdppModel
 	double	   *Vnorm2;			/* squared norms of V's rows, likewise */
 	float	   *Rf;				/* a cached model's task factors of any sign, rows */
 
+	/*
+	 * a large cached model of one fit whose top k is bounded: its items by
+	 * decreasing sum of squared task factors, those sums and their R2f
+	 * panels, in that order (topk_scan.c reads them; NULL otherwise)
+	 */
+	int32	   *scan_order;
+	double	   *scan_key;
+	float	   *scan_R2f;
+	float	   *scan_env;		/* per MTDPP_SCAN_GROUP positions, R2's maxima, in panels */
+
 	/* the weights every item shares, if the kind has them (mtdpp.models.weights) */
 	int			n_weights;
 	double	   *weights;
@@ -125,6 +135,18 @@ mtdpp_r2f(const MtdppModel *m, int i, int j)
 	return m->R2f[mtdpp_panel_cell(m->rank, i, j)];
 }
 
+/* the items from which a cached model keeps a scan order (topk_scan.c) */
+#define MTDPP_SCAN_MIN_ITEMS 8192
+/* the items of the scan order that share an envelope (a multiple of MTDPP_PANEL) */
+#define MTDPP_SCAN_GROUP 64
+
+/* the panels of envelopes of a scan order of N items (a group a lane) */
+static inline Size
+mtdpp_scan_groups(int64 n)
+{
+	return (Size) ((n + (int64) MTDPP_SCAN_GROUP * MTDPP_PANEL - 1) / ((int64) MTDPP_SCAN_GROUP * MTDPP_PANEL));
+}
+
 /* added to every kernel diagonal so K stays positive definite without bias */
 #define MTDPP_JITTER	1e-6
 
@@ -158,6 +180,7 @@ extern int	mtdpp_cmp_int32(const void *a, const void *b);
 extern void mtdpp_check_model_size(MtdppKind kind, int n_items, int rank, int epochs, int json_len);
 extern int	mtdpp_model_blocks(MtdppKind kind, const char *text);
 extern Size mtdpp_model_budget(void);
+extern Size mtdpp_model_value_size(MtdppKind kind, int n_items, int rank, int epochs);
 extern int64 mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);

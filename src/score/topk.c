@@ -38,21 +38,7 @@
 #include "numeric/kernel.h"
 #include "numeric/linalg.h"
 #include "score/score.h"
-
-/* min-heap of the best K so far, the worst at the root */
-typedef struct TopK
-{
-	MtdppRanked *h;
-	int			n;
-	int			k;
-} TopK;
-
-/* better: higher score, then lower item id (dense order is item id order) */
-static inline bool
-better(double sa, int32 ia, double sb, int32 ib)
-{
-	return sa > sb || (sa == sb && ia < ib);
-}
+#include "score/topk_int.h"
 
 static void
 sift_down(TopK *t, int i)
@@ -79,8 +65,8 @@ sift_down(TopK *t, int i)
 	}
 }
 
-static void
-offer_slow(TopK *t, double score, int32 index)
+void
+mtdpp_topk_offer_slow(TopK *t, double score, int32 index)
 {
 	if (t->n < t->k)
 	{
@@ -94,15 +80,6 @@ offer_slow(TopK *t, double score, int32 index)
 		t->h[0] = (MtdppRanked) {score, index};
 		sift_down(t, 0);
 	}
-}
-
-/* SCORE for INDEX: most candidates lose to the root, checked inline */
-static inline void
-offer(TopK *t, double score, int32 index)
-{
-	if (t->n == t->k && !better(score, index, t->h[0].score, t->h[0].index))
-		return;
-	offer_slow(t, score, index);
 }
 
 static int
@@ -122,8 +99,8 @@ cmp_ranked(const void *a, const void *b)
  * ln det of the kernels of the N candidates CANDS (dense indices), by the
  * numeric core (kernel.c), up to 1024 a BLAS call
  */
-static void
-exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
+void
+mtdpp_exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 			  const int32 *cands, int n, double *logdet)
 {
 	mtdpp_targets_logdet(m, ctx, b, P, cands, 0, n, Min(Max(n, 1), 1024), logdet);
@@ -194,9 +171,11 @@ panel_bounds(const float *panels, int n, int r, int stride, const float *W, int 
 
 /*
  * Upper bounds of ln det K_c for every item (CANDS NULL), or for the NC
- * items CANDS lists (bound[j] for cands[j]), from one GEMM, as
+ * items CANDS lists (bound[j] for cands[j]), or for NC items whose R^2
+ * ORDERED holds in panels (a cached model's scan order, topk_scan.c), as
  *		ln det K_c <= offset + ln bound[c]
- * with the offset returned: products rather than logs, so that no log is
+ * with the offset returned (and the basket's weights W, r x b in float,
+ * into WEIGHTS, if not NULL): products rather than logs, so that no log is
  * taken per candidate (a product that overflows is an infinite bound, which
  * only means the candidate is scored exactly).
  *
@@ -211,12 +190,12 @@ panel_bounds(const float *panels, int n, int r, int stride, const float *W, int 
  * COL .. COL + R - 1 of an ensemble (all of them for a
  * model of one fit).
  */
-static double
-fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cands, int nc,
-		   int col, int r, double *bound)
+double
+mtdpp_fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cands, int nc,
+				 int col, int r, double *bound, float *weights, const float *ordered)
 {
 	int			R = m->rank;
-	int			n = cands ? nc : m->n_items;
+	int			n = cands || ordered ? nc : m->n_items;
 	/* whole panels a block */
 	int			block = (Max(16, Min(n, (1 << 20) / Max(b, 1))) + MTDPP_PANEL - 1) / MTDPP_PANEL * MTDPP_PANEL;
 	double	   *E = palloc(sizeof(double) * (size_t) b * r);
@@ -277,6 +256,8 @@ fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cands, int
 			W[i] = FLT_MIN / MTDPP_NEGLIGIBLE;
 		Wf[i] = (float) W[i];
 	}
+	if (weights != NULL)
+		memcpy(weights, Wf, sizeof(float) * (size_t) r * b);
 
 	for (int start = 0; start < n; start += block)
 	{
@@ -285,7 +266,8 @@ fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cands, int
 		if (m->R2f != NULL)
 		{
 			/* a cached model: single precision straight from its panels */
-			const float *panels = m->R2f + (size_t) start * R + (size_t) col * MTDPP_PANEL;
+			const float *panels = (ordered ? ordered : m->R2f) + (size_t) start * R +
+				(size_t) col * MTDPP_PANEL;
 			int			stride = R;
 
 			if (cands)
@@ -334,7 +316,7 @@ fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cands, int
  * The bounds of every fit of the model, multiplied: for an ensemble of N
  * fits, whose score is the mean of theirs and whose fits share D (so the
  * offset), N (mean ln det K_c - offset) <= ln bound[c] (see
- * bound_threshold).
+ * mtdpp_bound_threshold).
  */
 static double
 determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
@@ -343,7 +325,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 	int			fits = Max(m->blocks, 1);
 	int			r = m->rank / fits;
 	int			n = cands ? nc : m->n_items;
-	double		offset = fit_bounds(m, ctx, b, cands, nc, 0, r, bound);
+	double		offset = mtdpp_fit_bounds(m, ctx, b, cands, nc, 0, r, bound, NULL, NULL);
 	double	   *more;
 
 	if (fits == 1)
@@ -351,7 +333,7 @@ determinant_bounds(const MtdppModel *m, const int32 *ctx, int b,
 	more = palloc(sizeof(double) * Max(n, 1));
 	for (int f = 1; f < fits; f++)
 	{
-		(void) fit_bounds(m, ctx, b, cands, nc, f * r, r, more);
+		(void) mtdpp_fit_bounds(m, ctx, b, cands, nc, f * r, r, more, NULL, NULL);
 		for (int i = 0; i < n; i++)
 			bound[i] *= more[i];
 	}
@@ -395,8 +377,8 @@ bounded_evidence(const MtdppModel *m, const int32 *ctx, int b,
  * bounds that overflowed: a finite product of N fits' bounds cannot reach
  * it).
  */
-static double
-bound_threshold(const MtdppModel *m, double score, double offset)
+double
+mtdpp_bound_threshold(const MtdppModel *m, double score, double offset)
 {
 	if (isinf(score) && score < 0)
 		return 0.0;
@@ -451,6 +433,18 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 			if (!exclude[i])
 				offer(&top, scores[i], i);
 	}
+	else if (allowed == NULL && m->scan_order != NULL)
+	{
+		/* a large catalog, scanned in decreasing task factors (topk_scan.c) */
+		double	   *P = palloc(sizeof(double) * (size_t) m->rank * (b * (b + 1) / 2));
+
+		mtdpp_basket_pairs(m, ctx, b, P);
+		if (!mtdpp_top_k_scan(m, ctx, b, exclude, P, &top))
+			elog(ERROR, "mtdpp: a model with a scan order could not be scanned");
+		for (int j = 0; j < top.n; j++)
+			top.h[j].score += m->log_w;
+		pfree(P);
+	}
 	else
 	{
 		int			npair = b * (b + 1) / 2;
@@ -494,7 +488,7 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 			cands[n++] = top.h[j].index;
 			done[top.h[j].index] = true;
 		}
-		exact_logdets(m, ctx, b, P, cands, n, scores);
+		mtdpp_exact_logdets(m, ctx, b, P, cands, n, scores);
 		top.n = 0;
 		for (int j = 0; j < n; j++)
 			offer(&top, scores[j] + (ev ? ev[cands[j]] : 0.0), cands[j]);
@@ -505,7 +499,7 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 		 * best score, and with it the bound the next candidates must reach.
 		 */
 		tau = (top.n == top.k) ? top.h[0].score : -INFINITY;
-		least = bound_threshold(m, tau, offset);
+		least = mtdpp_bound_threshold(m, tau, offset);
 		n = 0;
 		for (int i = 0; i < m->n_items; i++)
 			if (!exclude[i] && !done[i] && bound[i] >= least)
@@ -518,13 +512,13 @@ mtdpp_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 
 			while (nt > 0 && bound[cands[start + nt - 1]] < least)
 				nt--;
-			exact_logdets(m, ctx, b, P, cands + start, nt, scores);
+			mtdpp_exact_logdets(m, ctx, b, P, cands + start, nt, scores);
 			for (int j = 0; j < nt; j++)
 				offer(&top, scores[j] + (ev ? ev[cands[start + j]] : 0.0),
 					  cands[start + j]);
 			scored += nt;
 			tau = (top.n == top.k) ? top.h[0].score : -INFINITY;
-			least = bound_threshold(m, tau, offset);
+			least = mtdpp_bound_threshold(m, tau, offset);
 		}
 		elog(DEBUG1, "mtdpp top %d of %d items: %d scored exactly beyond the first %d (%d reached the first threshold)",
 			 k, m->n_items, scored, k, n);
@@ -630,18 +624,18 @@ mtdpp_ranks_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude
 		{
 			if (held[h] >= 0)
 			{
-				exact_logdets(m, ctx, b, P, &held[h], 1, &sh[h]);
+				mtdpp_exact_logdets(m, ctx, b, P, &held[h], 1, &sh[h]);
 				sh[h] += m->log_w + (ev ? ev[held[h]] : 0.0);
 			}
 			else
 				sh[h] = held_score_if_unknown;
 			lowest = Min(lowest, sh[h]);
 		}
-		least = bound_threshold(m, lowest - m->log_w, offset);
+		least = mtdpp_bound_threshold(m, lowest - m->log_w, offset);
 		for (int j = 0; j < nc; j++)
 			if (bound[j] >= least)
 				cands[n++] = cands[j];
-		exact_logdets(m, ctx, b, P, cands, n, scores);
+		mtdpp_exact_logdets(m, ctx, b, P, cands, n, scores);
 		for (int j = 0; j < n; j++)
 		{
 			double		s = scores[j] + m->log_w + (ev ? ev[cands[j]] : 0.0);
@@ -708,13 +702,13 @@ mtdpp_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
 	P = palloc(sizeof(double) * (size_t) m->rank * npair);
 	bound = palloc(sizeof(double) * Max(m->n_items, 1));
 	mtdpp_basket_pairs(m, ctx, b, P);
-	least = bound_threshold(m, floor - m->log_w,
+	least = mtdpp_bound_threshold(m, floor - m->log_w,
 							determinant_bounds(m, ctx, b, NULL, 0, bound));
 	ev = bounded_evidence(m, ctx, b, NULL, m->n_items, bound);
 	for (int i = 0; i < m->n_items; i++)
 		if (!exclude[i] && (bound[i] >= least || (also && also[i])))
 			cands[n++] = i;
-	exact_logdets(m, ctx, b, P, cands, n, scores);
+	mtdpp_exact_logdets(m, ctx, b, P, cands, n, scores);
 	for (int j = 0; j < n; j++)
 		scores[j] += m->log_w + (ev ? ev[cands[j]] : 0.0);
 	pfree(P);

@@ -341,6 +341,8 @@ estimated_bytes(const MtdppSharedKey *key)
 {
 	SegmentHeader h = {0};
 
+	/* a scan order where the model may keep one */
+	h.scan = key->n_items >= MTDPP_SCAN_MIN_ITEMS && key->rank > 0;
 	mtdpp_segment_layout(&h, key->n_items, key->rank, 0, false);
 	return h.total;
 }
@@ -519,6 +521,7 @@ mtdpp_shared_put(MtdppSharedClaim *claim, const MtdppModel *m)
 	memset(&h, 0, sizeof(h));
 	h.n_neighbors = neighbors ? m->nbr_start[m->n_items] : 0;
 	h.n_weights = mtdpp_kind(m->kind)->weights ? m->n_weights : 0;
+	h.scan = m->scan_order != NULL;
 	mtdpp_segment_layout(&h, m->n_items, m->rank, h.n_neighbors, neighbors);
 	if (m->n_items != claim->key.n_items || a->released)
 	{

@@ -23,6 +23,7 @@ typedef struct SegmentHeader
 	int32		blocks;			/* fits side by side */
 	int64		n_neighbors;
 	int32		n_weights;		/* shared weights, else 0 */
+	int32		scan;			/* holds a scan order (model.h), else 0 */
 	Size		item_ids,
 				popularity,
 				D,
@@ -35,7 +36,11 @@ typedef struct SegmentHeader
 				nbr_start,
 				nbr_index,
 				nbr_weight,
-				versions;
+				versions,
+				scan_order,
+				scan_key,
+				scan_R2f,
+				scan_env;
 	Size		total;
 } SegmentHeader;
 

@@ -21,6 +21,7 @@ mtdpp_segment_layout(SegmentHeader *h, int n_items, int rank, int64 nn, bool nei
 	Size		n = Max(n_items, 1);
 	Size		cells = mul_size(n, Max(rank, 1));
 	Size		panels = (n + MTDPP_PANEL - 1) / MTDPP_PANEL;
+	Size		groups = (n + MTDPP_SCAN_GROUP - 1) / MTDPP_SCAN_GROUP;
 	Size		at = TYPEALIGN(SHARED_ALIGN, sizeof(SegmentHeader));
 
 #define PLACE(field, bytes) \
@@ -39,6 +40,10 @@ mtdpp_segment_layout(SegmentHeader *h, int n_items, int rank, int64 nn, bool nei
 	PLACE(nbr_index, neighbors ? mul_size(Max(nn, 1), sizeof(int32)) : 0);
 	PLACE(nbr_weight, neighbors ? mul_size(Max(nn, 1), sizeof(float4)) : 0);
 	PLACE(versions, mul_size(n, sizeof(MtdppItemVersion)));
+	PLACE(scan_order, h->scan ? mul_size(n, sizeof(int32)) : 0);
+	PLACE(scan_key, h->scan ? mul_size(n, sizeof(double)) : 0);
+	PLACE(scan_R2f, h->scan ? mul_size(mul_size(groups, MTDPP_SCAN_GROUP * sizeof(float)), Max(rank, 1)) : 0);
+	PLACE(scan_env, h->scan ? mul_size(mul_size(mtdpp_scan_groups(n), MTDPP_PANEL * sizeof(float)), Max(rank, 1)) : 0);
 #undef PLACE
 	h->total = at;
 }
@@ -73,6 +78,10 @@ mtdpp_segment_point(MtdppModel *m, char *base)
 	m->nbr_start = neighbors ? (int64 *) (base + h->nbr_start) : NULL;
 	m->nbr_index = neighbors ? (int32 *) (base + h->nbr_index) : NULL;
 	m->nbr_weight = neighbors ? (float4 *) (base + h->nbr_weight) : NULL;
+	m->scan_order = h->scan ? (int32 *) (base + h->scan_order) : NULL;
+	m->scan_key = h->scan ? (double *) (base + h->scan_key) : NULL;
+	m->scan_R2f = h->scan ? (float *) (base + h->scan_R2f) : NULL;
+	m->scan_env = h->scan ? (float *) (base + h->scan_env) : NULL;
 }
 
 /* Copies model M, a cache's model, and its key's versions into BASE. */
@@ -105,6 +114,16 @@ mtdpp_segment_fill(char *base, const SegmentHeader *layout_of, const MtdppModel 
 	{
 		memcpy(base + h->Rf, m->Rf, cells * sizeof(float));
 		memcpy(base + h->weights, m->weights, h->n_weights * sizeof(double));
+	}
+	if (h->scan)
+	{
+		Size		groups = (Max(n, 1) + MTDPP_SCAN_GROUP - 1) / MTDPP_SCAN_GROUP;
+
+		memcpy(base + h->scan_order, m->scan_order, n * sizeof(int32));
+		memcpy(base + h->scan_key, m->scan_key, n * sizeof(double));
+		memcpy(base + h->scan_R2f, m->scan_R2f, groups * MTDPP_SCAN_GROUP * sizeof(float) * Max(m->rank, 1));
+		memcpy(base + h->scan_env, m->scan_env,
+			   mtdpp_scan_groups(n) * MTDPP_PANEL * sizeof(float) * Max(m->rank, 1));
 	}
 	if (m->nbr_start != NULL)
 	{

@@ -688,7 +688,7 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	mtdpp_progress_data(lines, data->n_baskets, data->n_items);
 	mtdpp_progress_phase(MTDPP_PHASE_EVIDENCE); /* the DPP kinds' fit says otherwise */
 	mtdpp_check_model_size(p.kind, data->n_items,
-						   mtdpp_kind(p.kind)->factors ? mtdpp_capacity_max_rank(&p) : 0,
+						   mtdpp_kind(p.kind)->factors ? mtdpp_capacity_value_rank(&p, data->n_items) : 0,
 						   p.epochs, strlen(mtdpp_params_to_json(&p)));
 	m = fit_kind(data, &p);
 	/*

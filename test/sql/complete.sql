@@ -174,3 +174,23 @@ FROM mtdpp_complete(ARRAY[1000, 1001], 5, 'planted');
 SELECT count(*) FILTER (WHERE from_basket) AS from_basket, count(*) AS rows
 FROM mtdpp_complete_set(ARRAY[1, 2], 5, 'planted', 0.5);
 SELECT mtdpp_drop('fb_knn'), mtdpp_drop('fb_pop');
+-- A catalog of 8,192 items or more is scanned by decreasing task factors, a
+-- chunk at a time, until no later item can enter the top k: the answer is
+-- the top k of every item's score (ties by item id), for the DPP alone and
+-- with the evidence of the basket's neighbours, which goes first.
+CREATE TABLE scan_lines AS
+SELECT g / 5 AS order_id, ((hashint4(g / 5) & 65535) % 200 * 50 + (hashint4(g) & 65535) % 50) % 10000 AS item_id
+FROM generate_series(0, 199999) g;
+SELECT items, kind FROM mtdpp_train('scan_mt', 'scan_lines', kind => 'multitask', rank => 8, epochs => 1);
+SELECT items, kind FROM mtdpp_train('scan_hy', 'scan_lines', kind => 'hybrid', rank => 8, epochs => 1);
+WITH b AS (SELECT i, ARRAY[(i * 37) % 10000, (i * 101 + 7) % 10000, (i * 13 + 3) % 10000] AS basket FROM generate_series(1, 20) i),
+m AS (SELECT unnest(ARRAY['scan_mt', 'scan_hy']) AS model),
+every AS (SELECT array_agg(item_id) AS items FROM generate_series(0, 9999) item_id)
+SELECT m.model, count(*) AS baskets,
+       count(*) FILTER (WHERE (SELECT array_agg(c.item_id ORDER BY c.rank) FROM mtdpp_complete(b.basket, 10, m.model) c) =
+                              (SELECT array_agg(s.item_id ORDER BY s.score DESC, s.item_id)
+                               FROM (SELECT * FROM mtdpp_score(b.basket, every.items, m.model) s
+                                     WHERE s.score IS NOT NULL ORDER BY s.score DESC, s.item_id LIMIT 10) s)) AS same_top_10
+FROM b, m, every GROUP BY m.model ORDER BY m.model;
+SELECT mtdpp_drop('scan_mt'), mtdpp_drop('scan_hy');
+DROP TABLE scan_lines;

@@ -3,6 +3,9 @@
 -- A model whose value exceeds what a bytea holds (1 GB) is refused before
 -- training starts.
 SELECT length(mtdpp_fit(g / 2, g, NULL::int, '{"kind": "multitask", "rank": 1024}')) FROM generate_series(1, 131200) g;
+-- So is a kind with neighbour lists whose factors alone do not fit: the
+-- hint names the rank, as no cut of the lists would make the value fit.
+SELECT length(mtdpp_fit(g / 2, g, NULL::int, '{"kind": "hybrid", "rank": 1024}')) FROM generate_series(1, 131200) g;
 -- A parallel read holds what a serial one does: 300,000 lines (2.4 MB) do
 -- not fit in 1 MB, whether one process reads them or three, and 100,000
 -- lines (800 kB) fit, however the scan divides them between the three.

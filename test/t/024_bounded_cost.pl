@@ -265,6 +265,7 @@ if ($busy == 0)
 	while (time < $until) { }
 	exit 0;
 }
+# a choice of kinds: those whose counting the dense corpus makes long
 for my $kind ('itemknn', 'hybrid', 'ease')
 {
 	my ($cancelled, $latency, $peak, $own, $messages) = cancelled_run(

@@ -509,12 +509,35 @@ ease_fit_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda, double 
 	return ok;
 }
 
+/*
+ * CAP, the weights each of N items keeps, cut where the lists would not fit
+ * in the value a model is stored as (mtdpp_neighbor_room) when max_neighbors
+ * was not given, with a NOTICE; a given one is the user's, whose model is
+ * refused when stored if it does not fit.
+ */
+static int
+ease_value_cap(const MtdppParams *p, int n, int cap)
+{
+	int64		fits = mtdpp_neighbor_room(MTDPP_EASE, n, 0, 0) / Max(n, 1);
+
+	if (mtdpp_param_given(p, "max_neighbors") || fits >= cap)
+		return cap;
+	ereport(NOTICE,
+			(errmsg("kept at most " INT64_FORMAT " weights of each of %d items, not %d: more would not fit in the value a model is stored as",
+					Max(fits, 1), n, cap),
+			 errdetail("A model's value holds 8 bytes per weight, and may take 1 GB, or half of maintenance_work_mem (%d kB).",
+					   maintenance_work_mem),
+			 errhint("Give max_neighbors to choose the cut, or train on a more recent window of orders.")));
+	return (int) Max(fits, 1);
+}
+
 static MtdppModel *
 ease_fit(MtdppBaskets *data, const MtdppParams *given)
 {
 	MtdppParams p = *given;
 	int			n = data->n_items;
-	int			cap = Min(p.max_neighbors, Max(n - 1, 0));
+	int			cap = Min(p.max_neighbors, Max(n - 1, 0)),
+				kept;
 	bool		neighborhood;
 	MtdppModel *m;
 	instr_time	start;
@@ -522,6 +545,10 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	INSTR_TIME_SET_CURRENT(start);
 	neighborhood = ease_neighborhood_within(&p, data, cap);
 	ease_check_size(data, cap, neighborhood);
+	/* checked at the longer lists, which hold more: then cut to the value */
+	kept = ease_value_cap(&p, n, cap);
+	if (kept < cap)
+		p.max_neighbors = cap = kept;	/* the model says what it kept */
 	m = mtdpp_counts_model(data, &p);
 	/* the model says which fit it had */
 	mtdpp_ease_params(&p)->solver = neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
@@ -606,9 +633,14 @@ Size
 mtdpp_ease_tap_memory(const MtdppParams *p, const MtdppBaskets *data)
 {
 	Size		need;
+	int			cap = lists_cap(p, data);
 
-	return ease_neighborhood_choice(p, data, lists_cap(p, data), &need) ?
-		mtdpp_ease_neighborhood_memory(data) : 0;
+	if (!ease_neighborhood_choice(p, data, cap, &need))
+		return 0;
+	/* a fit that does not fit is left out of the evidence: no pass to share */
+	if (ease_memory(data, cap, true) > (Size) maintenance_work_mem * 1024)
+		return 0;
+	return mtdpp_ease_neighborhood_memory(data);
 }
 
 /* score(c) = sum over the context of its weights to c, plus the prior */

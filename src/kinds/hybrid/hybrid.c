@@ -134,22 +134,89 @@ cmp_by_weight(const void *a, const void *b, void *arg)
 }
 
 /*
- * M's lists (cosines) become BETA * cosine + EASE_BETA * EASE's weight, over
- * the union of each item's two lists; with CAP > 0, each item keeps its CAP
- * strongest, as the cosine lists alone would.
+ * The longest list each item of M may keep of the union of its two lists
+ * (M's and EASE's) so that they all take at most ROOM pairs: 0 when they
+ * fit whole, else the largest such cap (bisection, as mtdpp_neighbor_cap).
  */
-static void
-merge_lists(MtdppModel *m, const MtdppModel *ease, double beta, double ease_beta, int cap)
+static int
+union_cap(const MtdppModel *m, const MtdppModel *ease, int64 room)
 {
 	int			n = m->n_items;
-	int64		room = m->nbr_start[n] + ease->nbr_start[n],
-				kept = 0;
-	int64	   *start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
-	int32	   *index = mtdpp_alloc_huge(sizeof(int32) * Max(room, 1));
-	float4	   *weight = mtdpp_alloc_huge(sizeof(float4) * Max(room, 1));
-	double	   *w = palloc0(sizeof(double) * Max(n, 1));
+	int64	   *length = mtdpp_alloc_huge(sizeof(int64) * Max(n, 1));
 	bool	   *in = palloc0(sizeof(bool) * Max(n, 1));
-	int32	   *list = palloc(sizeof(int32) * Max(n, 1));
+	int64		total = 0,
+				longest = 0;
+	int			lo = 1,
+				hi;
+
+	for (int j = 0; j < n; j++)
+	{
+		int64		len = m->nbr_start[j + 1] - m->nbr_start[j];
+
+		CHECK_FOR_INTERRUPTS();
+
+		for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
+			in[m->nbr_index[q]] = true;
+		for (int64 q = ease->nbr_start[j]; q < ease->nbr_start[j + 1]; q++)
+			len += !in[ease->nbr_index[q]];
+		for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
+			in[m->nbr_index[q]] = false;
+		length[j] = len;
+		total += len;
+		longest = Max(longest, len);
+	}
+	pfree(in);
+	if (total <= room)
+	{
+		pfree(length);
+		return 0;
+	}
+	hi = (int) longest;
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+		int64		kept = 0;
+
+		for (int j = 0; j < n && kept <= room; j++)
+			kept += Min(length[j], mid);
+		if (kept <= room)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	pfree(length);
+	return lo;
+}
+
+/*
+ * M's lists (cosines) become BETA * cosine + EASE_BETA * EASE's weight, over
+ * the union of each item's two lists; with CAP > 0, each item keeps its CAP
+ * strongest, as the cosine lists alone would; with CAP 0 (no cut), the
+ * lists are cut all the same where their union would take more than ROOM
+ * pairs (the value a model is stored as).
+ */
+static void
+merge_lists(MtdppModel *m, const MtdppModel *ease, double beta, double ease_beta, int cap,
+			int64 room)
+{
+	int			n = m->n_items;
+	int64		kept = 0;
+	int64	   *start;
+	int32	   *index;
+	float4	   *weight;
+	double	   *w;
+	bool	   *in;
+	int32	   *list;
+
+	if (cap <= 0)
+		cap = union_cap(m, ease, room);
+	room = m->nbr_start[n] + ease->nbr_start[n];
+	start = mtdpp_alloc_huge(sizeof(int64) * (n + 1));
+	index = mtdpp_alloc_huge(sizeof(int32) * Max(room, 1));
+	weight = mtdpp_alloc_huge(sizeof(float4) * Max(room, 1));
+	w = palloc0(sizeof(double) * Max(n, 1));
+	in = palloc0(sizeof(bool) * Max(n, 1));
+	list = palloc(sizeof(int32) * Max(n, 1));
 
 	for (int j = 0; j < n; j++)
 	{
@@ -201,6 +268,29 @@ merge_lists(MtdppModel *m, const MtdppModel *ease, double beta, double ease_beta
 	m->nbr_weight = weight;
 }
 
+/*
+ * The weights EASE's lists keep per item in a hybrid of P over N_ITEMS
+ * whose lists have ROOM pairs in its value: max_neighbors when given (0
+ * here: EASE's own default), else EASE's default cut to what the value
+ * holds, with a NOTICE when it is cut and REPORT (when the lists are built).
+ */
+static int
+hybrid_ease_cap(const MtdppParams *p, int n_items, int64 room, bool report)
+{
+	int64		fits = room / Max(n_items, 1);
+
+	if (p->max_neighbors > 0 || fits >= Min(MTDPP_DEFAULT_NEIGHBORS, n_items - 1))
+		return 0;
+	if (report)
+		ereport(NOTICE,
+				(errmsg("EASE's evidence keeps at most " INT64_FORMAT " weights of each of %d items, not %d: more would not fit in the value a model is stored as",
+						Max(fits, 1), n_items, MTDPP_DEFAULT_NEIGHBORS),
+				 errdetail("A model's value holds 8 bytes per weight, beside 16 per item and rank unit, and may take 1 GB, or half of maintenance_work_mem (%d kB).",
+						   maintenance_work_mem),
+				 errhint("Give max_neighbors to choose the cut, or train on a more recent window of orders.")));
+	return (int) Max(fits, 1);
+}
+
 static MtdppModel *
 hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 {
@@ -218,7 +308,10 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	bool		built = false,
 				ease_neighborhood = false;
 	int64		distinct = -1;	/* of the cosine lists, once built */
-	int			cap;
+	int			cap,
+				ease_cap;
+	int64		room;
+	MtdppParams ease_p;
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
@@ -226,9 +319,18 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	if (!mtdpp_param_given(p, "epochs") && p->epoch_baskets > 0 &&
 		data->n_baskets > p->epoch_baskets)
 		dp.epochs = Min(dp.epochs, HYBRID_SAMPLED_EPOCHS);
-	/* the lists fit beside EASE's neighbourhoods, whose pass they may ride */
-	cap = mtdpp_neighbor_cap(data, p, MTDPP_HYBRID, mtdpp_capacity_max_rank(p),
-							 mtdpp_ease_tap_memory(p, data));
+	/*
+	 * The lists fit beside EASE's neighbourhoods, whose pass they may ride,
+	 * and in the value beside the factors of the largest rank kept; so do
+	 * EASE's own lists, whose default length is cut to what fits.
+	 */
+	room = mtdpp_neighbor_room(MTDPP_HYBRID, data->n_items,
+							   mtdpp_capacity_value_rank(p, data->n_items), p->epochs);
+	ease_cap = hybrid_ease_cap(p, data->n_items, room, false);
+	ease_p = *p;
+	ease_p.max_neighbors = ease_cap > 0 ? ease_cap : p->max_neighbors;
+	cap = mtdpp_neighbor_cap(data, p, MTDPP_HYBRID, mtdpp_capacity_value_rank(p, data->n_items),
+							 mtdpp_ease_tap_memory(&ease_p, data));
 	if (cap > 0)
 		dp.max_neighbors = cap;
 	m = mtdpp_fit_dpp_slice(data, &dp, &slice);
@@ -258,7 +360,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	if (form == FORM_EASE || form == FORM_COSINE_EASE)
 	{
 		MtdppModel *ease = form == FORM_EASE ? m : mtdpp_model_alloc(MTDPP_EASE, data->n_items, 0);
-		MtdppParams ep = *p;
+		MtdppParams ep = ease_p;
 		MtdppListTap tap;
 		MtdppCosineLists *cosine = NULL;
 
@@ -266,6 +368,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 		lambda = alpha * data->n_lines / Max(data->n_items, 1);
 		/* and the weights are fitted as they were on the slice */
 		mtdpp_ease_params(&ep)->solver = ease_neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
+		(void) hybrid_ease_cap(p, data->n_items, room, true);
 		if (form == FORM_COSINE_EASE)
 			cosine = mtdpp_cosine_lists_start(data, m, cap, &tap);
 		built = mtdpp_ease_lists(data, &ep, &lambda, ease, &ease_neighborhood, NULL, &dropout,
@@ -280,7 +383,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 			for (int64 q = 0; q < m->nbr_start[m->n_items]; q++)
 				m->nbr_weight[q] = (float4) (beta * m->nbr_weight[q]);
 		else if (built)
-			merge_lists(m, ease, beta, ease_beta, cap);
+			merge_lists(m, ease, beta, ease_beta, cap, room);
 		else
 		{
 			/* not positive definite on all the baskets: the best cosine */

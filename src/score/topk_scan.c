@@ -1,0 +1,297 @@
+/*
+ * score/topk_scan.c
+ *		The k best completions of a basket in a large catalog, exactly,
+ *		without bounding every item: the items by decreasing size of their
+ *		task factors, a chunk at a time, until no later one can enter.
+ *
+ * topk.c bounds every candidate c of a basket by a product over the
+ * basket's columns s of 1 + sum_j R_cj^2 W_js, with W >= 0 (r x b) the
+ * basket's weights.  Each sum is at most t_c max_j W_js, with
+ * t_c = sum_j R_cj^2, so that
+ *
+ *		bound(c) <= G(t_c) = prod_s (1 + t_c max_j W_js),
+ *
+ * which grows with t_c.  A cached model keeps its items in decreasing t_c
+ * (model.c, scan_order).  The scan bounds a chunk of them, scores exactly
+ * those whose bound reaches the k-th best score so far (as topk.c does the
+ * whole catalog), and stops before the first chunk whose largest t_c gives
+ * a G below that threshold: no item after it can enter the top k.  The
+ * items a kind's co-occurrence evidence raises (the neighbours of the
+ * basket's items) go first, whatever their t_c, since their bound is G's
+ * times exp(evidence).  Within a chunk, groups of MTDPP_SCAN_GROUP items
+ * in scan order keep an envelope, the largest R_cj^2 of their items for
+ * each j, whose bound (as an item's) bounds theirs: only the groups whose
+ * envelope reaches the threshold are bounded item by item, their panels
+ * packed side by side.  The answer is the full pass's, ties included; the
+ * scan pays where few items have large task factors, as where popularity
+ * is skewed, and costs a chunk more than the full pass where it is not.
+ */
+#include "postgres.h"
+
+#include <float.h>
+#include <math.h>
+
+#include "model/kinds.h"
+#include "model/model.h"
+#include "score/score.h"
+#include "score/topk_int.h"
+
+/* items bounded at a time; the scan's least useful work is one chunk */
+#define SCAN_CHUNK 4096
+/* candidates scored exactly at a time, as topk.c */
+#define SCAN_SCORE_BLOCK 64
+
+typedef struct Bounded
+{
+	double		bound;
+	int32		item;
+} Bounded;
+
+/* by decreasing bound, then item, so that the order is defined */
+static int
+cmp_bounded(const void *a, const void *b)
+{
+	const Bounded *x = a,
+			   *y = b;
+
+	if (x->bound != y->bound)
+		return x->bound > y->bound ? -1 : 1;
+	return (x->item > y->item) - (x->item < y->item);
+}
+
+/* the least bound that may still enter TOP (0 while it is not full) */
+static inline double
+least_bound(const MtdppModel *m, const TopK *top, double offset)
+{
+	return top->n == top->k ? mtdpp_bound_threshold(m, top->h[0].score, offset) : 0.0;
+}
+
+/* each basket column's largest weight in W (r x b): what G multiplies t by */
+static void
+column_maxima(const float *W, int r, int b, double *colmax)
+{
+	for (int s = 0; s < b; s++)
+	{
+		colmax[s] = 0.0;
+		for (int j = 0; j < r; j++)
+			colmax[s] = Max(colmax[s], (double) W[(size_t) j * b + s]);
+	}
+}
+
+/*
+ * Scores exactly, by decreasing bound, the N candidates C (their bounds
+ * raised by their evidence) that may enter TOP, whose bounds have the
+ * offset OFFSET.
+ */
+static void
+score_bounded(const MtdppModel *m, const int32 *ctx, int b, const double *P, Bounded *c,
+			  int n, const double *ev, double offset, TopK *top, int *scored)
+{
+	int32		block[SCAN_SCORE_BLOCK];
+	double		scores[SCAN_SCORE_BLOCK];
+	double		least = least_bound(m, top, offset);
+
+	qsort(c, n, sizeof(Bounded), cmp_bounded);
+	for (int start = 0; start < n && c[start].bound >= least; start += SCAN_SCORE_BLOCK)
+	{
+		int			nt = Min(SCAN_SCORE_BLOCK, n - start);
+
+		while (nt > 0 && c[start + nt - 1].bound < least)
+			nt--;
+		for (int j = 0; j < nt; j++)
+			block[j] = c[start + j].item;
+		mtdpp_exact_logdets(m, ctx, b, P, block, nt, scores);
+		for (int j = 0; j < nt; j++)
+			offer(top, scores[j] + (ev ? ev[block[j]] : 0.0), block[j]);
+		*scored += nt;
+		least = least_bound(m, top, offset);
+	}
+}
+
+/*
+ * The items whose evidence for CTX is not 0 (none EXCLUDE flags), bounded
+ * with their evidence and scored into TOP first: flagged in the array
+ * returned, their evidence into *EV (NULL for a kind without it).
+ */
+static bool *
+scan_evidence(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+			  const double *P, float *W, TopK *top, double **ev, int *bounded, int *scored)
+{
+	int			nl = 0;
+	int32	   *list;
+	int64		pairs = 0;
+	bool	   *listed;
+
+	*ev = NULL;
+	if (!mtdpp_kind(m->kind)->neighbors || m->nbr_start == NULL)
+		return NULL;
+	*ev = palloc(sizeof(double) * Max(m->n_items, 1));
+	mtdpp_evidence(m, ctx, b, *ev);
+	listed = palloc0(sizeof(bool) * Max(m->n_items, 1));
+	for (int s = 0; s < b; s++)
+		pairs += m->nbr_start[ctx[s] + 1] - m->nbr_start[ctx[s]];
+	list = palloc(sizeof(int32) * Max(Min(pairs, (int64) m->n_items), 1));
+	for (int s = 0; s < b; s++)
+		for (int64 q = m->nbr_start[ctx[s]]; q < m->nbr_start[ctx[s] + 1]; q++)
+		{
+			int32		c = m->nbr_index[q];
+
+			if (!listed[c] && !exclude[c] && (*ev)[c] != 0.0)
+			{
+				listed[c] = true;
+				list[nl++] = c;
+			}
+		}
+	if (nl > 0)
+	{
+		double	   *bound = palloc(sizeof(double) * nl);
+		Bounded    *c = palloc(sizeof(Bounded) * nl);
+		double		offset = mtdpp_fit_bounds(m, ctx, b, list, nl, 0, m->rank, bound, W, NULL);
+
+		for (int j = 0; j < nl; j++)
+		{
+			c[j].bound = bound[j] * exp((*ev)[list[j]]);
+			c[j].item = list[j];
+		}
+		score_bounded(m, ctx, b, P, c, nl, *ev, offset, top, scored);
+		*bounded += nl;
+		pfree(bound);
+		pfree(c);
+	}
+	pfree(list);
+	return listed;
+}
+
+/*
+ * What a scan holds beside the model: the basket's weights, the bounds of
+ * the envelopes, and a chunk's packed groups
+ */
+typedef struct Scan
+{
+	const MtdppModel *m;
+	const int32 *ctx;
+	int			b;
+	const double *P;
+	const bool *exclude;
+	const bool *listed;			/* scored already (NULL: none) */
+	double		offset;
+	double	   *bound;			/* a chunk's */
+	Bounded    *cands;
+	float	   *pack;
+	int			group[SCAN_CHUNK / MTDPP_SCAN_GROUP];
+	int			bounded;
+	int			scored;
+} Scan;
+
+/* bounds the NG groups packed, and scores those of their items that may enter TOP */
+static void
+scan_packed(Scan *sc, int ng, TopK *top)
+{
+	const MtdppModel *m = sc->m;
+	int			nc = 0;
+	double		least;
+
+	sc->offset = mtdpp_fit_bounds(m, sc->ctx, sc->b, NULL, ng * MTDPP_SCAN_GROUP, 0, m->rank,
+								  sc->bound, NULL, sc->pack);
+	least = least_bound(m, top, sc->offset);
+	for (int t = 0; t < ng * MTDPP_SCAN_GROUP; t++)
+	{
+		int			at = sc->group[t / MTDPP_SCAN_GROUP] + t % MTDPP_SCAN_GROUP;
+		int32		c;
+
+		if (at >= m->n_items || sc->bound[t] < least)
+			continue;
+		c = m->scan_order[at];
+		if (!sc->exclude[c] && !(sc->listed && sc->listed[c]))
+		{
+			sc->cands[nc].bound = sc->bound[t];
+			sc->cands[nc++].item = c;
+		}
+	}
+	score_bounded(m, sc->ctx, sc->b, sc->P, sc->cands, nc, NULL, sc->offset, top, &sc->scored);
+	sc->bounded += ng * MTDPP_SCAN_GROUP;
+}
+
+/*
+ * The top k of CTX (B items, P its pairs) into TOP, as mtdpp_top_k's pass
+ * over every item would find them, skipping the items EXCLUDE flags; false,
+ * with nothing done, for a model that keeps no scan order (small, not
+ * cached, or of several fits).  TOP's scores lack ln w, as mtdpp_top_k's.
+ */
+bool
+mtdpp_top_k_scan(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+				 const double *P, TopK *top)
+{
+	int			n = m->n_items;
+	int			r = m->rank;
+	double	   *colmax = palloc(sizeof(double) * Max(b, 1));
+	float	   *W = palloc(sizeof(float) * (size_t) r * Max(b, 1));
+	Scan		sc = {m, ctx, b, P, exclude};
+	double	   *ev;
+	double	   *env_bound;
+	/* G's margin over the float sums of the bounds (topk.c's widening, twice) */
+	double		margin = 1.0 + (2 * r + 16) * (double) FLT_EPSILON;
+	/*
+	 * the float sums of an item's and of its envelope's bounds are each
+	 * within (r + 2) roundings of their exact values: this margin on every
+	 * column keeps the envelope's above its items'
+	 */
+	double		env_margin = pow(1.0 + (2 * r + 8) * (double) FLT_EPSILON, b);
+
+	if (m->scan_order == NULL || m->scan_R2f == NULL || Max(m->blocks, 1) > 1 || m->R2f == NULL)
+		return false;
+	/* every group's envelope bounded at once, as items are (a group a lane) */
+	env_bound = palloc(sizeof(double) * mtdpp_scan_groups(n) * MTDPP_PANEL);
+	sc.offset = mtdpp_fit_bounds(m, ctx, b, NULL, (int) (mtdpp_scan_groups(n) * MTDPP_PANEL), 0, r,
+								 env_bound, W, m->scan_env);
+	column_maxima(W, r, b, colmax);
+	sc.listed = scan_evidence(m, ctx, b, exclude, P, W, top, &ev, &sc.bounded, &sc.scored);
+	sc.bound = palloc(sizeof(double) * SCAN_CHUNK);
+	sc.cands = palloc(sizeof(Bounded) * SCAN_CHUNK);
+	sc.pack = palloc(sizeof(float) * (size_t) SCAN_CHUNK * r);
+
+	/*
+	 * Then the catalog in scan order, a chunk at a time: of a chunk, the
+	 * groups whose envelope's bound reaches the threshold, their panels
+	 * packed side by side and bounded in one pass.
+	 */
+	for (int pos = 0; pos < n; pos += SCAN_CHUNK)
+	{
+		int			ng = 0;
+		double		least = least_bound(m, top, sc.offset);
+
+		if (top->n == top->k)
+		{
+			double		t = m->scan_key[pos] * margin;
+			double		g = 1.0;
+
+			for (int s = 0; s < b; s++)
+				g *= 1.0 + t * colmax[s];
+			if (g < least)
+				break;
+		}
+		for (int g0 = pos; g0 < Min(pos + SCAN_CHUNK, n); g0 += MTDPP_SCAN_GROUP)
+		{
+			if (top->n == top->k && env_bound[g0 / MTDPP_SCAN_GROUP] * env_margin < least)
+				continue;
+			memcpy(sc.pack + (size_t) ng * MTDPP_SCAN_GROUP * r, m->scan_R2f + (size_t) g0 * r,
+				   sizeof(float) * MTDPP_SCAN_GROUP * r);
+			sc.group[ng++] = g0;
+		}
+		if (ng > 0)
+			scan_packed(&sc, ng, top);
+	}
+	elog(DEBUG1, "mtdpp top %d of %d items: scan bounded %d, scored %d exactly",
+		 top->k, n, sc.bounded, sc.scored);
+	pfree(colmax);
+	pfree(W);
+	pfree(env_bound);
+	pfree(sc.bound);
+	pfree(sc.cands);
+	pfree(sc.pack);
+	if (ev)
+		pfree(ev);
+	if (sc.listed)
+		pfree((void *) sc.listed);
+	return true;
+}
