@@ -21,6 +21,7 @@
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
 #include "parser/parser.h"
+#include "parser/scansup.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
@@ -92,6 +93,8 @@ checked_query(const char *text)
 	RawStmt    *raw;
 	SelectStmt *sel;
 	ListCell   *lc;
+	const char *start;
+	int			len;
 
 	if (list_length(stmts) != 1)
 		refuse_query(psprintf("holds %d statements", list_length(stmts)),
@@ -116,8 +119,12 @@ checked_query(const char *text)
 									  IsA(cte->ctequery, DeleteStmt) ? "DELETE" : "a command"),
 							 "Change the rows in a statement of its own, then train.");
 		}
-	return raw->stmt_len > 0 ? pnstrdup(text + raw->stmt_location, raw->stmt_len) :
-		pstrdup(text + raw->stmt_location);
+	/* from its first character on, as every server's parser places it */
+	start = text + raw->stmt_location;
+	len = raw->stmt_len > 0 ? raw->stmt_len : (int) strlen(start);
+	while (len > 0 && scanner_isspace(*start))
+		start++, len--;
+	return pnstrdup(start, len);
 }
 
 /*
