@@ -23,17 +23,19 @@ like(slurp_file("/proc/$node->{_pid}/environ"), qr/(^|\0)OPENBLAS_CORETYPE=Presc
 	'the server runs with OPENBLAS_CORETYPE=Prescott');
 
 # A catalog of N items, every one bought: each basket holds three items
-# spread over the catalog and two of its group of 16, with repeats dropped.
+# spread over the catalog and two of its group of 16, with repeats dropped,
+# in the order of their ids (the kinds that learn the order of a basket read it).
 sub catalog
 {
 	my ($table, $n, $baskets) = @_;
 	$node->safe_psql('postgres', qq{
 CREATE TABLE $table AS
-SELECT DISTINCT b AS order_id, item_id
-FROM generate_series(1, $baskets) b,
-     LATERAL (VALUES (b % $n + 1), ((b * 37) % $n + 1), ((b * 101 + 13) % $n + 1),
-                     (((b % $n) / 16) * 16 % $n + 1 + (b * 7) % 16 % 3),
-                     ((((b % $n) / 16) * 16 + (b * 11) % 16) % $n + 1)) v(item_id);
+SELECT order_id, item_id, row_number() OVER (PARTITION BY order_id ORDER BY item_id)::int AS pos
+FROM (SELECT DISTINCT b AS order_id, item_id
+      FROM generate_series(1, $baskets) b,
+           LATERAL (VALUES (b % $n + 1), ((b * 37) % $n + 1), ((b * 101 + 13) % $n + 1),
+                           (((b % $n) / 16) * 16 % $n + 1 + (b * 7) % 16 % 3),
+                           ((((b % $n) / 16) * 16 + (b * 11) % 16) % $n + 1)) v(item_id)) s;
 });
 	is($node->safe_psql('postgres', "SELECT count(DISTINCT item_id) FROM $table"),
 		$n, "$table: every one of the $n items is bought");
@@ -50,7 +52,7 @@ for my $table (qw(lines_701 lines_965))
 	{
 		my $name = "${kind}_$table";
 		my ($ok, $out, $err) = $node->psql('postgres',
-			"SELECT * FROM mtdpp_train('$name', '$table', kind => '$kind')");
+			"SELECT * FROM mtdpp_train('$name', '$table', position_col => 'pos', kind => '$kind')");
 		is($ok, 0, "$kind trains on $table under Prescott") or diag($err);
 		is($node->safe_psql('postgres', qq{
 SELECT count(*) FILTER (WHERE score OPERATOR(pg_catalog.>) '-Infinity'::float8
@@ -108,7 +110,7 @@ LEFT JOIN (SELECT * FROM weights WHERE name = 'ease_other') h USING (item_id, c)
 	for my $kind (@sgd)
 	{
 		$node->safe_psql('postgres',
-			"SELECT * FROM mtdpp_train('${kind}_other', 'lines_701', kind => '$kind')");
+			"SELECT * FROM mtdpp_train('${kind}_other', 'lines_701', position_col => 'pos', kind => '$kind')");
 		is(fingerprint("${kind}_other"), $prescott{$kind},
 			"$kind trains the same model, bit for bit, under Prescott and $other");
 	}
