@@ -11,20 +11,40 @@
  * the row-level security it is under, as a view with security_invoker would
  * be read: mtdpp_train is no SECURITY DEFINER function, so no query runs
  * with more rights than its caller has.  Its columns are those a LIMIT 0
- * run of it answers, read as a table's would be.
+ * run of it answers (which calls nothing per row), read as a table's would
+ * be.
+ *
+ * A training reads its source several times (the item keys, the lines the
+ * aggregate fits, the test baskets it holds out, the latest baskets by a
+ * column, the active version's test under a promotion rule): a query is
+ * run once, into a temporary table of the columns the training reads, which
+ * every later statement reads instead, so that a query calling volatile
+ * functions (random(), now(), nextval()) gives one set of lines, and is
+ * dropped when the training ends (or with its transaction).  A temporary
+ * table holds its rows in temp_buffers and on disk, not in memory; it is
+ * made by the calling role, which needs the TEMPORARY privilege on the
+ * database (PUBLIC has it by default), and parallel workers cannot read it,
+ * so the fit over a query source is read by one process (a table or view
+ * is read as before, by parallel workers where the plan says so).
  */
 #include "postgres.h"
 
 #include <ctype.h>
 
 #include "access/tupdesc.h"
+#include "access/xact.h"
+#include "catalog/namespace.h"
+#include "commands/dbcommands.h"
 #include "executor/spi.h"
 #include "nodes/parsenodes.h"
 #include "parser/parser.h"
 #include "parser/scansup.h"
+#include "miscadmin.h"
+#include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
+#include "utils/snapmgr.h"
 
 #include "shown.h"
 #include "train/train.h"
@@ -216,7 +236,82 @@ mtdpp_source_column(const TrainSource *src, const char *col, Oid *type, Oid *col
 const char *
 mtdpp_source_recorded(const TrainSource *src)
 {
-	if (OidIsValid(src->relid))
+	if (src->query == NULL)
 		return DatumGetCString(DirectFunctionCall1(regclassout, ObjectIdGetDatum(src->relid)));
 	return src->query;
+}
+
+/*
+ * Runs the query of SRC once, into a temporary table of its NCOLS columns
+ * COLS (NULL ones left out, as are those the query lacks: the training
+ * then names them in its error), which SRC then reads as its relation.
+ * Nothing for a table or view.
+ */
+void
+mtdpp_source_materialize(TrainSource *src, const char **cols, int ncols)
+{
+	static int	made = 0;
+	StringInfoData sql;
+	char	   *table;
+	int			taken = 0;
+
+	if (src->query == NULL)
+		return;
+	if (pg_database_aclcheck(MyDatabaseId, GetUserId(), ACL_CREATE_TEMP) != ACLCHECK_OK)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("role \"%s\" may not create temporary tables, which training from a query needs",
+						GetUserNameFromId(GetUserId(), false)),
+				 errdetail("The query is run once, into a temporary table that the training reads, so that every statement of the training reads the same lines."),
+				 errhint("GRANT TEMPORARY ON DATABASE %s TO %s, or train from a view of the query.",
+						 quote_identifier(get_database_name(MyDatabaseId)),
+						 quote_identifier(GetUserNameFromId(GetUserId(), false)))));
+	table = psprintf("mtdpp_train_source_%d", ++made);
+	initStringInfo(&sql);
+	appendStringInfo(&sql, "CREATE TEMPORARY TABLE %s AS SELECT ", quote_identifier(table));
+	for (int i = 0; i < ncols; i++)
+	{
+		bool		again = false;
+
+		/* each column once (test_by may name the order or position column) */
+		for (int j = 0; j < i; j++)
+			again = again || (cols[j] != NULL && cols[i] != NULL && strcmp(cols[i], cols[j]) == 0);
+		if (cols[i] == NULL || again || !mtdpp_source_column(src, cols[i], NULL, NULL))
+			continue;
+		appendStringInfo(&sql, "%sl.%s", taken++ > 0 ? ", " : "", quote_identifier(cols[i]));
+	}
+	appendStringInfo(&sql, " FROM %s", src->from);
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(sql.data, false, 0) < 0)
+		elog(ERROR, "could not run %s", sql.data);
+	SPI_finish();
+	/*
+	 * The training's reads are read-only, under the active snapshot, which
+	 * was taken before the table was filled: they read under a copy of it
+	 * that sees the rows, until mtdpp_source_close.
+	 */
+	CommandCounterIncrement();
+	PushCopiedSnapshot(ActiveSnapshotSet() ? GetActiveSnapshot() : GetTransactionSnapshot());
+	UpdateActiveSnapshotCommandId();
+	src->relid = get_relname_relid(table, LookupCreationNamespace("pg_temp"));
+	if (!OidIsValid(src->relid))
+		elog(ERROR, "could not find the temporary table %s", table);
+	src->from = psprintf("pg_temp.%s AS l", quote_identifier(table));
+}
+
+/* Drops the temporary table of SRC's query, if any. */
+void
+mtdpp_source_close(TrainSource *src)
+{
+	if (src->query == NULL || !OidIsValid(src->relid))
+		return;
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	if (SPI_execute(psprintf("DROP TABLE pg_temp.%s", quote_identifier(get_rel_name(src->relid))),
+					false, 0) < 0)
+		elog(ERROR, "could not drop the temporary table of the source query");
+	SPI_finish();
+	PopActiveSnapshot();
+	src->relid = InvalidOid;
 }

@@ -1,8 +1,9 @@
 /*
  * train/train.h
  *		What mtdpp_train reads its lines from (source.c), the test baskets
- *		it holds out (held_out.c) and the rule that promotes its new
- *		version (promote.c).
+ *		it holds out (held_out.c) and keeps (kept.c), and the rule that
+ *		promotes its new version (promote.c), or an older one
+ *		(activate.c).
  */
 #ifndef MTDPP_TRAIN_H
 #define MTDPP_TRAIN_H
@@ -16,7 +17,8 @@
 /* source.c: a table or view, or a query */
 typedef struct TrainSource
 {
-	Oid			relid;			/* the table or view; InvalidOid for a query */
+	Oid			relid;			/* the table or view; for a query, InvalidOid until it is
+								 * run into a temporary table, then that table */
 	char	   *query;			/* the query's text (one SELECT), else NULL */
 	char	   *from;			/* what FROM names: the relation, or the query in parentheses */
 	char	   *shown;			/* how messages name it */
@@ -27,6 +29,8 @@ extern bool mtdpp_source_is_query(const char *text);
 extern void mtdpp_source_open(TrainSource *src, Oid relid, const char *query);
 extern bool mtdpp_source_column(const TrainSource *src, const char *col, Oid *type, Oid *collation);
 extern const char *mtdpp_source_recorded(const TrainSource *src);
+extern void mtdpp_source_materialize(TrainSource *src, const char **cols, int ncols);
+extern void mtdpp_source_close(TrainSource *src);
 
 /* held_out.c: test baskets held out of a training */
 typedef struct HeldOut
@@ -53,9 +57,15 @@ extern double mtdpp_held_out_figure(const HeldOut *h, const MtdppModel *m, const
 									const char *metric, int64 *baskets);
 extern double mtdpp_held_out_own(const HeldOut *h, const char *metric);
 
+/* kept.c: the held-out baskets a version keeps, by their keys */
+extern int64 mtdpp_kept_store(const HeldOut *h, int model_id);
+extern double mtdpp_kept_figure(int kept_id, int model_id, const char *metric, int64 *baskets);
+
 /* promote.c: whether a new version becomes the active one */
 extern void mtdpp_promote_init(void);
 extern char *mtdpp_promote_rule(FunctionCallInfo fcinfo, int arg, const HeldOut *h, bool activate);
 extern void mtdpp_promote(const char *name, int model_id, const char *rule, const HeldOut *h);
+extern const char *mtdpp_activation_rule(FunctionCallInfo fcinfo, int arg);
+extern int	mtdpp_promote_version(const char *name, int model_id, const char *rule);
 
 #endif							/* MTDPP_TRAIN_H */

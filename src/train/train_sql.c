@@ -4,7 +4,8 @@
  *		statement.
  *
  * It builds the query that runs the mtdpp_fit aggregate (aggregate.c) over
- * the user's table or query (source.c), every name in it qualified by
+ * the user's table or query (source.c: a query is run once, into a
+ * temporary table, before the lines are read), every name in it qualified by
  * schema, runs it through SPI as the calling role (a plan that may be
  * parallel), and stores the model it returns as the next version of its
  * name (store.c).  Its named arguments go into the hyperparameters, checked
@@ -543,6 +544,10 @@ mtdpp_train(PG_FUNCTION_ARGS)
 				 errmsg("warm_start needs integer item ids"),
 				 errdetail("Items known by bigint, text or uuid keys are numbered anew by each training."),
 				 errhint("Train without warm_start.")));
+	/* a query runs once, here: everything below reads what it returned */
+	mtdpp_source_materialize(&src, (const char *[]) {text_to_cstring(PG_GETARG_TEXT_PP(2)),
+							 text_to_cstring(PG_GETARG_TEXT_PP(3)),
+							 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)), h.by}, 4);
 	value = run_fit(fcinfo, &src, pjson, &keys, &h, &lines);
 	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
 	m = mtdpp_model_deserialize(value);
@@ -556,6 +561,7 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	record_read(model_id, lines, (int64) m->n_baskets + test_baskets);
 	if (rule != NULL)
 		mtdpp_promote(text_to_cstring(name), model_id, rule, &h);
+	mtdpp_source_close(&src);
 	if (reports)
 		mtdpp_progress_end();
 	PG_RETURN_DATUM(result_row(fcinfo, model_id, name, m));
