@@ -175,7 +175,39 @@ COMMENT ON COLUMN mtdpp.models.baskets_read IS 'the baskets it read: those it tr
 COMMENT ON COLUMN mtdpp.models.test IS 'the test baskets the training held out (how many, how they were chosen) and the figures of the model on them: mpr, precision_at_K, recall_at_K, ndcg_at_K; NULL without a held-out test';
 COMMENT ON COLUMN mtdpp.models.promotion IS 'the promotion rule that decided whether the training activated it: rule, promoted, metric, value, and the active version and its value on the same baskets; NULL without a rule';
 
+\ir parts/test_baskets.sql
+
 \ir parts/models_view.sql
+
+-- mtdpp_activate gains promote, the rule an activation may name: made
+-- again, a DBA's grants and revokes of EXECUTE on it carried over.
+CREATE TEMPORARY TABLE mtdpp_former_acl AS
+SELECT 'mtdpp_activate(text, integer, text, text)'::pg_catalog.text AS fn, p.proacl
+FROM pg_catalog.pg_proc p
+WHERE p.oid OPERATOR(pg_catalog.=) 'mtdpp_activate(text, integer, text)'::pg_catalog.regprocedure
+  AND p.proacl IS NOT NULL;
+
+DROP FUNCTION mtdpp_activate(text, integer, text);
+
+\ir parts/activate.sql
+
+DO $$
+DECLARE
+    f record;
+    g record;
+BEGIN
+    FOR f IN SELECT a.fn, a.proacl FROM pg_temp.mtdpp_former_acl a LOOP
+        EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f.fn);
+        FOR g IN SELECT x.grantee FROM pg_catalog.aclexplode(f.proacl) x
+                 WHERE x.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE' LOOP
+            EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', f.fn,
+                CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
+                     ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
+        END LOOP;
+    END LOOP;
+END
+$$;
+DROP TABLE pg_temp.mtdpp_former_acl;
 
 -- The kinds of model come from one registry (src/kinds/list.h): the code
 -- that reads a model refuses a kind it does not know, so the table no longer

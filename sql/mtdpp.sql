@@ -299,11 +299,7 @@ COMMENT ON FUNCTION mtdpp_evaluate_at(text, regclass, integer[], text, text, int
 -- Model management.  The model is the argument model, as everywhere a
 -- model that exists is named; name, its name until 0.4.0, still works in
 -- this release, with a notice.
-CREATE FUNCTION mtdpp_activate(model text DEFAULT NULL, version integer DEFAULT NULL, name text DEFAULT NULL)
-RETURNS integer
-    AS 'MODULE_PATHNAME', 'mtdpp_activate' LANGUAGE C VOLATILE PARALLEL UNSAFE;
-COMMENT ON FUNCTION mtdpp_activate(text, integer, text) IS
-    'makes VERSION (default: the newest) the active version of MODEL; returns its model_id (NAME: MODEL''s former argument name, deprecated)';
+\ir parts/activate.sql
 
 CREATE FUNCTION mtdpp_drop(model text DEFAULT NULL, version integer DEFAULT NULL, name text DEFAULT NULL)
 RETURNS integer
@@ -341,6 +337,8 @@ COMMENT ON COLUMN mtdpp.models.lines_read IS 'the order lines the training read 
 COMMENT ON COLUMN mtdpp.models.baskets_read IS 'the baskets it read: those it trained on and those it was tested on';
 COMMENT ON COLUMN mtdpp.models.test IS 'the test baskets the training held out (how many, how they were chosen) and the figures of the model on them: mpr, precision_at_K, recall_at_K, ndcg_at_K; NULL without a held-out test';
 COMMENT ON COLUMN mtdpp.models.promotion IS 'the promotion rule that decided whether the training activated it: rule, promoted, metric, value, and the active version and its value on the same baskets; NULL without a rule';
+
+\ir parts/test_baskets.sql
 
 \ir parts/models_view.sql
 

@@ -36,7 +36,6 @@
 #include "store/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_save);
-PG_FUNCTION_INFO_V1(mtdpp_activate);
 PG_FUNCTION_INFO_V1(mtdpp_drop);
 PG_FUNCTION_INFO_V1(mtdpp_rename);
 PG_FUNCTION_INFO_V1(mtdpp_prune);
@@ -568,8 +567,14 @@ mtdpp_activate_version(const char *name, int id)
 	SPI_finish();
 }
 
-Datum
-mtdpp_activate(PG_FUNCTION_ARGS)
+/*
+ * The version mtdpp_activate names (argument 0, model, or 2, its former
+ * name; argument 1, version, NULL for the newest): its model_id, its name
+ * into *NAME.  The name's lock is taken first and held to the end of the
+ * transaction, so the version and the active one stay as read.
+ */
+int
+mtdpp_version_to_activate(FunctionCallInfo fcinfo, char **name_out)
 {
 	text	   *name = model_arg(fcinfo, 0, 2);
 	Datum		args[2];
@@ -598,9 +603,9 @@ mtdpp_activate(PG_FUNCTION_ARGS)
 						 mtdpp_shown(text_to_cstring(name)))));
 	}
 	id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	activate_id(text_to_cstring(name), id);
 	SPI_finish();
-	PG_RETURN_INT32(id);
+	*name_out = text_to_cstring(name);
+	return id;
 }
 
 Datum

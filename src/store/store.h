@@ -31,6 +31,7 @@ extern bool mtdpp_has_column(const char *col);
 extern void mtdpp_store_test(int model_id, const char *json);
 extern void mtdpp_store_promotion(int model_id, const char *json);
 extern void mtdpp_activate_version(const char *name, int id);
+extern int	mtdpp_version_to_activate(FunctionCallInfo fcinfo, char **name);
 extern void mtdpp_check_item_type(const char *name, Oid type);
 
 /* isolation.c */

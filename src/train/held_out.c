@@ -23,7 +23,8 @@
  * (evaluate.c), every item of the model a candidate, and the figures are
  * recorded with the version: MPR, and precision, recall and NDCG at the
  * cut-offs the call names.  The promotion rule (promote.c) measures the
- * active version on the same baskets.
+ * active version on the same baskets; the version keeps them by their keys
+ * (kept.c), for mtdpp_activate's rule.
  */
 #include "postgres.h"
 
@@ -242,6 +243,7 @@ mtdpp_held_out_test(HeldOut *h, const MtdppModel *m, const char *name, int model
 	MtdppItemKeys *keys;
 	MtdppModel *stored;
 	int			nest;
+	int64		kept;
 	StringInfoData j;
 
 	/*
@@ -254,8 +256,10 @@ mtdpp_held_out_test(HeldOut *h, const MtdppModel *m, const char *name, int model
 	stored = mtdpp_read_model_rows(CurrentMemoryContext, model_id, name, mtdpp_kind_name(m->kind), m->rank,
 								   m->n_items, m->n_baskets, m->log_w, false);
 	keys = mtdpp_read_item_keys(CurrentMemoryContext, model_id);
-	PopActiveSnapshot();
 	measure(h, stored, keys, f);
+	/* kept by their keys, for mtdpp_activate's rule (kept.c) */
+	kept = f->baskets > 0 ? mtdpp_kept_store(h, model_id) : 0;
+	PopActiveSnapshot();
 	mtdpp_model_tables_done(nest);
 	if (f->baskets == 0)
 		ereport(ERROR,
@@ -268,8 +272,8 @@ mtdpp_held_out_test(HeldOut *h, const MtdppModel *m, const char *name, int model
 	*baskets_out = f->baskets;
 
 	initStringInfo(&j);
-	appendStringInfo(&j, "{\"baskets\": " INT64_FORMAT ", \"chosen\": \"%s\", \"share\": %g, ",
-					 f->baskets, h->by ? "latest" : "random", h->share);
+	appendStringInfo(&j, "{\"baskets\": " INT64_FORMAT ", \"kept\": " INT64_FORMAT ", \"chosen\": \"%s\", \"share\": %g, ",
+					 f->baskets, kept, h->by ? "latest" : "random", h->share);
 	if (h->by)
 	{
 		appendStringInfoString(&j, "\"by\": ");

@@ -12,6 +12,14 @@
  * mtdpp.promote, which a database or a role can carry (ALTER DATABASE ...
  * SET), so that a scheduled retraining needs no logic of its own.  What was
  * decided is recorded with the version (mtdpp.models.promotion).
+ *
+ * mtdpp_activate (activate.c) applies a rule only when its promote
+ * argument names one: an activation by hand, a rollback above all, is the
+ * DBA's decision, which the database's setting for scheduled trainings does
+ * not overrule.  Its rule compares the version to activate with the active
+ * one on the baskets the version's training held out and kept (kept.c),
+ * both measured anew, at any cut-off; the decision is recorded with the
+ * version as a training's is, with "decided_by": "mtdpp_activate".
  */
 #include "postgres.h"
 
@@ -28,6 +36,9 @@
 
 #include "shown.h"
 #include "train/train.h"
+
+/* the greatest K of a rule of mtdpp_activate, as mtdpp_evaluate_at takes */
+#define ACTIVATE_MAX_K	100000
 
 #define RULE_HINT "A rule is 'always', or 'if_better:' and a metric of the test: 'if_better:mpr', 'if_better:precision_at_20', 'if_better:recall_at_10', 'if_better:ndcg_at_10'."
 
@@ -120,6 +131,94 @@ mtdpp_promote_rule(FunctionCallInfo fcinfo, int arg, const HeldOut *h, bool acti
 }
 
 /*
+ * Records the decision of RULE (figure METRIC) on version MODEL_ID (number
+ * VERSION) of NAME, whose VALUE is compared with ACTIVE_VALUE, that of
+ * active version ACTIVE_VERSION (model ACTIVE_ID, 0 for none), on BASKETS
+ * baskets; activates it if it is better, else says why.  BY_ACTIVATE: the
+ * decision is mtdpp_activate's, on the baskets the version kept.  Returns
+ * the model_id of the active version.
+ */
+static int
+decide(const char *name, int model_id, int version, const char *rule, const char *metric,
+	   double value, int active_id, int active_version, double active_value, int64 baskets,
+	   bool by_activate)
+{
+	bool		promoted = active_id == 0 || value > active_value;
+	StringInfoData j;
+
+	initStringInfo(&j);
+	appendStringInfoString(&j, "{\"rule\": ");
+	escape_json(&j, rule);
+	appendStringInfo(&j, ", \"promoted\": %s, \"metric\": \"%s\", ",
+					 promoted ? "true" : "false", metric);
+	if (active_id != 0 || !by_activate)
+		appendStringInfo(&j, "\"value\": %.4f", value);
+	else
+		appendStringInfoString(&j, "\"value\": null");
+	if (active_id != 0)
+		appendStringInfo(&j, ", \"active_version\": %d, \"active_value\": %.4f, \"baskets\": " INT64_FORMAT,
+						 active_version, active_value, baskets);
+	else
+		appendStringInfoString(&j, ", \"active_version\": null");
+	if (by_activate)
+		appendStringInfoString(&j, ", \"decided_by\": \"mtdpp_activate\"");
+	appendStringInfoChar(&j, '}');
+	mtdpp_store_promotion(model_id, j.data);
+	if (promoted)
+	{
+		mtdpp_activate_version(name, model_id);
+		return model_id;
+	}
+	if (by_activate)
+		ereport(NOTICE,
+				(errmsg("version %d of model \"%s\" is not activated: its %s on the %lld baskets its training held out, %.4f, is not above that of active version %d, %.4f",
+						version, mtdpp_shown(name), metric, (long long) baskets, value, active_version, active_value),
+				 errdetail("Promotion rule \"%s\" (promote of mtdpp_activate); active version %d stays.", rule, active_version),
+				 errhint("mtdpp_activate('%s', %d, promote => 'always') activates it all the same.", mtdpp_shown(name), version)));
+	else
+		ereport(NOTICE,
+				(errmsg("version %d of model \"%s\" is not activated: its %s on the %lld held-out baskets, %.4f, is not above that of active version %d, %.4f",
+						version, mtdpp_shown(name), metric, (long long) baskets, value, active_version, active_value),
+				 errdetail("Promotion rule \"%s\".", rule),
+				 errhint("mtdpp_activate('%s', %d) activates it all the same.", mtdpp_shown(name), version)));
+	return active_id;
+}
+
+/*
+ * The active version of NAME and the number of version MODEL_ID, read under
+ * a snapshot that sees what this transaction wrote: *ACTIVE_ID (0 for
+ * none), *ACTIVE_VERSION, *VERSION, and whether MODEL_ID kept held-out
+ * baskets into *KEPT (when asked).  Inside an SPI connection.
+ */
+static void
+read_versions(const char *name, int model_id, int *active_id, int *active_version, int *version,
+			  bool *kept)
+{
+	bool		isnull;
+
+	CommandCounterIncrement();
+	PushActiveSnapshot(GetTransactionSnapshot());
+	if (SPI_execute_with_args(psprintf("SELECT (SELECT a.model_id FROM mtdpp.models a WHERE a.name OPERATOR(pg_catalog.=) $1 AND a.active), "
+									   "(SELECT a.version FROM mtdpp.models a WHERE a.name OPERATOR(pg_catalog.=) $1 AND a.active), "
+									   "(SELECT n.version FROM mtdpp.models n WHERE n.model_id OPERATOR(pg_catalog.=) $2), "
+									   "(SELECT n.%s IS NOT NULL FROM mtdpp.models n WHERE n.model_id OPERATOR(pg_catalog.=) $2)",
+									   kept ? "test_baskets" : "model_id"),
+							  2, (Oid[]) {TEXTOID, INT4OID},
+							  (Datum[]) {CStringGetTextDatum(name), Int32GetDatum(model_id)},
+							  NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not read the active version of \"%s\"", name);
+	*active_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	if (isnull)
+		*active_id = 0;
+	else
+		*active_version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	*version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
+	if (kept)
+		*kept = DatumGetBool(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 4, &isnull));
+	PopActiveSnapshot();
+}
+
+/*
  * Applies RULE to version MODEL_ID of NAME, stored inactive, whose test H
  * measured: activates it if it is better than the active version on the
  * same baskets, or if there is none; else says why.  Records the decision.
@@ -134,29 +233,10 @@ mtdpp_promote(const char *name, int model_id, const char *rule, const HeldOut *h
 				active_version = 0,
 				version;
 	int64		baskets = 0;
-	bool		promoted,
-				isnull;
-	StringInfoData j;
 
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	/* a snapshot that sees the version just stored */
-	CommandCounterIncrement();
-	PushActiveSnapshot(GetTransactionSnapshot());
-	if (SPI_execute_with_args("SELECT (SELECT a.model_id FROM mtdpp.models a WHERE a.name OPERATOR(pg_catalog.=) $1 AND a.active), "
-							  "(SELECT a.version FROM mtdpp.models a WHERE a.name OPERATOR(pg_catalog.=) $1 AND a.active), "
-							  "(SELECT n.version FROM mtdpp.models n WHERE n.model_id OPERATOR(pg_catalog.=) $2)",
-							  2, (Oid[]) {TEXTOID, INT4OID},
-							  (Datum[]) {CStringGetTextDatum(name), Int32GetDatum(model_id)},
-							  NULL, true, 1) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not read the active version of \"%s\"", name);
-	active_id = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
-	if (isnull)
-		active_id = 0;
-	else
-		active_version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-	version = DatumGetInt32(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 3, &isnull));
-	PopActiveSnapshot();
+	read_versions(name, model_id, &active_id, &active_version, &version, NULL);
 	if (active_id != 0)
 	{
 		int			looked_up;
@@ -166,28 +246,79 @@ mtdpp_promote(const char *name, int model_id, const char *rule, const HeldOut *h
 		active_value = mtdpp_held_out_figure(h, active, mtdpp_model_keys(active), metric, &baskets);
 	}
 	SPI_finish();
+	(void) decide(name, model_id, version, rule, metric, value, active_id, active_version,
+				  active_value, baskets, false);
+}
 
-	promoted = active_id == 0 || value > active_value;
-	initStringInfo(&j);
-	appendStringInfoString(&j, "{\"rule\": ");
-	escape_json(&j, rule);
-	appendStringInfo(&j, ", \"promoted\": %s, \"metric\": \"%s\", \"value\": %.4f",
-					 promoted ? "true" : "false", metric, value);
+/*
+ * The rule of mtdpp_activate: its argument ARG, promote; 'always' when it
+ * is NULL or left out (a database not yet updated): an activation by hand,
+ * such as a rollback, follows no rule unless it names one, whatever the
+ * setting mtdpp.promote says.  NULL for 'always'.
+ */
+const char *
+mtdpp_activation_rule(FunctionCallInfo fcinfo, int arg)
+{
+	char	   *rule;
+	const char *metric;
+
+	if (PG_NARGS() <= arg || PG_ARGISNULL(arg))
+		return NULL;
+	rule = text_to_cstring(PG_GETARG_TEXT_PP(arg));
+	metric = rule_metric(rule);
+	if (metric == NULL)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("promote must be a promotion rule, not \"%s\"", mtdpp_shown(rule)),
+				 errhint(RULE_HINT)));
+	if (strcmp(metric, "mpr") != 0 && metric[0] != '\0' &&
+		atoi(strrchr(metric, '_') + 1) > ACTIVATE_MAX_K)
+		ereport(ERROR,
+				(errcode(ERRCODE_INVALID_PARAMETER_VALUE),
+				 errmsg("promotion rule \"%s\" names a cut-off above %d", mtdpp_shown(rule), ACTIVATE_MAX_K),
+				 errhint(RULE_HINT)));
+	return metric[0] == '\0' ? NULL : rule;
+}
+
+/*
+ * Applies RULE to version MODEL_ID of NAME, for mtdpp_activate (the name's
+ * lock held): activates it if it is the active one's better on the baskets
+ * its training held out and kept, both measured anew, or if NAME has no
+ * active version; else the active version stays and a NOTICE says why.
+ * Records the decision with the version; returns the model_id now active.
+ */
+int
+mtdpp_promote_version(const char *name, int model_id, const char *rule)
+{
+	const char *metric = rule_metric(rule);
+	int			active_id = 0,
+				active_version = 0,
+				version;
+	double		value = 0.0,
+				active_value = 0.0;
+	int64		baskets = 0,
+				own_baskets = 0;
+	bool		kept;
+
+	if (SPI_connect() != SPI_OK_CONNECT)
+		elog(ERROR, "SPI_connect failed");
+	read_versions(name, model_id, &active_id, &active_version, &version, &kept);
+	SPI_finish();
+	if (active_id == model_id)
+		return model_id;		/* already active: nothing to compare */
+	if (active_id != 0 && !kept)
+		ereport(ERROR,
+				(errcode(ERRCODE_OBJECT_NOT_IN_PREREQUISITE_STATE),
+				 errmsg("version %d of model \"%s\" kept no held-out baskets to compare it with active version %d on",
+						version, mtdpp_shown(name), active_version),
+				 errdetail("Promotion rule \"%s\" compares the two versions on the baskets the training of the version to activate held out; it was trained without test_share or test_by, or before 0.6.0.", rule),
+				 errhint("mtdpp_activate('%s', %d, promote => 'always') activates it without comparing.",
+						 mtdpp_shown(name), version)));
 	if (active_id != 0)
-		appendStringInfo(&j, ", \"active_version\": %d, \"active_value\": %.4f, \"baskets\": " INT64_FORMAT,
-						 active_version, active_value, baskets);
-	else
-		appendStringInfoString(&j, ", \"active_version\": null");
-	appendStringInfoChar(&j, '}');
-	mtdpp_store_promotion(model_id, j.data);
-	if (promoted)
 	{
-		mtdpp_activate_version(name, model_id);
-		return;
+		value = mtdpp_kept_figure(model_id, model_id, metric, &own_baskets);
+		active_value = mtdpp_kept_figure(model_id, active_id, metric, &baskets);
 	}
-	ereport(NOTICE,
-			(errmsg("version %d of model \"%s\" is not activated: its %s on the %lld held-out baskets, %.4f, is not above that of active version %d, %.4f",
-					version, mtdpp_shown(name), metric, (long long) baskets, value, active_version, active_value),
-			 errdetail("Promotion rule \"%s\".", rule),
-			 errhint("mtdpp_activate('%s', %d) activates it all the same.", mtdpp_shown(name), version)));
+	return decide(name, model_id, version, rule, metric, value, active_id, active_version,
+				  active_value, baskets, true);
 }

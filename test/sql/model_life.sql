@@ -42,6 +42,22 @@ SET ROLE regress_mtdpp_analyst;
 SELECT baskets FROM mtdpp_train('life_rls', 'SELECT order_id, item_id FROM store_lines', kind => 'popularity');
 RESET ROLE;
 SELECT lines_read, (SELECT count(*) FROM store_lines WHERE store = 0) AS visible FROM mtdpp.models WHERE name = 'life_rls';
+-- a query runs once, into a temporary table every statement of the
+-- training reads: a volatile query gives one set of lines (each call of
+-- nextval here is one line read)
+CREATE SEQUENCE source_reads;
+CREATE TABLE once_lines AS SELECT * FROM train_lines;
+SELECT baskets FROM mtdpp_train('once', 'SELECT order_id, item_id, pos FROM once_lines WHERE nextval(''source_reads'') > 0',
+                                kind => 'itemknn', position_col => 'pos', test_share => 0.2, promote => 'if_better:mpr');
+SELECT last_value = (SELECT count(*) FROM once_lines) AS read_once FROM source_reads;
+SELECT baskets FROM mtdpp_train('once', 'SELECT order_id, item_id, pos FROM once_lines WHERE nextval(''source_reads'') > 0',
+                                kind => 'itemknn', position_col => 'pos', test_by => 'pos', promote => 'if_better:mpr');
+SELECT last_value = 2 * (SELECT count(*) FROM once_lines) AS read_once_again FROM source_reads;
+SELECT count(*) AS temporary_tables_left FROM pg_class WHERE relname LIKE 'mtdpp_train_source%';
+-- the query's columns the training does not read are not kept, and may repeat
+SELECT items FROM mtdpp_train('once', 'SELECT l.*, l.item_id AS x, l.item_id AS x FROM train_lines l', kind => 'popularity');
+DROP SEQUENCE source_reads;
+DROP TABLE once_lines;
 -- held-out test baskets: random by the order id's hash, or the latest
 SELECT baskets FROM mtdpp_train('held', 'train_lines', kind => 'itemknn', test_share => 0.2);
 SELECT test->>'baskets' AS baskets, test->>'chosen' AS chosen, test->>'held_out' AS held_out, round((test->>'mpr')::numeric, 2) AS mpr,
@@ -84,13 +100,50 @@ SELECT version FROM mtdpp_train('nightly', 'SELECT * FROM train_lines WHERE orde
 SELECT version, active, promoted, promotion->>'rule' AS rule, round((promotion->>'value')::numeric, 2) AS value,
        promotion->>'active_version' AS against, round((promotion->>'active_value')::numeric, 2) AS its_value
 FROM mtdpp_models WHERE name = 'nightly' ORDER BY version;
--- a rollback is an activation, which no rule stops
-SELECT mtdpp_activate('nightly', 1) > 0 AS rolled_back;
+-- each tested version keeps its held-out baskets by their keys, the
+-- held-out item first
+SELECT version, (test->>'kept')::int AS kept, jsonb_array_length(test_baskets) AS baskets_kept,
+       (test->>'kept')::int = (test->>'baskets')::int AS all_kept,
+       (SELECT bool_and(jsonb_typeof(b) = 'array' AND jsonb_array_length(b) >= 2) FROM jsonb_array_elements(test_baskets) b) AS shaped
+FROM mtdpp.models WHERE name = 'nightly' ORDER BY version;
+-- an activation names its rule, or follows none: a rollback to version 1,
+-- worse than the active version 2 on the baskets version 1 held out, is
+-- refused under 'if_better', with a NOTICE, the active version kept
+SELECT version FROM mtdpp.models WHERE model_id = (SELECT mtdpp_activate('nightly', 1, promote => 'if_better:mpr'));
+SELECT version, active, promotion->>'promoted' AS promoted, promotion->>'decided_by' AS decided_by,
+       promotion->>'active_version' AS against, (promotion->>'value')::float8 < (promotion->>'active_value')::float8 AS worse,
+       (promotion->>'baskets')::int = jsonb_array_length(test_baskets) AS on_its_baskets
+FROM mtdpp.models WHERE name = 'nightly' AND version = 1;
+-- by default (the setting mtdpp.promote is for trainings) and with 'always'
+-- the rollback works
+SELECT current_setting('mtdpp.promote') AS setting;
+SELECT version FROM mtdpp.models WHERE model_id = (SELECT mtdpp_activate('nightly', 1));
 SELECT version FROM mtdpp_models WHERE name = 'nightly' AND active;
+SELECT version FROM mtdpp.models WHERE model_id = (SELECT mtdpp_activate('nightly', 2, promote => 'always'));
+SELECT version FROM mtdpp.models WHERE model_id = (SELECT mtdpp_activate('nightly', 1, promote => 'always'));
+-- forward again under the rule, at a cut-off no training measured
+SELECT version FROM mtdpp.models WHERE model_id = (SELECT mtdpp_activate('nightly', 2, promote => 'if_better:recall_at_3'));
+SELECT promoted, promotion->>'metric' AS metric, promotion->>'active_version' AS against FROM mtdpp_models WHERE name = 'nightly' AND version = 2;
+-- the active version itself: nothing to compare
+SELECT version FROM mtdpp.models WHERE model_id = (SELECT mtdpp_activate('nightly', 2, promote => 'if_better:mpr'));
+-- baskets are kept by their keys: a model of text keys compared the same way
+SELECT version FROM mtdpp_train('keys', 'SELECT order_id, ''sku-'' || item_id AS sku FROM train_lines WHERE order_id <= 100', item_col => 'sku',
+                                kind => 'itemknn', test_share => 0.3, promote => 'always');
+SELECT version FROM mtdpp_train('keys', 'SELECT order_id, ''sku-'' || item_id AS sku FROM train_lines', item_col => 'sku',
+                                kind => 'itemknn', test_share => 0.3, promote => 'always');
+SELECT test_baskets->0 AS first_kept FROM mtdpp.models WHERE name = 'keys' AND version = 1;
+SELECT version FROM mtdpp.models WHERE model_id = (SELECT mtdpp_activate('keys', 1, promote => 'if_better:mpr'));
+SELECT mtdpp_drop('keys');
 -- promote => 'always' overrides the setting; activate => false stores only
 SELECT version FROM mtdpp_train('nightly', 'SELECT * FROM train_lines WHERE order_id <= 40', kind => 'itemknn', promote => 'always');
 SELECT version FROM mtdpp_train('nightly', 'train_lines', kind => 'itemknn', activate => false);
 SELECT version, active, promoted FROM mtdpp_models WHERE name = 'nightly' AND version > 3 ORDER BY version;
+-- a version that kept no baskets cannot be compared; bad rules of an activation
+SELECT * FROM mtdpp_activate('nightly', 5, promote => 'if_better:mpr');
+SELECT * FROM mtdpp_activate('nightly', 1, promote => 'best');
+SELECT * FROM mtdpp_activate('nightly', 1, promote => 'if_better:ndcg_at_100001');
+SELECT * FROM mtdpp_activate('nightly', 9, promote => 'if_better:mpr');
+SELECT version FROM mtdpp_models WHERE name = 'nightly' AND active;
 -- bad rules
 SELECT * FROM mtdpp_train('nightly', 'train_lines', kind => 'itemknn');
 SELECT * FROM mtdpp_train('nightly', 'train_lines', kind => 'itemknn', test_share => 0.3, promote => 'if_better:ndcg_at_7');
@@ -102,6 +155,6 @@ RESET mtdpp.promote;
 SHOW mtdpp.promote;
 DROP TABLE store_lines;
 DROP VIEW latest_tests;
-SELECT mtdpp_drop(n) FROM unnest(ARRAY['life', 'life_text', 'life_rls', 'held', 'nightly']) n;
+SELECT mtdpp_drop(n) FROM unnest(ARRAY['life', 'life_text', 'life_rls', 'held', 'nightly', 'once']) n;
 DROP OWNED BY regress_mtdpp_analyst;
 DROP ROLE regress_mtdpp_analyst;
