@@ -17,12 +17,12 @@ $node->safe_psql('postgres', 'CREATE DATABASE shop');
 $node->safe_psql('shop', 'CREATE EXTENSION mtdpp');
 load_planted($node, dbname => 'shop', baskets => 1000);
 $node->safe_psql('shop', q{
-SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 5, seed => 1, kind => 'multitask');
+SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 5, seed => 1, kind => 'multitask', test_share => 0.2);
 SELECT * FROM mtdpp_evaluate('a', 'test_baskets');
 SELECT * FROM mtdpp_train('a', 'train_lines', epochs => 3, seed => 2, activate => false, kind => 'multitask');
 SELECT * FROM mtdpp_train('b', 'train_lines', kind => 'popularity');
 SELECT * FROM mtdpp_train('c', 'train_lines', epochs => 3, seed => 3, position_col => 'position', target => 'last', kind => 'multitask');
-SELECT * FROM mtdpp_train('d', 'train_lines', kind => 'itemknn');
+SELECT * FROM mtdpp_train('d', 'train_lines', kind => 'itemknn', test_share => 0.2, promote => 'if_better:mpr');
 SELECT * FROM mtdpp_train('e', 'train_lines', epochs => 2, rank => 4, position_col => 'position', kind => 'gru',
                           params => '{"learning_rate": 0.1}');
 SELECT mtdpp_activate('a');
@@ -32,12 +32,20 @@ my %probe = (
 	models => q{SELECT * FROM mtdpp_models},
 	rows => q{SELECT model_id, name, version, kind, active, rank, n_items, n_baskets, n_examples, log_w,
 	                 hyperparams, loss_history, val_mpr_history, final_loss, best_epoch, train_seconds,
-	                 source, metrics, trained_at, trained_by, activated_at, weights
+	                 source, metrics, trained_at, trained_by, activated_at, weights,
+	                 test, promotion, test_baskets
 	          FROM mtdpp.models ORDER BY model_id},
 	items => q{SELECT count(*) || ' ' || md5(string_agg(format('%s %s %s %s %s %s %s %s', model_id, item_id,
 	                  popularity, bias, factors, task_factors, neighbors, neighbor_weights),
 	                  E'\n' ORDER BY model_id, item_id))
 	           FROM mtdpp.items},
+	# a rollback under a rule compares the versions on the baskets version 1
+	# kept: the same figures from the restored rows (undone, as before the dump)
+	rule => q{
+BEGIN;
+SELECT mtdpp_activate('a', 1, promote => 'if_better:mpr');
+SELECT promotion - 'decided_by' FROM mtdpp.models WHERE name = 'a' AND version = 1;
+ROLLBACK},
 	# the default model: the one the session's mtdpp.model names
 	complete => q{
 SET mtdpp.model = 'a';

@@ -4,7 +4,8 @@
 # mtdpp.promote), so that the job itself holds no logic.  A good night
 # (every order loaded) is promoted; a night whose lines were half loaded
 # keeps the previous version, and a NOTICE gives both figures; a rollback
-# (mtdpp_activate of an older version) still works under the rule.
+# (mtdpp_activate of an older version) still works under the database's
+# rule, and is refused when the call itself names 'if_better'.
 use strict;
 use warnings;
 use FindBin;
@@ -84,12 +85,68 @@ is($node->safe_psql('postgres', q{SELECT promotion->>'rule' FROM mtdpp_models WH
 is($node->safe_psql('postgres', q{SELECT count(*) FROM mtdpp_complete(ARRAY[8], 5)}), '5',
 	'completions answer from the active version');
 
-# a rollback, and activating the kept version by hand
-is($node->safe_psql('postgres', q{SELECT version FROM mtdpp.models WHERE model_id = mtdpp_activate('shop', 1)}),
-	'1', 'a rollback to version 1 works under the rule');
+# a rollback: mtdpp_activate follows a rule only when it names one.  Under
+# 'if_better' the older, worse version is refused: compared with the active
+# one on the baskets its own training held out and kept
+my $activate = sub {
+	my ($args) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres',
+		"SELECT version FROM mtdpp.models WHERE model_id = (SELECT mtdpp_activate($args))");
+	is($ret, 0, "mtdpp_activate($args) ran") or diag($err);
+	return ($out, $err);
+};
+my ($now, $said) = $activate->(q{'shop', 1, promote => 'if_better:mpr'});
+is($now, '2', "a rollback to the worse version 1 under 'if_better:mpr' keeps version 2 active");
+like($said, qr/NOTICE:  version 1 of model "shop" is not activated: its mpr on the (\d+) baskets its training held out, [\d.]+, is not above that of active version 2, [\d.]+/,
+	'and says why, with both figures');
+like($said, qr/HINT:  mtdpp_activate\('shop', 1, promote => 'always'\) activates it all the same/, 'and how to roll back all the same');
+is(active_version(), '2', 'version 2 stays active');
+my ($promoted, $by, $kept, $compared) = split /\|/, $node->safe_psql('postgres', q{
+SELECT promotion->>'promoted', promotion->>'decided_by', jsonb_array_length(test_baskets), promotion->>'baskets'
+FROM mtdpp.models WHERE name = 'shop' AND version = 1});
+is("$promoted $by", 'false mtdpp_activate', 'the decision is recorded with version 1, as a training records it');
+cmp_ok($kept, '>', 50, "version 1 kept its $kept held-out baskets");
+is($compared, $kept, 'the two versions were compared on them');
+($now, $said) = $activate->(q{'shop', 1});
+is($now, '1', "a rollback without a rule works, although the database's rule is 'if_better:mpr'");
+is($said, '', 'and says nothing');
 is(active_version(), '1', 'version 1 is active');
+$activate->(q{'shop', 2, promote => 'always'});
+($now) = $activate->(q{'shop', 1, promote => 'always'});
+is($now, '1', "a rollback with promote => 'always' works");
+($now, $said) = $activate->(q{'shop', 2, promote => 'if_better:mpr'});
+is($now, '2', 'version 2 beats version 1 on its own kept baskets: activated under the rule');
 $node->safe_psql('postgres', q{SELECT mtdpp_activate('shop', 3)});
-is(active_version(), '3', 'the kept version can be activated by hand');
+is(active_version(), '3', 'the kept version 3 can be activated by hand');
+
+# under isolation by role, a tenant's rule reads its own versions and
+# baskets, and reaches no other role's model
+$node->safe_psql('postgres', q{
+CREATE ROLE tenant LOGIN;
+GRANT USAGE ON SCHEMA mtdpp TO tenant;
+GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.models, mtdpp.items TO tenant;
+GRANT USAGE ON SEQUENCE mtdpp.models_model_id_seq TO tenant;
+GRANT SELECT ON orders TO tenant;
+SELECT mtdpp_isolate('role')});
+my $as_tenant = sub {
+	my ($sql) = @_;
+	my ($ret, $out, $err) = $node->psql('postgres', $sql, extra_params => [ '-U', 'tenant' ]);
+	return ($ret, $out, $err);
+};
+my ($ret, $out);
+($ret, $out, $err) = $as_tenant->(q{
+SELECT version FROM mtdpp_train('t', 'SELECT order_id, item_id FROM orders WHERE order_id % 3 = 0', kind => 'itemknn', test_share => 0.2);
+SELECT version FROM mtdpp_train('t', 'SELECT order_id, item_id FROM orders', kind => 'itemknn', test_share => 0.2);
+SELECT version FROM mtdpp.models WHERE model_id = (SELECT mtdpp_activate('t', 1, promote => 'if_better:mpr'))});
+is($ret, 0, "a tenant trains and activates under a rule") or diag($err);
+is($out, "1\n2\n2", "its worse version 1 is refused");
+like($err, qr/NOTICE:  version 1 of model "t" is not activated/, 'with a NOTICE');
+is($node->safe_psql('postgres', q{SELECT trained_by, promotion->>'decided_by' FROM mtdpp.models WHERE name = 't' AND version = 1}),
+	'tenant|mtdpp_activate', "the decision is recorded in the tenant's row");
+($ret, $out, $err) = $as_tenant->(q{SELECT mtdpp_activate('shop', 1, promote => 'if_better:mpr')});
+like($err, qr/ERROR:  model "shop" does not exist/, "the owner's model is out of a tenant's reach, rule or not");
+is(active_version(), '3', "and stays as it was");
+$node->safe_psql('postgres', q{SELECT mtdpp_isolate('none'); SELECT mtdpp_drop('t')});
 
 # the setting is the database's: a session may set another rule
 $node->safe_psql('postgres', q{SELECT mtdpp_activate('shop', 2)});
