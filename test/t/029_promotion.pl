@@ -144,7 +144,7 @@ like($err, qr/NOTICE:  version 1 of model "t" is not activated/, 'with a NOTICE'
 is($node->safe_psql('postgres', q{SELECT trained_by, promotion->>'decided_by' FROM mtdpp.models WHERE name = 't' AND version = 1}),
 	'tenant|mtdpp_activate', "the decision is recorded in the tenant's row");
 ($ret, $out, $err) = $as_tenant->(q{SELECT mtdpp_activate('shop', 1, promote => 'if_better:mpr')});
-like($err, qr/ERROR:  model "shop" does not exist/, "the owner's model is out of a tenant's reach, rule or not");
+like($err, qr/ERROR:  model "shop" has no version 1/, "the owner's model is out of a tenant's reach, rule or not: its rows are not seen");
 is(active_version(), '3', "and stays as it was");
 $node->safe_psql('postgres', q{SELECT mtdpp_isolate('none'); SELECT mtdpp_drop('t')});
 
