@@ -23,6 +23,7 @@
 
 #include "catalog/namespace.h"
 #include "catalog/pg_type.h"
+#include "utils/jsonb.h"
 #include "executor/spi.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
@@ -43,10 +44,15 @@ mtdpp_kept_store(const HeldOut *h, int model_id)
 {
 	char	   *sql;
 	bool		isnull;
-	Datum		n;
+	Datum		baskets;
+	int64		n;
 
-	sql = psprintf("UPDATE mtdpp.models SET test_baskets = k.baskets FROM ("
-				   "SELECT pg_catalog.jsonb_agg(t.b ORDER BY t.o, t.s) AS baskets, pg_catalog.count(*) AS n FROM ("
+	/*
+	 * Chosen by a SELECT, then stored by an UPDATE of one value, as the
+	 * other columns of a version are: Citus, whose reference tables the
+	 * model tables may be, refuses an UPDATE of them that reads the source.
+	 */
+	sql = psprintf("SELECT pg_catalog.jsonb_agg(t.b ORDER BY t.o, t.s), pg_catalog.count(*) FROM ("
 				   "SELECT x.b, x.o, x.s, pg_catalog.row_number() OVER w AS r, "
 				   "pg_catalog.sum(pg_catalog.octet_length(x.s)) OVER w AS bytes FROM ("
 				   "SELECT j.b, j.b::pg_catalog.text AS s, "
@@ -54,16 +60,21 @@ mtdpp_kept_store(const HeldOut *h, int model_id)
 				   "SELECT pg_catalog.to_jsonb(pg_catalog.array_prepend(q.held::pg_catalog.text, "
 				   "pg_catalog.array_remove(q.basket::pg_catalog.text[], q.held::pg_catalog.text))) AS b "
 				   "FROM (%s) q) j) x WINDOW w AS (ORDER BY x.o, x.s ROWS UNBOUNDED PRECEDING)) t "
-				   "WHERE t.r OPERATOR(pg_catalog.<=) %d AND t.bytes OPERATOR(pg_catalog.<=) %d) k "
-				   "WHERE model_id OPERATOR(pg_catalog.=) $2 RETURNING k.n",
+				   "WHERE t.r OPERATOR(pg_catalog.<=) %d AND t.bytes OPERATOR(pg_catalog.<=) %d",
 				   h->seed, h->test_query, KEPT_BASKETS, KEPT_BYTES);
-	if (SPI_execute_with_args(sql, 2, (Oid[]) {INT8ARRAYOID, INT4OID},
-							  (Datum[]) {h->orders, Int32GetDatum(model_id)},
-							  (char[]) {h->orders ? ' ' : 'n', ' '},
-							  false, 0) != SPI_OK_UPDATE_RETURNING || SPI_processed != 1)
+	if (SPI_execute_with_args(sql, 1, (Oid[]) {INT8ARRAYOID}, (Datum[]) {h->orders},
+							  (char[]) {h->orders ? ' ' : 'n'}, true, 1) != SPI_OK_SELECT ||
+		SPI_processed != 1)
+		elog(ERROR, "could not choose the held-out baskets of model %d to keep", model_id);
+	baskets = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	n = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
+	if (n == 0)
+		return 0;
+	if (SPI_execute_with_args("UPDATE mtdpp.models SET test_baskets = $2 WHERE model_id OPERATOR(pg_catalog.=) $1",
+							  2, (Oid[]) {INT4OID, JSONBOID}, (Datum[]) {Int32GetDatum(model_id), baskets},
+							  NULL, false, 0) != SPI_OK_UPDATE || SPI_processed != 1)
 		elog(ERROR, "could not keep the held-out baskets of model %d", model_id);
-	n = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-	return isnull ? 0 : DatumGetInt64(n);
+	return n;
 }
 
 /* model MODEL_ID read from the tables, as the caller sees them; its keys into *KEYS */
@@ -137,7 +148,7 @@ mtdpp_kept_figure(int kept_id, int model_id, const char *metric, int64 *baskets)
 	f.recall = palloc0(sizeof(double));
 	f.ndcg = palloc0(sizeof(double));
 	mtdpp_evaluate_baskets(m, keys, query, 1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(kept_id)}, &f);
-	mtdpp_model_tables_done(nest);
+	/* read before the connection ends: the model and the figures are in its memory */
 	if (strcmp(metric, "mpr") == 0)
 		value = f.mpr;
 	else if (strncmp(metric, "precision_at_", 13) == 0)
@@ -147,5 +158,6 @@ mtdpp_kept_figure(int kept_id, int model_id, const char *metric, int64 *baskets)
 	else
 		value = f.ndcg[0];
 	*baskets = f.baskets;
+	mtdpp_model_tables_done(nest);
 	return value;
 }
