@@ -43,6 +43,13 @@
 #define mtdpp_namespace_aclcheck(nsp, role, mode) \
 	pg_namespace_aclcheck((nsp), (role), (mode))
 #endif
+#if PG_VERSION_NUM >= 160000
+#define mtdpp_database_aclcheck(db, role, mode) \
+	object_aclcheck(DatabaseRelationId, (db), (role), (mode))
+#else
+#define mtdpp_database_aclcheck(db, role, mode) \
+	pg_database_aclcheck((db), (role), (mode))
+#endif
 
 /*
  * This backend's slot among MaxBackends, from 0, or -1 for none.

@@ -34,18 +34,20 @@
 #include "access/tupdesc.h"
 #include "access/xact.h"
 #include "catalog/namespace.h"
+#include "catalog/pg_database.h"
 #include "commands/dbcommands.h"
 #include "executor/spi.h"
+#include "miscadmin.h"
 #include "nodes/parsenodes.h"
 #include "parser/parser.h"
 #include "parser/scansup.h"
-#include "miscadmin.h"
 #include "utils/acl.h"
 #include "utils/builtins.h"
 #include "utils/lsyscache.h"
 #include "utils/regproc.h"
 #include "utils/snapmgr.h"
 
+#include "pg_compat.h"
 #include "shown.h"
 #include "train/train.h"
 
@@ -257,7 +259,7 @@ mtdpp_source_materialize(TrainSource *src, const char **cols, int ncols)
 
 	if (src->query == NULL)
 		return;
-	if (pg_database_aclcheck(MyDatabaseId, GetUserId(), ACL_CREATE_TEMP) != ACLCHECK_OK)
+	if (mtdpp_database_aclcheck(MyDatabaseId, GetUserId(), ACL_CREATE_TEMP) != ACLCHECK_OK)
 		ereport(ERROR,
 				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
 				 errmsg("role \"%s\" may not create temporary tables, which training from a query needs",
