@@ -5,7 +5,7 @@
  *
  * A model being trained or serialised holds V and R in double; a model in a
  * backend's cache holds only what scoring reads, in float (the precision
- * of the tables), R^2 in the panels the bounds of topk.c read (model.h).
+ * of the tables), R^2 in the panels the bounds of topk_bounded.c read (model.h).
  * mtdpp_model_prepare derives what the numeric core (kernel.c) reads from
  * either: R^2, the kernel diagonal D^2 plus jitter, the squared norms of
  * V's rows.  What a model holds beyond its items depends on its kind

@@ -117,7 +117,7 @@ typedef struct MtdppModel
 /*
  * A cached model holds R squared in panels of MTDPP_PANEL items: a panel is
  * rank rows of MTDPP_PANEL floats, one per item (the last panel padded with
- * zeros).  The bounds of every candidate (topk.c) then run with one item a
+ * zeros).  The bounds of every candidate (topk_bounded.c) then run with one item a
  * SIMD lane, reading the panels straight through.
  */
 #define MTDPP_PANEL 8
@@ -163,8 +163,8 @@ mtdpp_scan_groups(int64 n)
  * the tables store.  So a factor below 2^-80 is zero, and a task factor or
  * a bias, which enter kernels squared, below 2^-40.  Nonzero values then
  * stay at or above 2^-80 (R^2 included) in single precision as in double,
- * far above the smallest normal float (2^-126): topk.c keeps the products
- * of its single-precision pass above it too.
+ * far above the smallest normal float (2^-126): topk_bounded.c keeps the
+ * products of its single-precision pass above it too.
  */
 #define MTDPP_NEGLIGIBLE		0x1p-80 /* a factor V below this is zero */
 #define MTDPP_NEGLIGIBLE_ROOT	0x1p-40 /* a task factor R or a bias D below this is zero */

@@ -41,7 +41,8 @@
  * neighbour lists of the basket's items, stored pre-multiplied by beta in
  * the lists itemknn stores (beta * g(j, c) in item j's list), and it is
  * exact: the pruned top k adds it to each candidate's Hadamard bound and
- * stays exact (topk.c).  beta = 0 is the DPP itself; a large beta ranks
+ * stays exact (score/topk_bounded.c, which the routines top_k, ranks_of
+ * and scores_reaching call with the evidence).  beta = 0 is the DPP itself; a large beta ranks
  * by co-occurrence first and by the DPP among items without evidence.
  *
  * Fit.  The DPP is the multitask kind's fit (fit.c), which holds a
@@ -441,6 +442,60 @@ hybrid_score_some(const MtdppModel *m, const int32 *ctx, int b,
 	pfree(ev);
 }
 
+/* the evidence of every item for CTX, or NULL where the model keeps no lists */
+static double *
+hybrid_evidence(const MtdppModel *m, const int32 *ctx, int b)
+{
+	double	   *ev;
+
+	if (m->nbr_start == NULL)
+		return NULL;
+	ev = palloc(sizeof(double) * Max(m->n_items, 1));
+	mtdpp_evidence(m, ctx, b, ev);
+	return ev;
+}
+
+/* the k best candidates, pruned by their Hadamard bounds raised by the evidence */
+static int
+hybrid_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+			 const int32 *allowed, int n_allowed, int k, MtdppRanked *out)
+{
+	double	   *ev = hybrid_evidence(m, ctx, b);
+	int			n = mtdpp_bounded_top_k(m, ctx, b, exclude, allowed, n_allowed, k, ev, out);
+
+	if (ev)
+		pfree(ev);
+	return n;
+}
+
+/* the ranks of held-out items, pruned as the top k is */
+static void
+hybrid_ranks_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+				const int32 *held, int nh, double held_score_if_unknown, int *above,
+				int *ties, int *candidates)
+{
+	double	   *ev = hybrid_evidence(m, ctx, b);
+
+	mtdpp_bounded_ranks_of(m, ctx, b, exclude, held, nh, held_score_if_unknown, ev,
+						   above, ties, candidates);
+	if (ev)
+		pfree(ev);
+}
+
+/* the candidates whose bound, raised by the evidence, reaches FLOOR, scored */
+static int
+hybrid_scores_reaching(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+					   double floor, const bool *also, int32 *cands, double *scores)
+{
+	double	   *ev = hybrid_evidence(m, ctx, b);
+	int			n = mtdpp_bounded_scores_reaching(m, ctx, b, exclude, floor, also, ev,
+												  cands, scores);
+
+	if (ev)
+		pfree(ev);
+	return n;
+}
+
 /*
  * mtdpp_similar: the items with evidence from ITEM first (its neighbour
  * list: beta * g(ITEM, j), what ITEM alone adds to j's score), by that
@@ -501,5 +556,8 @@ const MtdppKindRoutine mtdpp_kind_hybrid = {
 	.chooses = hybrid_chooses,
 	.score_all = hybrid_score_all,
 	.score_some = hybrid_score_some,
+	.top_k = hybrid_top_k,
+	.ranks_of = hybrid_ranks_of,
+	.scores_reaching = hybrid_scores_reaching,
 	.similar = hybrid_similar,
 };
