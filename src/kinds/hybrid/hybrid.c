@@ -137,7 +137,7 @@ cmp_by_weight(const void *a, const void *b, void *arg)
 /*
  * The longest list each item of M may keep of the union of its two lists
  * (M's and EASE's) so that they all take at most ROOM pairs: 0 when they
- * fit whole, else the largest such cap (bisection, as mtdpp_neighbor_cap).
+ * fit whole, else the largest such cap (mtdpp_list_cap, as item-kNN's).
  */
 static int
 union_cap(const MtdppModel *m, const MtdppModel *ease, int64 room)
@@ -147,8 +147,7 @@ union_cap(const MtdppModel *m, const MtdppModel *ease, int64 room)
 	bool	   *in = palloc0(sizeof(bool) * Max(n, 1));
 	int64		total = 0,
 				longest = 0;
-	int			lo = 1,
-				hi;
+	int			cap;
 
 	for (int j = 0; j < n; j++)
 	{
@@ -172,21 +171,9 @@ union_cap(const MtdppModel *m, const MtdppModel *ease, int64 room)
 		pfree(length);
 		return 0;
 	}
-	hi = (int) longest;
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo + 1) / 2;
-		int64		kept = 0;
-
-		for (int j = 0; j < n && kept <= room; j++)
-			kept += Min(length[j], mid);
-		if (kept <= room)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
+	cap = mtdpp_list_cap(length, n, longest, room);
 	pfree(length);
-	return lo;
+	return cap;
 }
 
 /*
