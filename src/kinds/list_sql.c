@@ -45,6 +45,7 @@ kind_traits(const MtdppKindRoutine *kind)
 		{"blocks", kind->blocks_key != NULL},
 		{"chooses", kind->chooses != NULL},
 		{"validate", kind->validate != NULL},
+		{"restore", kind->restore != NULL},
 		{"score_some", kind->score_some != NULL},
 		{"top_k", kind->top_k != NULL},
 		{"ranks_of", kind->ranks_of != NULL},

@@ -118,6 +118,17 @@ typedef struct MtdppKindRoutine
 	 */
 	void		(*validate) (const MtdppModel *m, const MtdppRefusal *refuse);
 
+	/*
+	 * Reads back into M's own values (MtdppModel.own, which its fit set)
+	 * those its scores read, from its stored hyperparameters, when a model
+	 * is read from a value or the tables: VALUE_OF(KEY, ARG) gives the
+	 * text a key's value is stored as, or NULL where the model does not
+	 * store the key.  NULL: its scores read no own value.
+	 */
+	void		(*restore) (MtdppModel *m,
+							const char *(*value_of) (const char *key, void *arg),
+							void *arg);
+
 	/* scores every item as the completion of the context CTX of B items */
 	void		(*score_all) (const MtdppModel *m, const int32 *ctx, int b,
 							  double *scores);

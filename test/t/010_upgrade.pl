@@ -71,7 +71,7 @@ my $fresh = $node->safe_psql('fresh', $definition);
 
 my $answers = q{
 SELECT string_agg(m || ':' || item_id || ':' || score, ',' ORDER BY m, rank)
-FROM unnest(ARRAY['dpp', 'knn', 'pop']) m, mtdpp_complete('{1,2,3}', 10, m)};
+FROM unnest(ARRAY['dpp', 'knn', 'pop', 'poi']) m, mtdpp_complete('{1,2,3}', 10, m)};
 my $default_answers = q{SELECT string_agg(item_id || ':' || score, ',' ORDER BY rank) FROM mtdpp_complete('{1,2,3}', 10)};
 # the rows of mtdpp.models but for the columns an update adds (0.4.0: weights, NULL but for gru)
 # the rows as they were: the columns an update adds (item keys, 0.5.0; what a training read, its
@@ -86,6 +86,7 @@ sub train_models
 SELECT * FROM mtdpp_train('dpp', 'train_lines', epochs => 3, seed => 1, kind => 'multitask');
 SELECT * FROM mtdpp_train('knn', 'train_lines', kind => 'itemknn');
 SELECT * FROM mtdpp_train('pop', 'train_lines', kind => 'popularity');
+SELECT * FROM mtdpp_train('poi', 'train_lines', kind => 'poisson', rank => 4, epochs => 20);
 SELECT * FROM mtdpp_evaluate('dpp', 'test_baskets');
 });
 	return map { $n->safe_psql($db, $_) } ($answers, $models, $items);
