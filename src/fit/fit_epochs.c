@@ -123,7 +123,7 @@ training_memory(const MtdppBaskets *d, const MtdppParams *p)
 		total = add_size(total, mul_size(shard, TRAIN_SHARDS));
 
 		/*
-		 * Validation ranks with the scorer (topk.c), whose bounds gather
+		 * Validation ranks with the scorer (topk_bounded.c), whose bounds gather
 		 * up to every candidate's R^2 row and 2^20 diagonal terms at a
 		 * time, then score blocks of up to 1024 candidates exactly; and a
 		 * score, bound, index and flag per item.

@@ -29,18 +29,6 @@ typedef enum MtdppOptimizer
 	MTDPP_OPT_MOMENTUM
 } MtdppOptimizer;
 
-/*
- * The values of the keys a kind defines for itself (its folder's struct of
- * them, within MTDPP_KIND_VALUES_SIZE bytes), one block per kind.
- */
-#define MTDPP_KIND_VALUES_SIZE	64
-typedef union MtdppKindValues
-{
-	char		bytes[MTDPP_KIND_VALUES_SIZE];
-	double		align_double;
-	int64		align_int64;
-} MtdppKindValues;
-
 /* Hyperparameters, resolved: every field holds a value after parsing. */
 typedef struct MtdppParams
 {
@@ -79,7 +67,7 @@ typedef struct MtdppParams
 	double		warm_old_baskets;	/* old baskets per new one in its epochs, 0 = all */
 	bool		warm_slice;		/* a warm start chooses its validation slice */
 	uint64		given;			/* keys the caller set, a bit per key of params.c */
-	MtdppKindValues own[MTDPP_N_KINDS]; /* the values of each kind's own keys */
+	MtdppKindValues own[MTDPP_N_KINDS]; /* the values of each kind's own keys (model.h) */
 } MtdppParams;
 
 /* the block of P holding the values of KIND's own keys */
@@ -88,14 +76,6 @@ mtdpp_kind_values(const MtdppParams *p, MtdppKind kind)
 {
 	return (void *) &p->own[kind];
 }
-
-/*
- * 0, or no build: a kind's struct TYPE of values must fit its block of
- * MtdppParams (a larger one would write into the next kind's).  Every key a
- * kind defines and every read of its values goes through it.
- */
-#define MTDPP_KIND_VALUES_FIT(type) \
-	(0 * sizeof(char[sizeof(type) <= MTDPP_KIND_VALUES_SIZE ? 1 : -1]))
 
 /* the offset of FIELD in a kind's struct TYPE of values, as its key names it */
 #define MTDPP_KIND_FIELD(type, field) (offsetof(type, field) + MTDPP_KIND_VALUES_FIT(type))

@@ -2,8 +2,9 @@
  * kinds/cooccurrence.c
  *		Counting the items bought together, item by item: what item-kNN's
  *		lists (itemknn.c) and EASE's neighbourhoods (ease_neighborhood.c)
- *		are built from; and the selection of the largest values their cuts
- *		share.
+ *		are built from; and what their cuts share: the selection of the
+ *		largest values, and the longest list every item may keep within a
+ *		number of pairs.
  */
 #include "postgres.h"
 
@@ -321,6 +322,33 @@ mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, void *arg, S
 	pfree(held);
 	/* the index and the rounds' buffers, given back before what follows the pass */
 	mtdpp_release_freed();
+}
+
+/*
+ * The largest cap on each of the N lists whose lengths LENGTH are at most
+ * LONGEST under which they keep at most ROOM pairs in all, by bisection
+ * over [1, LONGEST] (1 when no cap fits): the cut of item-kNN's lists and
+ * of the hybrid's union of two, when they do not fit whole.
+ */
+int
+mtdpp_list_cap(const int64 *length, int n, int64 longest, int64 room)
+{
+	int			lo = 1,
+				hi = (int) longest;
+
+	while (lo < hi)
+	{
+		int			mid = lo + (hi - lo + 1) / 2;
+		int64		kept = 0;
+
+		for (int i = 0; i < n && kept <= room; i++)
+			kept += Min(length[i], mid);
+		if (kept <= room)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	return lo;
 }
 
 /* the K-th largest (from 1) of the N values V, which it reorders; the cuts of item-kNN and of EASE's lists */

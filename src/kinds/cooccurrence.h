@@ -1,7 +1,8 @@
 /*
  * kinds/cooccurrence.h
  *		Items bought together, counted item by item (cooccurrence.c), for
- *		item-kNN's lists and EASE's neighbourhoods.
+ *		item-kNN's lists and EASE's neighbourhoods, and what the cuts of
+ *		those lists share.
  */
 #ifndef MTDPP_COOCCURRENCE_H
 #define MTDPP_COOCCURRENCE_H
@@ -36,5 +37,6 @@ extern void mtdpp_visit_lists(const MtdppBaskets *data, MtdppListVisitor visit, 
 							  Size *scratch_bytes, int64 *pairs);
 extern Size mtdpp_visit_scratch_bound(const MtdppBaskets *data);
 extern float mtdpp_kth_largest(float *v, int n, int k);
+extern int	mtdpp_list_cap(const int64 *length, int n, int64 longest, int64 room);
 
 #endif							/* MTDPP_COOCCURRENCE_H */

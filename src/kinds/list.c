@@ -46,6 +46,11 @@ mtdpp_kinds_init(void)
 		if ((int) all_kinds[k]->kind != k || strcmp(all_kinds[k]->name, listed_names[k]) != 0)
 			elog(ERROR, "kind %s (number %d) is listed as %s, number %d",
 				 all_kinds[k]->name, (int) all_kinds[k]->kind, listed_names[k], k);
+		/* the answers found without scoring every candidate: all three, or none */
+		if ((all_kinds[k]->top_k == NULL) != (all_kinds[k]->ranks_of == NULL) ||
+			(all_kinds[k]->top_k == NULL) != (all_kinds[k]->scores_reaching == NULL))
+			elog(ERROR, "kind %s defines some of top_k, ranks_of and scores_reaching, not all",
+				 all_kinds[k]->name);
 		mtdpp_kind_register(all_kinds[k]);
 	}
 

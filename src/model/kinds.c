@@ -11,7 +11,8 @@
  *
  * Everything that depends on the kind asks the table: the hyperparameters
  * (params.c: the kind's own keys, the shared keys it takes, its defaults),
- * fitting (the aggregate), scoring (complete.c, topk.c), what a model stores
+ * fitting (the aggregate), scoring (complete.c, topk.c, through the kind's
+ * score_all, score_some and top_k, ranks_of, scores_reaching), what a model stores
  * (model.c, store.c, cache.c) and what a valid model is (model_validate.c).
  */
 #include "postgres.h"

@@ -15,6 +15,9 @@ struct MtdppParams;
 struct MtdppParamKey;
 struct MtdppKindDefault;
 
+/* a completion and its score (score/score.h), which a kind's top_k gives */
+struct MtdppRanked;
+
 /*
  * A model kind: one struct of traits and routines, as PostgreSQL describes an
  * index access method by its IndexAmRoutine.  Each kind is one folder
@@ -82,10 +85,11 @@ typedef struct MtdppKindRoutine
 	bool		bilinear;
 
 	/*
-	 * Pruned top k (topk.c): the kind's score is ln w + ln det of a kernel
-	 * per candidate, K_c = V_B diag(R_c^2) V_B^T + D_B^2, which Hadamard's
-	 * inequality bounds; only the candidates whose bound can reach the k-th
-	 * best score are scored exactly.  Other kinds score every candidate.
+	 * The kind's score is ln w + ln det of a kernel per candidate,
+	 * K_c = V_B diag(R_c^2) V_B^T + D_B^2 (plus a term of its own), which
+	 * Hadamard's inequality bounds: its routines top_k, ranks_of and
+	 * scores_reaching call the pruning of score/topk_bounded.c, and a large
+	 * cached model of it keeps the scan order that pruning reads (model.c).
 	 */
 	bool		bounded;
 
@@ -114,6 +118,17 @@ typedef struct MtdppKindRoutine
 	 */
 	void		(*validate) (const MtdppModel *m, const MtdppRefusal *refuse);
 
+	/*
+	 * Reads back into M's own values (MtdppModel.own, which its fit set)
+	 * those its scores read, from its stored hyperparameters, when a model
+	 * is read from a value or the tables: VALUE_OF(KEY, ARG) gives the
+	 * text a key's value is stored as, or NULL where the model does not
+	 * store the key.  NULL: its scores read no own value.
+	 */
+	void		(*restore) (MtdppModel *m,
+							const char *(*value_of) (const char *key, void *arg),
+							void *arg);
+
 	/* scores every item as the completion of the context CTX of B items */
 	void		(*score_all) (const MtdppModel *m, const int32 *ctx, int b,
 							  double *scores);
@@ -121,6 +136,27 @@ typedef struct MtdppKindRoutine
 	/* scores the N items CANDS, B > 0; NULL: through score_all */
 	void		(*score_some) (const MtdppModel *m, const int32 *ctx, int b,
 							   const int32 *cands, int n, double *scores);
+
+	/*
+	 * The answers of score/topk.c for a context of B > 0 items, for a kind
+	 * that finds them without scoring every candidate (the bounded kinds,
+	 * through score/topk_bounded.c): the K best candidates (mtdpp_top_k;
+	 * not for an allowed list of K or fewer, which is scored), the ranks of
+	 * NH > 0 held-out items (mtdpp_ranks_of), the candidates whose score
+	 * can reach FLOOR (mtdpp_scores_reaching), each with the arguments and
+	 * answer of the function it serves.  All three or none; NULL: every
+	 * candidate is scored (score_all, score_some) and the best selected.
+	 */
+	int			(*top_k) (const MtdppModel *m, const int32 *ctx, int b,
+						  const bool *exclude, const int32 *allowed, int n_allowed,
+						  int k, struct MtdppRanked *out);
+	void		(*ranks_of) (const MtdppModel *m, const int32 *ctx, int b,
+							 const bool *exclude, const int32 *held, int nh,
+							 double held_score_if_unknown, int *above, int *ties,
+							 int *candidates);
+	int			(*scores_reaching) (const MtdppModel *m, const int32 *ctx, int b,
+									const bool *exclude, double floor, const bool *also,
+									int32 *cands, double *scores);
 
 	/* most basket items the kind conditions on; NULL: MTDPP_MAX_CONTEXT */
 	int			(*context_limit) (const MtdppModel *m);

@@ -5,7 +5,7 @@
  *
  * A model being trained or serialised holds V and R in double; a model in a
  * backend's cache holds only what scoring reads, in float (the precision
- * of the tables), R^2 in the panels the bounds of topk.c read (model.h).
+ * of the tables), R^2 in the panels the bounds of topk_bounded.c read (model.h).
  * mtdpp_model_prepare derives what the numeric core (kernel.c) reads from
  * either: R^2, the kernel diagonal D^2 plus jitter, the squared norms of
  * V's rows.  What a model holds beyond its items depends on its kind
@@ -500,6 +500,33 @@ stored_blocks(const MtdppModel *m)
 	return mtdpp_model_blocks(m->kind, at ? at + strlen(pattern) : NULL);
 }
 
+/*
+ * The text of KEY's value in the stored hyperparameters ARG (a model's
+ * JSON, as params.c writes it), or NULL: for a kind's restore.
+ */
+static const char *
+json_value_of(const char *key, void *arg)
+{
+	const char *json = arg;
+	char		pattern[80];
+	const char *at;
+
+	snprintf(pattern, sizeof(pattern), "\"%s\": ", key);
+	at = json ? strstr(json, pattern) : NULL;
+	return at ? at + strlen(pattern) : NULL;
+}
+
+/* M's own values, which its kind reads back from the hyperparameters M holds */
+void
+mtdpp_model_restore(MtdppModel *m, const char *(*value_of) (const char *key, void *arg),
+					void *arg)
+{
+	const MtdppKindRoutine *kind = mtdpp_kind(m->kind);
+
+	if (kind->restore != NULL)
+		kind->restore(m, value_of, arg);
+}
+
 MtdppModel *
 mtdpp_model_deserialize(bytea *blob)
 {
@@ -549,6 +576,7 @@ mtdpp_model_deserialize(bytea *blob)
 	m->hyperparams = palloc0(h.json_len + 1);
 	read_bytes(&pos, end, m->hyperparams, h.json_len);
 	m->blocks = stored_blocks(m);
+	mtdpp_model_restore(m, json_value_of, m->hyperparams);
 	m->loss_history = palloc0(sizeof(double) * Max(1, h.epochs_run));
 	m->val_history = palloc0(sizeof(double) * Max(1, h.epochs_run));
 	read_bytes(&pos, end, m->loss_history, sizeof(double) * h.epochs_run);
@@ -623,6 +651,7 @@ mtdpp_model_copy(const MtdppModel *m)
 
 	result->log_w = m->log_w;
 	result->blocks = m->blocks;
+	result->own = m->own;
 	result->n_baskets = m->n_baskets;
 	result->n_examples = m->n_examples;
 	result->epochs_run = m->epochs_run;

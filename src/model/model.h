@@ -52,6 +52,32 @@
 
 
 /* A trained model, in memory. */
+/*
+ * The values of the keys a kind defines for itself (its folder's struct of
+ * them, within MTDPP_KIND_VALUES_SIZE bytes): a block per kind in the
+ * hyperparameters (fit/params.h), and the block of a model's own kind in
+ * the model, for the values its scoring reads.
+ */
+#define MTDPP_KIND_VALUES_SIZE	64
+typedef union MtdppKindValues
+{
+	char		bytes[MTDPP_KIND_VALUES_SIZE];
+	double		align_double;
+	int64		align_int64;
+} MtdppKindValues;
+
+/*
+ * 0, or no build: a kind's struct TYPE of values must fit its block
+ * (a larger one would write into the next kind's).  Every key a kind
+ * defines and every read of its values goes through it.
+ */
+#define MTDPP_KIND_VALUES_FIT(type) \
+	(0 * sizeof(char[sizeof(type) <= MTDPP_KIND_VALUES_SIZE ? 1 : -1]))
+
+/* model M's values of its kind's own keys, as the kind's struct TYPE */
+#define MTDPP_MODEL_PARAMS(m, type) \
+	((type *) &(m)->own + MTDPP_KIND_VALUES_FIT(type))
+
 typedef struct MtdppModel
 {
 	MtdppKind	kind;
@@ -112,12 +138,19 @@ typedef struct MtdppModel
 	double	   *loss_history;	/* epochs_run entries */
 	double	   *val_history;	/* epochs_run entries */
 	char	   *hyperparams;	/* resolved hyperparameters, JSON text */
+
+	/*
+	 * The values of its kind's own keys that its scores read, set by the
+	 * fit and read back from the stored hyperparameters by the kind's
+	 * routine restore when the model is read (zeros for a kind without).
+	 */
+	MtdppKindValues own;
 } MtdppModel;
 
 /*
  * A cached model holds R squared in panels of MTDPP_PANEL items: a panel is
  * rank rows of MTDPP_PANEL floats, one per item (the last panel padded with
- * zeros).  The bounds of every candidate (topk.c) then run with one item a
+ * zeros).  The bounds of every candidate (topk_bounded.c) then run with one item a
  * SIMD lane, reading the panels straight through.
  */
 #define MTDPP_PANEL 8
@@ -163,8 +196,8 @@ mtdpp_scan_groups(int64 n)
  * the tables store.  So a factor below 2^-80 is zero, and a task factor or
  * a bias, which enter kernels squared, below 2^-40.  Nonzero values then
  * stay at or above 2^-80 (R^2 included) in single precision as in double,
- * far above the smallest normal float (2^-126): topk.c keeps the products
- * of its single-precision pass above it too.
+ * far above the smallest normal float (2^-126): topk_bounded.c keeps the
+ * products of its single-precision pass above it too.
  */
 #define MTDPP_NEGLIGIBLE		0x1p-80 /* a factor V below this is zero */
 #define MTDPP_NEGLIGIBLE_ROOT	0x1p-40 /* a task factor R or a bias D below this is zero */
@@ -185,6 +218,9 @@ extern int64 mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epoc
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);
 extern MtdppModel *mtdpp_model_copy(const MtdppModel *m);
+extern void mtdpp_model_restore(MtdppModel *m,
+								const char *(*value_of) (const char *key, void *arg),
+								void *arg);
 
 /* model_validate.c: what a valid model is */
 typedef enum MtdppModelOrigin

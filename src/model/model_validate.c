@@ -40,7 +40,7 @@
  * last pivot of that factorisation).  The limit is about 5e11 at rank 64 and
  * 8e10 at rank 1024, far above what trained models reach (their largest nu
  * and largest rho come from different items).  The score then lies between ln w + b ln J and
- * ln w + sum_s ln(d_s (1 + nu rho)): finite.  The completion bounds (topk.c)
+ * ln w + sum_s ln(d_s (1 + nu rho)): finite.  The completion bounds (topk_bounded.c)
  * work in single precision on terms up to n nu rho and n nu, so nu itself
  * stays below FLT_MAX / (2 n).
  *

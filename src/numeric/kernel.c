@@ -23,7 +23,7 @@
  * gradients (fit_loss.c), the single-kernel kinds train through it with R = 1
  * (L = V V^T + D^2).  mtdpp_targets_logdet runs it over a list of candidates
  * or a range of the catalog, a block at a time: scoring (the multi-task kinds),
- * the exact scores of the top k and of validation (topk.c).  So the trainer
+ * the exact scores of the top k and of validation (topk_bounded.c).  So the trainer
  * and the scorer cannot drift apart.
  *
  * An ensemble of the multi-task kinds keeps its fits side

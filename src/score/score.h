@@ -1,7 +1,9 @@
 /*
  * score/score.h
- *		Scoring: the top k and ranks of a basket's completions (topk.c) and
- *		diverse picks (diverse.c).
+ *		Scoring: the top k and ranks of a basket's completions (topk.c),
+ *		the pruning by bounds the bounded kinds' routines call
+ *		(topk_bounded.c), co-occurrence evidence (evidence.c) and diverse
+ *		picks (diverse.c).
  */
 #ifndef MTDPP_SCORE_H
 #define MTDPP_SCORE_H
@@ -28,7 +30,25 @@ extern void mtdpp_ranks_of(const MtdppModel *m, const int32 *ctx, int b,
 extern int	mtdpp_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
 								  const bool *exclude, double floor, const bool *also,
 								  int32 *cands, double *scores);
+
+/* topk_bounded.c: the routines of the bounded kinds, EV their evidence (NULL: none) */
+extern int	mtdpp_bounded_top_k(const MtdppModel *m, const int32 *ctx, int b,
+								const bool *exclude, const int32 *allowed, int n_allowed,
+								int k, const double *ev, MtdppRanked *out);
+extern void mtdpp_bounded_ranks_of(const MtdppModel *m, const int32 *ctx, int b,
+								   const bool *exclude, const int32 *held, int nh,
+								   double held_score_if_unknown, const double *ev,
+								   int *above, int *ties, int *candidates);
+extern int	mtdpp_bounded_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
+										  const bool *exclude, double floor,
+										  const bool *also, const double *ev,
+										  int32 *cands, double *scores);
+
+/* evidence.c */
 extern void mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev);
+extern int	mtdpp_evidence_items(const MtdppModel *m, const int32 *ctx, int b,
+								 const double *ev, const bool *exclude, int32 *list,
+								 bool *listed);
 
 /* diverse.c */
 extern int	mtdpp_diverse_pool(int k);

@@ -1,7 +1,8 @@
 /*
  * score/topk_int.h
- *		What the top k (topk.c) shares with its scan of large catalogs
- *		(topk_scan.c): the heap of the best k, the bounds and the exact scores.
+ *		What the top k (topk.c), its pruning by bounds (topk_bounded.c) and
+ *		its scan of large catalogs (topk_scan.c) share: the heap of the best
+ *		k, the bounds and the exact scores.
  */
 #ifndef MTDPP_TOPK_INT_H
 #define MTDPP_TOPK_INT_H
@@ -25,6 +26,7 @@ better(double sa, int32 ia, double sb, int32 ib)
 }
 
 extern void mtdpp_topk_offer_slow(TopK *t, double score, int32 index);
+extern void mtdpp_sort_ranked(MtdppRanked *out, int n);
 
 /* SCORE for INDEX: most candidates lose to the root, checked inline */
 static inline void
@@ -35,6 +37,7 @@ offer(TopK *t, double score, int32 index)
 	mtdpp_topk_offer_slow(t, score, index);
 }
 
+/* topk_bounded.c */
 extern void mtdpp_exact_logdets(const MtdppModel *m, const int32 *ctx, int b, const double *P,
 								const int32 *cands, int n, double *logdet);
 extern double mtdpp_fit_bounds(const MtdppModel *m, const int32 *ctx, int b, const int32 *cands,
@@ -44,6 +47,6 @@ extern double mtdpp_bound_threshold(const MtdppModel *m, double score, double of
 
 /* topk_scan.c */
 extern bool mtdpp_top_k_scan(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
-							 const double *P, TopK *top);
+							 const double *P, const double *ev, TopK *top);
 
 #endif							/* MTDPP_TOPK_INT_H */

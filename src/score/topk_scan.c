@@ -4,7 +4,7 @@
  *		without bounding every item: the items by decreasing size of their
  *		task factors, a chunk at a time, until no later one can enter.
  *
- * topk.c bounds every candidate c of a basket by a product over the
+ * topk_bounded.c bounds every candidate c of a basket by a product over the
  * basket's columns s of 1 + sum_j R_cj^2 W_js, with W >= 0 (r x b) the
  * basket's weights.  Each sum is at most t_c max_j W_js, with
  * t_c = sum_j R_cj^2, so that
@@ -13,8 +13,8 @@
  *
  * which grows with t_c.  A cached model keeps its items in decreasing t_c
  * (model.c, scan_order).  The scan bounds a chunk of them, scores exactly
- * those whose bound reaches the k-th best score so far (as topk.c does the
- * whole catalog), and stops before the first chunk whose largest t_c gives
+ * those whose bound reaches the k-th best score so far (as topk_bounded.c
+ * does the whole catalog), and stops before the first chunk whose largest t_c gives
  * a G below that threshold: no item after it can enter the top k.  The
  * items a kind's co-occurrence evidence raises (the neighbours of the
  * basket's items) go first, whatever their t_c, since their bound is G's
@@ -31,14 +31,13 @@
 #include <float.h>
 #include <math.h>
 
-#include "model/kinds.h"
 #include "model/model.h"
 #include "score/score.h"
 #include "score/topk_int.h"
 
 /* items bounded at a time; the scan's least useful work is one chunk */
 #define SCAN_CHUNK 4096
-/* candidates scored exactly at a time, as topk.c */
+/* candidates scored exactly at a time, as topk_bounded.c */
 #define SCAN_SCORE_BLOCK 64
 
 typedef struct Bounded
@@ -109,39 +108,24 @@ score_bounded(const MtdppModel *m, const int32 *ctx, int b, const double *P, Bou
 }
 
 /*
- * The items whose evidence for CTX is not 0 (none EXCLUDE flags), bounded
+ * The items whose evidence EV for CTX is not 0 (none EXCLUDE flags), bounded
  * with their evidence and scored into TOP first: flagged in the array
- * returned, their evidence into *EV (NULL for a kind without it).
+ * returned (NULL for a kind without evidence, EV NULL).
  */
 static bool *
 scan_evidence(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
-			  const double *P, float *W, TopK *top, double **ev, int *bounded, int *scored)
+			  const double *P, const double *ev, float *W, TopK *top, int *bounded,
+			  int *scored)
 {
-	int			nl = 0;
+	int			nl;
 	int32	   *list;
-	int64		pairs = 0;
 	bool	   *listed;
 
-	*ev = NULL;
-	if (!mtdpp_kind(m->kind)->neighbors || m->nbr_start == NULL)
+	if (ev == NULL)
 		return NULL;
-	*ev = palloc(sizeof(double) * Max(m->n_items, 1));
-	mtdpp_evidence(m, ctx, b, *ev);
 	listed = palloc0(sizeof(bool) * Max(m->n_items, 1));
-	for (int s = 0; s < b; s++)
-		pairs += m->nbr_start[ctx[s] + 1] - m->nbr_start[ctx[s]];
-	list = palloc(sizeof(int32) * Max(Min(pairs, (int64) m->n_items), 1));
-	for (int s = 0; s < b; s++)
-		for (int64 q = m->nbr_start[ctx[s]]; q < m->nbr_start[ctx[s] + 1]; q++)
-		{
-			int32		c = m->nbr_index[q];
-
-			if (!listed[c] && !exclude[c] && (*ev)[c] != 0.0)
-			{
-				listed[c] = true;
-				list[nl++] = c;
-			}
-		}
+	list = palloc(sizeof(int32) * Max(m->n_items, 1));
+	nl = mtdpp_evidence_items(m, ctx, b, ev, exclude, list, listed);
 	if (nl > 0)
 	{
 		double	   *bound = palloc(sizeof(double) * nl);
@@ -150,10 +134,10 @@ scan_evidence(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 
 		for (int j = 0; j < nl; j++)
 		{
-			c[j].bound = bound[j] * exp((*ev)[list[j]]);
+			c[j].bound = bound[j] * exp(ev[list[j]]);
 			c[j].item = list[j];
 		}
-		score_bounded(m, ctx, b, P, c, nl, *ev, offset, top, scored);
+		score_bounded(m, ctx, b, P, c, nl, ev, offset, top, scored);
 		*bounded += nl;
 		pfree(bound);
 		pfree(c);
@@ -213,23 +197,23 @@ scan_packed(Scan *sc, int ng, TopK *top)
 }
 
 /*
- * The top k of CTX (B items, P its pairs) into TOP, as mtdpp_top_k's pass
- * over every item would find them, skipping the items EXCLUDE flags; false,
- * with nothing done, for a model that keeps no scan order (small, not
- * cached, or of several fits).  TOP's scores lack ln w, as mtdpp_top_k's.
+ * The top k of CTX (B items, P its pairs, EV the evidence the kind adds,
+ * NULL: none) into TOP, as the pass over every item (topk_bounded.c) would
+ * find them, skipping the items EXCLUDE flags; false, with nothing done,
+ * for a model that keeps no scan order (small, not cached, or of several
+ * fits).  TOP's scores lack ln w, as the pass's.
  */
 bool
 mtdpp_top_k_scan(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
-				 const double *P, TopK *top)
+				 const double *P, const double *ev, TopK *top)
 {
 	int			n = m->n_items;
 	int			r = m->rank;
 	double	   *colmax = palloc(sizeof(double) * Max(b, 1));
 	float	   *W = palloc(sizeof(float) * (size_t) r * Max(b, 1));
 	Scan		sc = {m, ctx, b, P, exclude};
-	double	   *ev;
 	double	   *env_bound;
-	/* G's margin over the float sums of the bounds (topk.c's widening, twice) */
+	/* G's margin over the float sums of the bounds (topk_bounded.c's widening, twice) */
 	double		margin = 1.0 + (2 * r + 16) * (double) FLT_EPSILON;
 	/*
 	 * the float sums of an item's and of its envelope's bounds are each
@@ -245,7 +229,7 @@ mtdpp_top_k_scan(const MtdppModel *m, const int32 *ctx, int b, const bool *exclu
 	sc.offset = mtdpp_fit_bounds(m, ctx, b, NULL, (int) (mtdpp_scan_groups(n) * MTDPP_PANEL), 0, r,
 								 env_bound, W, m->scan_env);
 	column_maxima(W, r, b, colmax);
-	sc.listed = scan_evidence(m, ctx, b, exclude, P, W, top, &ev, &sc.bounded, &sc.scored);
+	sc.listed = scan_evidence(m, ctx, b, exclude, P, ev, W, top, &sc.bounded, &sc.scored);
 	sc.bound = palloc(sizeof(double) * SCAN_CHUNK);
 	sc.cands = palloc(sizeof(Bounded) * SCAN_CHUNK);
 	sc.pack = palloc(sizeof(float) * (size_t) SCAN_CHUNK * r);
@@ -289,8 +273,6 @@ mtdpp_top_k_scan(const MtdppModel *m, const int32 *ctx, int b, const bool *exclu
 	pfree(sc.bound);
 	pfree(sc.cands);
 	pfree(sc.pack);
-	if (ev)
-		pfree(ev);
 	if (sc.listed)
 		pfree((void *) sc.listed);
 	return true;

@@ -186,6 +186,33 @@ load_neighbors(MtdppModel *m)
 }
 
 /*
+ * The text of KEY's value in the stored hyperparameters of model MODEL_ID
+ * (ARG, an int *), or NULL where they do not hold the key; in the caller's
+ * memory context.  Through SPI, connected.
+ */
+static const char *
+stored_value_of(const char *key, void *arg)
+{
+	int			model_id = *(int *) arg;
+	MemoryContext caller = CurrentMemoryContext;
+	char	   *text = NULL;
+	bool		ok;
+
+	/* SPI returns in its own memory context: the caller's is restored */
+	ok = SPI_execute_with_args("SELECT hyperparams OPERATOR(pg_catalog.->>) $2 "
+							   "FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1",
+							   2, (Oid[]) {INT4OID, TEXTOID},
+							   (Datum[]) {Int32GetDatum(model_id), CStringGetTextDatum(key)},
+							   NULL, true, 1) == SPI_OK_SELECT;
+	MemoryContextSwitchTo(caller);
+	if (!ok)
+		elog(ERROR, "could not read the hyperparameters of model %d", model_id);
+	if (SPI_processed == 1)
+		text = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
+	return text;
+}
+
+/*
  * The fits side by side of model MODEL_ID, of kind KIND (MtdppModel.blocks):
  * what its stored hyperparameters give for the kind's blocks key, read as
  * a model value's are (mtdpp_model_blocks).  Through SPI, connected.
@@ -193,24 +220,9 @@ load_neighbors(MtdppModel *m)
 static int
 read_model_blocks(int model_id, const MtdppKindRoutine *kind)
 {
-	MemoryContext caller = CurrentMemoryContext;
-	char	   *text = NULL;
-	bool		ok;
-
 	if (kind->blocks_key == NULL)
 		return 1;
-	/* SPI returns in its own memory context: the caller's is restored */
-	ok = SPI_execute_with_args("SELECT hyperparams OPERATOR(pg_catalog.->>) $2 "
-							   "FROM mtdpp.models WHERE model_id OPERATOR(pg_catalog.=) $1",
-							   2, (Oid[]) {INT4OID, TEXTOID},
-							   (Datum[]) {Int32GetDatum(model_id), CStringGetTextDatum(kind->blocks_key)},
-							   NULL, true, 1) == SPI_OK_SELECT;
-	MemoryContextSwitchTo(caller);
-	if (!ok)
-		elog(ERROR, "could not read the hyperparameters of model %d", model_id);
-	if (SPI_processed == 1)
-		text = SPI_getvalue(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1);
-	return mtdpp_model_blocks(kind->kind, text);
+	return mtdpp_model_blocks(kind->kind, stored_value_of(kind->blocks_key, &model_id));
 }
 
 /*
@@ -303,6 +315,7 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 	if (mtdpp_kind(m->kind)->weights)
 		load_weights(m, model_id);
 	m->blocks = read_model_blocks(model_id, mtdpp_kind(m->kind));
+	mtdpp_model_restore(m, stored_value_of, &model_id);
 	mtdpp_model_validate(m, MTDPP_FROM_TABLES);
 	mtdpp_model_prepare(m);
 	MemoryContextSwitchTo(old);

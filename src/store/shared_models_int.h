@@ -21,6 +21,7 @@ typedef struct SegmentHeader
 	int32		n_baskets;
 	double		log_w;
 	int32		blocks;			/* fits side by side */
+	MtdppKindValues own;		/* its kind's own values (MtdppModel.own) */
 	int64		n_neighbors;
 	int32		n_weights;		/* shared weights, else 0 */
 	int32		scan;			/* holds a scan order (model.h), else 0 */

@@ -61,6 +61,7 @@ mtdpp_segment_point(MtdppModel *m, char *base)
 	m->rank = h->rank;
 	m->log_w = h->log_w;
 	m->blocks = h->blocks;
+	m->own = h->own;
 	m->n_baskets = h->n_baskets;
 	m->item_ids = (int32 *) (base + h->item_ids);
 	m->popularity = (int32 *) (base + h->popularity);
@@ -102,6 +103,7 @@ mtdpp_segment_fill(char *base, const SegmentHeader *layout_of, const MtdppModel 
 	h->n_baskets = m->n_baskets;
 	h->log_w = m->log_w;
 	h->blocks = m->blocks;
+	h->own = m->own;
 	memcpy(base + h->item_ids, m->item_ids, n * sizeof(int32));
 	memcpy(base + h->popularity, m->popularity, n * sizeof(int32));
 	memcpy(base + h->D, m->D, n * sizeof(double));

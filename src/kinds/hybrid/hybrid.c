@@ -41,7 +41,8 @@
  * neighbour lists of the basket's items, stored pre-multiplied by beta in
  * the lists itemknn stores (beta * g(j, c) in item j's list), and it is
  * exact: the pruned top k adds it to each candidate's Hadamard bound and
- * stays exact (topk.c).  beta = 0 is the DPP itself; a large beta ranks
+ * stays exact (score/topk_bounded.c, which the routines top_k, ranks_of
+ * and scores_reaching call with the evidence).  beta = 0 is the DPP itself; a large beta ranks
  * by co-occurrence first and by the DPP among items without evidence.
  *
  * Fit.  The DPP is the multitask kind's fit (fit.c), which holds a
@@ -136,7 +137,7 @@ cmp_by_weight(const void *a, const void *b, void *arg)
 /*
  * The longest list each item of M may keep of the union of its two lists
  * (M's and EASE's) so that they all take at most ROOM pairs: 0 when they
- * fit whole, else the largest such cap (bisection, as mtdpp_neighbor_cap).
+ * fit whole, else the largest such cap (mtdpp_list_cap, as item-kNN's).
  */
 static int
 union_cap(const MtdppModel *m, const MtdppModel *ease, int64 room)
@@ -146,8 +147,7 @@ union_cap(const MtdppModel *m, const MtdppModel *ease, int64 room)
 	bool	   *in = palloc0(sizeof(bool) * Max(n, 1));
 	int64		total = 0,
 				longest = 0;
-	int			lo = 1,
-				hi;
+	int			cap;
 
 	for (int j = 0; j < n; j++)
 	{
@@ -171,21 +171,9 @@ union_cap(const MtdppModel *m, const MtdppModel *ease, int64 room)
 		pfree(length);
 		return 0;
 	}
-	hi = (int) longest;
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo + 1) / 2;
-		int64		kept = 0;
-
-		for (int j = 0; j < n && kept <= room; j++)
-			kept += Min(length[j], mid);
-		if (kept <= room)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
+	cap = mtdpp_list_cap(length, n, longest, room);
 	pfree(length);
-	return lo;
+	return cap;
 }
 
 /*
@@ -291,23 +279,99 @@ hybrid_ease_cap(const MtdppParams *p, int n_items, int64 room, bool report)
 	return (int) Max(fits, 1);
 }
 
+/*
+ * What the hybrid's fit chooses on its slice, and what building its
+ * evidence from every training basket settles: the form, its weights, and
+ * EASE's lambda, dropout and solver where EASE's evidence is used.
+ */
+typedef struct HybridChoice
+{
+	HybridForm	form;
+	double		beta;
+	double		alpha;			/* EASE's lambda per mean popularity, as chosen */
+	double		cosine_beta;	/* the best cosine's weight, the fallback */
+	double		ease_beta;
+	double		lambda;
+	double		dropout;
+	bool		ease_neighborhood;
+	MtdppMetrics chosen;
+} HybridChoice;
+
+/*
+ * M's lists (the model's item ids and the DPP's factors set) become the
+ * evidence of every training basket of DATA, pre-multiplied by the weight
+ * CH chose: EASE's where its form uses it (fitted with EASE_P, its lists
+ * cut to fit ROOM), else, or where EASE fails on all the baskets, the
+ * co-occurrence lists cut to CAP; DP is the DPP's hyperparameters, whose
+ * cut the reports name.
+ */
+static void
+build_evidence(MtdppModel *m, MtdppBaskets *data, const MtdppParams *p, const MtdppParams *dp,
+			   const MtdppParams *ease_p, int cap, int64 room, HybridChoice *ch)
+{
+	bool		built = false;
+	int64		distinct = -1;	/* of the cosine lists, once built */
+
+	if (ch->form == FORM_EASE || ch->form == FORM_COSINE_EASE)
+	{
+		MtdppModel *ease = ch->form == FORM_EASE ? m : mtdpp_model_alloc(MTDPP_EASE, data->n_items, 0);
+		MtdppParams ep = *ease_p;
+		MtdppListTap tap;
+		MtdppCosineLists *cosine = NULL;
+
+		/* lambda scales with the baskets: the same multiple of the mean popularity */
+		ch->lambda = ch->alpha * data->n_lines / Max(data->n_items, 1);
+		/* and the weights are fitted as they were on the slice */
+		mtdpp_ease_params(&ep)->solver = ch->ease_neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
+		(void) hybrid_ease_cap(p, data->n_items, room, true);
+		if (ch->form == FORM_COSINE_EASE)
+			cosine = mtdpp_cosine_lists_start(data, m, cap, &tap);
+		built = mtdpp_ease_lists(data, &ep, &ch->lambda, ease, &ch->ease_neighborhood, NULL,
+								 &ch->dropout, cosine ? &tap : NULL);
+		if (cosine)
+		{
+			/* the cosine lists: counted in the neighbourhoods' pass, or in one of their own */
+			distinct = mtdpp_cosine_lists_finish(cosine);
+			mtdpp_report_neighbor_cap(dp, p, distinct, m->nbr_start[m->n_items]);
+		}
+		if (built && ch->form == FORM_EASE)
+			for (int64 q = 0; q < m->nbr_start[m->n_items]; q++)
+				m->nbr_weight[q] = (float4) (ch->beta * m->nbr_weight[q]);
+		else if (built)
+			merge_lists(m, ease, ch->beta, ch->ease_beta, cap, room);
+		else
+		{
+			/* not positive definite on all the baskets: the best cosine */
+			ch->form = FORM_COSINE;
+			ch->beta = ch->cosine_beta;
+			ch->ease_beta = 0.0;
+		}
+	}
+	if (!built)
+	{
+		if (distinct < 0)
+		{
+			distinct = mtdpp_cooccurrence_lists(data, m, cap);
+			mtdpp_report_neighbor_cap(dp, p, distinct, m->nbr_start[m->n_items]);
+		}
+		for (int j = 0; j < m->n_items; j++)
+			for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
+				m->nbr_weight[q] = (float4) (ch->beta * mtdpp_hybrid_form_weight(ch->form, (double) m->nbr_weight[q],
+																	data->popularity[j],
+																	data->popularity[m->nbr_index[q]]));
+	}
+	if (ch->beta == 0.0)
+		memset(m->nbr_start, 0, sizeof(int64) * (m->n_items + 1));
+}
+
 static MtdppModel *
 hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 {
 	MtdppParams dp = *p;
 	MtdppValidation slice;
-	MtdppMetrics chosen = {0};
 	MtdppModel *m;
-	HybridForm	form = DEFAULT_FORM;
-	double		beta = DEFAULT_BETA,
-				alpha = -1.0,
-				cosine_beta = DEFAULT_BETA,
-				ease_beta = 0.0,
-				lambda = 0.0,
-				dropout = 0.0;
-	bool		built = false,
-				ease_neighborhood = false;
-	int64		distinct = -1;	/* of the cosine lists, once built */
+	HybridChoice ch = {.form = DEFAULT_FORM, .beta = DEFAULT_BETA, .alpha = -1.0,
+	.cosine_beta = DEFAULT_BETA};
 	int			cap,
 				ease_cap;
 	int64		room;
@@ -344,71 +408,23 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 		MemoryContext caller = MemoryContextSwitchTo(search);
 
 		mtdpp_progress_phase(MTDPP_PHASE_WEIGHTS);
-		mtdpp_hybrid_choose_weights(m, data, &slice, p, cap, &form, &beta, &ease_beta, &chosen, &alpha,
-					  &cosine_beta, &ease_neighborhood);
+		mtdpp_hybrid_choose_weights(m, data, &slice, p, cap, &ch.form, &ch.beta, &ch.ease_beta,
+									&ch.chosen, &ch.alpha, &ch.cosine_beta,
+									&ch.ease_neighborhood);
 		MemoryContextSwitchTo(caller);
 		MemoryContextDelete(search);
 	}
 	else if (p->verbose)
 		ereport(NOTICE,
 				(errmsg("hybrid: no validation slice, evidence %s with beta %g",
-						mtdpp_hybrid_form_names[form], beta)));
+						mtdpp_hybrid_form_names[ch.form], ch.beta)));
 
 	/* the evidence of every training basket, pre-multiplied by beta */
 	mtdpp_progress_phase(MTDPP_PHASE_EVIDENCE);
 	m->kind = MTDPP_HYBRID;
-	if (form == FORM_EASE || form == FORM_COSINE_EASE)
-	{
-		MtdppModel *ease = form == FORM_EASE ? m : mtdpp_model_alloc(MTDPP_EASE, data->n_items, 0);
-		MtdppParams ep = ease_p;
-		MtdppListTap tap;
-		MtdppCosineLists *cosine = NULL;
-
-		/* lambda scales with the baskets: the same multiple of the mean popularity */
-		lambda = alpha * data->n_lines / Max(data->n_items, 1);
-		/* and the weights are fitted as they were on the slice */
-		mtdpp_ease_params(&ep)->solver = ease_neighborhood ? MTDPP_EASE_NEIGHBORHOOD : MTDPP_EASE_EXACT;
-		(void) hybrid_ease_cap(p, data->n_items, room, true);
-		if (form == FORM_COSINE_EASE)
-			cosine = mtdpp_cosine_lists_start(data, m, cap, &tap);
-		built = mtdpp_ease_lists(data, &ep, &lambda, ease, &ease_neighborhood, NULL, &dropout,
-								 cosine ? &tap : NULL);
-		if (cosine)
-		{
-			/* the cosine lists: counted in the neighbourhoods' pass, or in one of their own */
-			distinct = mtdpp_cosine_lists_finish(cosine);
-			mtdpp_report_neighbor_cap(&dp, p, distinct, m->nbr_start[m->n_items]);
-		}
-		if (built && form == FORM_EASE)
-			for (int64 q = 0; q < m->nbr_start[m->n_items]; q++)
-				m->nbr_weight[q] = (float4) (beta * m->nbr_weight[q]);
-		else if (built)
-			merge_lists(m, ease, beta, ease_beta, cap, room);
-		else
-		{
-			/* not positive definite on all the baskets: the best cosine */
-			form = FORM_COSINE;
-			beta = cosine_beta;
-			ease_beta = 0.0;
-		}
-	}
-	if (!built)
-	{
-		if (distinct < 0)
-		{
-			distinct = mtdpp_cooccurrence_lists(data, m, cap);
-			mtdpp_report_neighbor_cap(&dp, p, distinct, m->nbr_start[m->n_items]);
-		}
-		for (int j = 0; j < m->n_items; j++)
-			for (int64 q = m->nbr_start[j]; q < m->nbr_start[j + 1]; q++)
-				m->nbr_weight[q] = (float4) (beta * mtdpp_hybrid_form_weight(form, (double) m->nbr_weight[q],
-																data->popularity[j],
-																data->popularity[m->nbr_index[q]]));
-	}
-	if (beta == 0.0)
-		memset(m->nbr_start, 0, sizeof(int64) * (m->n_items + 1));
-	m->hyperparams = hybrid_json(m, p, form, beta, ease_beta, lambda, dropout, ease_neighborhood,
-								 &chosen);
+	build_evidence(m, data, p, &dp, &ease_p, cap, room, &ch);
+	m->hyperparams = hybrid_json(m, p, ch.form, ch.beta, ch.ease_beta, ch.lambda, ch.dropout,
+								 ch.ease_neighborhood, &ch.chosen);
 	m->seconds = mtdpp_seconds_since(start);
 	return m;
 }
@@ -439,6 +455,60 @@ hybrid_score_some(const MtdppModel *m, const int32 *ctx, int b,
 	for (int t = 0; t < n; t++)
 		scores[t] += ev[cands[t]];
 	pfree(ev);
+}
+
+/* the evidence of every item for CTX, or NULL where the model keeps no lists */
+static double *
+hybrid_evidence(const MtdppModel *m, const int32 *ctx, int b)
+{
+	double	   *ev;
+
+	if (m->nbr_start == NULL)
+		return NULL;
+	ev = palloc(sizeof(double) * Max(m->n_items, 1));
+	mtdpp_evidence(m, ctx, b, ev);
+	return ev;
+}
+
+/* the k best candidates, pruned by their Hadamard bounds raised by the evidence */
+static int
+hybrid_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+			 const int32 *allowed, int n_allowed, int k, MtdppRanked *out)
+{
+	double	   *ev = hybrid_evidence(m, ctx, b);
+	int			n = mtdpp_bounded_top_k(m, ctx, b, exclude, allowed, n_allowed, k, ev, out);
+
+	if (ev)
+		pfree(ev);
+	return n;
+}
+
+/* the ranks of held-out items, pruned as the top k is */
+static void
+hybrid_ranks_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+				const int32 *held, int nh, double held_score_if_unknown, int *above,
+				int *ties, int *candidates)
+{
+	double	   *ev = hybrid_evidence(m, ctx, b);
+
+	mtdpp_bounded_ranks_of(m, ctx, b, exclude, held, nh, held_score_if_unknown, ev,
+						   above, ties, candidates);
+	if (ev)
+		pfree(ev);
+}
+
+/* the candidates whose bound, raised by the evidence, reaches FLOOR, scored */
+static int
+hybrid_scores_reaching(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+					   double floor, const bool *also, int32 *cands, double *scores)
+{
+	double	   *ev = hybrid_evidence(m, ctx, b);
+	int			n = mtdpp_bounded_scores_reaching(m, ctx, b, exclude, floor, also, ev,
+												  cands, scores);
+
+	if (ev)
+		pfree(ev);
+	return n;
 }
 
 /*
@@ -501,5 +571,8 @@ const MtdppKindRoutine mtdpp_kind_hybrid = {
 	.chooses = hybrid_chooses,
 	.score_all = hybrid_score_all,
 	.score_some = hybrid_score_some,
+	.top_k = hybrid_top_k,
+	.ranks_of = hybrid_ranks_of,
+	.scores_reaching = hybrid_scores_reaching,
 	.similar = hybrid_similar,
 };

@@ -104,8 +104,7 @@ mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kin
 				room,
 				longest = 0;
 	int64	   *length;
-	int			lo,
-				hi;
+	int			cap;
 	Size		scratch,
 				held;
 
@@ -133,23 +132,10 @@ mtdpp_neighbor_cap(const MtdppBaskets *data, const MtdppParams *p, MtdppKind kin
 		pfree(length);
 		return 0;
 	}
-	/* the largest cap whose lists fit: bisection over [1, longest] */
-	lo = 1;
-	hi = (int) longest;
-	while (lo < hi)
-	{
-		int			mid = lo + (hi - lo + 1) / 2;
-		int64		kept = 0;
-
-		for (int i = 0; i < n && kept <= room; i++)
-			kept += Min(length[i], mid);
-		if (kept <= room)
-			lo = mid;
-		else
-			hi = mid - 1;
-	}
+	/* the largest cap whose lists fit */
+	cap = mtdpp_list_cap(length, n, longest, room);
 	pfree(length);
-	return lo;
+	return cap;
 }
 
 /* item-kNN's weight of the pair (I, C), bought together in COOC baskets */

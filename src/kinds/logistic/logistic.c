@@ -10,7 +10,7 @@
  * which the numeric core computes for the whole catalog at once
  * (mtdpp_schur_logdets, kernel.c): cheaper than a kernel per candidate, so
  * the kind scores the whole catalog even for a few candidates, and
- * completes without the pruning of topk.c.  The score is
+ * completes without the pruning of topk_bounded.c.  The score is
  * ln(w det L[B + c]), P(y = 1 | B + c) = 1 - exp(-exp(score)).
  *
  * It trains by the stochastic gradient of fit/ with R = 1, on whole baskets

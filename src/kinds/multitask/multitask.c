@@ -12,8 +12,9 @@
  * ln P(y = 1) keeps apart candidates whose probabilities all round to 1 in
  * double precision.  Every candidate has a kernel of its own, computed by
  * the numeric core (kernel.c) a block of candidates per BLAS call; a
- * completion scores exactly only the candidates whose bound can reach the
- * top k (topk.c).  Both kinds train by the stochastic gradient of fit.c, a
+ * completion scores exactly only the candidates whose Hadamard bound can
+ * reach the top k (the pruning of score/topk_bounded.c, which its routines
+ * top_k, ranks_of and scores_reaching call).  Both kinds train by the stochastic gradient of fit.c, a
  * target against the rest of its basket and against negative targets.
  *
  * An empty context (every basket item unknown to the model) has no kernel:
@@ -34,8 +35,8 @@
  * the fits' D_f^2 (jitter included) and V'_f = S_f^-1 V_f, S_f^2 =
  * D_f^2 / D^2; the ln det S_f^2 of a context then sum to 0 over the fits,
  * so the mean score is exactly the mean of the fits' own.  The numeric core
- * (kernel.c) takes the mean; the top k stays exact (topk.c): the mean of
- * the fits' Hadamard bounds bounds the mean score.
+ * (kernel.c) takes the mean; the top k stays exact (topk_bounded.c): the
+ * mean of the fits' Hadamard bounds bounds the mean score.
  */
 #include "postgres.h"
 
@@ -83,6 +84,34 @@ mtdpp_multitask_score_some(const MtdppModel *m, const int32 *ctx, int b,
 	pfree(P);
 }
 
+/* the k best candidates, pruned by their Hadamard bounds */
+int
+mtdpp_multitask_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+					  const int32 *allowed, int n_allowed, int k, MtdppRanked *out)
+{
+	return mtdpp_bounded_top_k(m, ctx, b, exclude, allowed, n_allowed, k, NULL, out);
+}
+
+/* the ranks of held-out items, pruned by the candidates' Hadamard bounds */
+void
+mtdpp_multitask_ranks_of(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
+						 const int32 *held, int nh, double held_score_if_unknown,
+						 int *above, int *ties, int *candidates)
+{
+	mtdpp_bounded_ranks_of(m, ctx, b, exclude, held, nh, held_score_if_unknown, NULL,
+						   above, ties, candidates);
+}
+
+/* the candidates whose Hadamard bound reaches FLOOR, scored */
+int
+mtdpp_multitask_scores_reaching(const MtdppModel *m, const int32 *ctx, int b,
+								const bool *exclude, double floor, const bool *also,
+								int32 *cands, double *scores)
+{
+	return mtdpp_bounded_scores_reaching(m, ctx, b, exclude, floor, also, NULL, cands,
+										 scores);
+}
+
 /* the shared keys it takes */
 static const char *const multitask_keys_taken[] = {MTDPP_SGD_KEYS, MTDPP_VALIDATION_KEYS, "fits", MTDPP_WARM_KEYS, NULL};
 
@@ -100,5 +129,8 @@ const MtdppKindRoutine mtdpp_kind_multitask = {
 	.fit = mtdpp_fit_ensemble,
 	.score_all = mtdpp_multitask_score_all,
 	.score_some = mtdpp_multitask_score_some,
+	.top_k = mtdpp_multitask_top_k,
+	.ranks_of = mtdpp_multitask_ranks_of,
+	.scores_reaching = mtdpp_multitask_scores_reaching,
 	.similar = mtdpp_similar_cosine,
 };

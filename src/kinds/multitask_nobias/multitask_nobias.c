@@ -28,5 +28,8 @@ const MtdppKindRoutine mtdpp_kind_multitask_nobias = {
 	.fit = mtdpp_fit_ensemble,
 	.score_all = mtdpp_multitask_score_all,
 	.score_some = mtdpp_multitask_score_some,
+	.top_k = mtdpp_multitask_top_k,
+	.ranks_of = mtdpp_multitask_ranks_of,
+	.scores_reaching = mtdpp_multitask_scores_reaching,
 	.similar = mtdpp_similar_cosine,
 };

@@ -16,8 +16,9 @@
  *		score(c) = E[theta] . E[beta_c]
  *
  * computed for every item (no pruning).  The inner prior shape a of theta,
- * which query-time inference needs, is stored as the model's ln w (a lies
- * within w's range).  An empty basket is completed by popularity, as by
+ * which query-time inference needs, is the model's own value (MtdppModel.own,
+ * read back from its stored hyperparameters; a model stored before it had
+ * that place kept it as its ln w).  An empty basket is completed by popularity, as by
  * every kind; mtdpp_explain gives the basket items' leave-one-out
  * contributions.
  *
@@ -109,7 +110,8 @@ poisson_model(const MtdppBaskets *data, const MtdppParams *p)
 	memcpy(m->popularity, data->popularity, sizeof(int32) * data->n_items);
 	m->n_baskets = data->n_baskets;
 	m->n_examples = data->n_lines;
-	m->log_w = log(mtdpp_poisson_params(p)->a);
+	/* its own values, the prior shapes, as fitted; ln w is unused (0) */
+	*mtdpp_poisson_model(m) = *mtdpp_poisson_params(p);
 	/* no task factors: R = 1 */
 	for (Size c = 0; c < cells; c++)
 		m->R[c] = 1.0;
@@ -299,7 +301,7 @@ poisson_score_all(const MtdppModel *m, const int32 *ctx, int b, double *scores)
 		return;
 	}
 	etheta = palloc(sizeof(double) * k);
-	mtdpp_poisson_basket(m, exp(m->log_w), ctx, b, etheta);
+	mtdpp_poisson_basket(m, mtdpp_poisson_model(m)->a, ctx, b, etheta);
 	for (int i = 0; i < m->n_items; i++)
 	{
 		double		s = 0.0;
@@ -350,16 +352,18 @@ static const MtdppKindDefault poisson_defaults[] = {
 
 /*
  * Poisson factorisation (poisson.c): factors E[beta], finite and
- * nonnegative reals; ln w the ln of the prior shape a, in [0.01, 100].
+ * nonnegative reals; its prior shape a in [0.01, 100].
  */
 static void
 poisson_validate(const MtdppModel *m, const MtdppRefusal *o)
 {
-	if (!(m->log_w >= log(0.01) - 1e-9 && m->log_w <= log(100.0) + 1e-9))
+	double		a = mtdpp_poisson_model(m)->a;
+
+	if (!(a >= 0.01 - 1e-9 && a <= 100.0 + 1e-9))
 		ereport(ERROR,
 				(errcode(o->sqlstate),
-				 errmsg("log_w of the poisson model is %g, outside ln 0.01 to ln 100", m->log_w),
-				 errdetail("A poisson model keeps the ln of its prior shape a, which lies from 0.01 to 100, as its ln w."),
+				 errmsg("the prior shape a of the poisson model is %g, outside 0.01 to 100", a),
+				 errdetail("A poisson model keeps the shape a of its basket factors' prior, from 0.01 to 100, among its hyperparameters."),
 				 errhint("%s", o->hint)));
 	for (int i = 0; i < m->n_items && (m->V != NULL || m->Vf != NULL); i++)
 		for (int j = 0; j < m->rank; j++)
@@ -386,6 +390,20 @@ poisson_chooses(const MtdppParams *p, const char **instead)
 	return NULL;
 }
 
+/*
+ * A stored model's prior shape a, which scoring reads, from its
+ * hyperparameters.  A model stored before a had a place of its own kept it
+ * as its ln w, which is 0 otherwise: such a model scores with the a it
+ * always scored with (a = 1 kept ln w 0, and its key says 1).
+ */
+static void
+poisson_restore(MtdppModel *m, const char *(*value_of) (const char *key, void *arg), void *arg)
+{
+	const char *a = m->log_w != 0.0 ? NULL : value_of("a", arg);
+
+	mtdpp_poisson_model(m)->a = a ? strtod(a, NULL) : exp(m->log_w);
+}
+
 const MtdppKindRoutine mtdpp_kind_poisson = {
 	.kind = MTDPP_POISSON,
 	.name = "poisson",
@@ -397,6 +415,7 @@ const MtdppKindRoutine mtdpp_kind_poisson = {
 	.fit = poisson_fit,
 	.chooses = poisson_chooses,
 	.validate = poisson_validate,
+	.restore = poisson_restore,
 	.score_all = poisson_score_all,
 	.similar = mtdpp_similar_cosine,
 };

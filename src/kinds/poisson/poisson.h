@@ -11,7 +11,7 @@
 #include "model/baskets.h"
 #include "model/model.h"
 
-/* the values of its own keys, in its block of MtdppParams */
+/* the values of its own keys, in its block of MtdppParams and in its models */
 typedef struct MtdppPoissonParams
 {
 	double		a;				/* shape of the basket factors' prior */
@@ -19,6 +19,9 @@ typedef struct MtdppPoissonParams
 } MtdppPoissonParams;
 
 #define mtdpp_poisson_params(p) MTDPP_KIND_PARAMS((p), MTDPP_POISSON, MtdppPoissonParams)
+
+/* a model's values of them (a, which inferring a basket's factors reads) */
+#define mtdpp_poisson_model(m) MTDPP_MODEL_PARAMS((m), MtdppPoissonParams)
 
 /*
  * The hierarchical priors of Gopalan, Hofman and Blei (2015), shape and
