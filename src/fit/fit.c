@@ -156,7 +156,9 @@ large_candidate_stored(const MtdppBaskets *data, const MtdppParams *p,
 {
 	Size		value;
 
-	if (mtdpp_capacity_large_fits(p, data->n_items))
+	/* where the small one does not fit either, its fit refuses with no NOTICE */
+	if (mtdpp_capacity_large_fits(p, data->n_items) ||
+		training_memory(data, small) > (Size) maintenance_work_mem * 1024)
 		return true;
 	value = mtdpp_model_value_size(p->kind, data->n_items, mtdpp_capacity_max_rank(p), p->epochs);
 	ereport(NOTICE,

@@ -101,6 +101,8 @@ SELECT * FROM mtdpp_complete(ARRAY[1], 3, 'bayes');
 -- more than maintenance_work_mem holds: refused, with a hint
 SET maintenance_work_mem = '1MB';
 SELECT * FROM mtdpp_train('bayes_big', 'train_lines', kind => 'bayesian_lowrank', rank => 128, params => '{"samples": 8}');
+-- samples not given, and even one does not fit: refused with one's figure
+SELECT * FROM mtdpp_train('bayes_big', 'train_lines', kind => 'bayesian_lowrank', rank => 128);
 -- samples not given: the most that fit, with a NOTICE
 SET maintenance_work_mem = '5MB';
 SELECT version FROM mtdpp_train('bayes_fewer', 'train_lines', kind => 'bayesian_lowrank', rank => 128, epochs => 2);

@@ -47,6 +47,12 @@ SELECT items FROM mtdpp_train('limit_scratch', 'train_lines', rank => 256, epoch
 \set VERBOSITY default
 RESET maintenance_work_mem;
 SELECT count(*) AS limit_scratch_models FROM mtdpp.models WHERE name = 'limit_scratch';
+-- Where the smaller rank the choice starts from does not fit either, the
+-- training is refused with its figure, with no NOTICE that it trains it
+-- (400 items: rank 128's value would pass half of 1 MB too).
+SET maintenance_work_mem = '1MB';
+SELECT length(mtdpp_fit(g / 2, g % 400, NULL::int, '{}')) FROM generate_series(1, 4000) g;
+RESET maintenance_work_mem;
 -- item-kNN counts its co-occurrence lists a round of items at a time on two
 -- threads, into a buffer of a sixteenth of maintenance_work_mem: many rounds
 -- (in 1 MB) give the lists of one round.

@@ -227,6 +227,16 @@ fitting_samples(const MtdppBaskets *d, const MtdppParams *p, const MtdppParams *
 						 wanted)));
 		return fewer;
 	}
+	/* samples not given: even one does not fit, so fewer would not help */
+	if (!mtdpp_param_given(p, "samples"))
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("sampling even 1 rank %d factorisation of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
+						q->rank, d->n_items, (sgld_memory(d, q, 1) + 1023) / 1024, maintenance_work_mem),
+				 errdetail("The fit keeps as many of its %d samples as fit; all %d need %zu kB.",
+						   wanted, wanted, (need + 1023) / 1024),
+				 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train with a lower rank.",
+						 (sgld_memory(d, q, 1) >> 20) + 1)));
 	ereport(ERROR,
 			(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 			 errmsg("sampling %d rank %d factorisations of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
