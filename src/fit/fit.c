@@ -176,6 +176,42 @@ large_candidate_stored(const MtdppBaskets *data, const MtdppParams *p,
 }
 
 /*
+ * Where the smaller candidate SMALL does not train within
+ * maintenance_work_mem (a catalog of tens of thousands of items at the
+ * default settings), the largest rank half of it, a quarter, ... down to
+ * MTDPP_CAPACITY_FLOOR_RANK that does is trained alone, with a NOTICE naming
+ * the figure that lets the choice run: a smaller model rather than none.
+ * Returns whether SMALL's rank was lowered.  Where none fits, SMALL is left
+ * as it was and its own fit refuses with its figure.
+ */
+static bool
+lower_small_candidate(const MtdppBaskets *data, MtdppParams *small)
+{
+	Size		limit = (Size) maintenance_work_mem * 1024;
+	Size		need = training_memory(data, small);
+	MtdppParams lower = *small;
+
+	if (need <= limit)
+		return false;
+	while (lower.rank > MTDPP_CAPACITY_FLOOR_RANK)
+	{
+		lower.rank /= 2;
+		if (training_memory(data, &lower) <= limit)
+		{
+			ereport(NOTICE,
+					(errmsg("the rank is not chosen: rank %d of %d items needs %zu kB, more than maintenance_work_mem (%d kB); rank %d is trained",
+							small->rank, data->n_items, (need + 1023) / 1024,
+							maintenance_work_mem, lower.rank),
+					 errhint("SET maintenance_work_mem = '%zuMB' lets the choice start from rank %d.",
+							 (need >> 20) + 1, small->rank)));
+			small->rank = lower.rank;
+			return true;
+		}
+	}
+	return false;
+}
+
+/*
  * The fit of the multi-task kinds: at the rank given, or at the better of
  * the two candidates on the validation slice (see the top of the file).
  * The slice is copied into SLICE (if not NULL), as mtdpp_fit_dpp_rank does;
@@ -221,7 +257,8 @@ mtdpp_fit_dpp_chosen(MtdppBaskets *data, const MtdppParams *p,
 	if (p->epoch_baskets > 0)
 		cand[1].epoch_baskets = Max(1, (int) ((int64) p->epoch_baskets *
 											  MTDPP_CAPACITY_LOW_RANK / MTDPP_CAPACITY_MAX_RANK));
-	large_fits = large_candidate_fits(data, &cand[0], &cand[1]) &&
+	large_fits = !lower_small_candidate(data, &cand[0]) &&
+		large_candidate_fits(data, &cand[0], &cand[1]) &&
 		large_candidate_stored(data, p, &cand[0], &cand[1]);
 
 	fit[0] = mtdpp_fit_dpp_rank(data, &cand[0], NULL, &val, NAN);

@@ -165,6 +165,7 @@ extern const MtdppModel *mtdpp_warm_start(MtdppParams *p);
 #define MTDPP_CAPACITY_LOW_RANK	32	/* the smaller rank the choice tries, */
 #define MTDPP_CAPACITY_LOW_L2	1e-5	/* with this L2: the defaults until 0.3.0 */
 #define MTDPP_CAPACITY_MAX_RANK	128 /* the larger rank the choice tries */
+#define MTDPP_CAPACITY_FLOOR_RANK 8 /* the least it falls back to, where the smaller does not fit */
 extern const MtdppKindDefault mtdpp_capacity_defaults[];
 extern void mtdpp_capacity_resolve(MtdppParams *p);
 extern int	mtdpp_capacity_max_rank(const MtdppParams *p);

@@ -47,9 +47,13 @@ SELECT items FROM mtdpp_train('limit_scratch', 'train_lines', rank => 256, epoch
 \set VERBOSITY default
 RESET maintenance_work_mem;
 SELECT count(*) AS limit_scratch_models FROM mtdpp.models WHERE name = 'limit_scratch';
--- Where the smaller rank the choice starts from does not fit either, the
--- training is refused with its figure, with no NOTICE that it trains it
--- (400 items: rank 128's value would pass half of 1 MB too).
+-- Where the smaller rank the choice starts from does not fit, the largest
+-- of its halves down to rank 8 that does is trained alone, with a NOTICE
+-- naming the figure that lets the choice run; where none does, the training
+-- is refused with the starting rank's figure, with no NOTICE that it trains
+-- it (400 items: rank 128's value would pass half of 1 MB too).
+SET maintenance_work_mem = '3MB';
+SELECT length(mtdpp_fit(g / 2, g % 400, NULL::int, '{}')) > 0 AS trained FROM generate_series(1, 4000) g;
 SET maintenance_work_mem = '1MB';
 SELECT length(mtdpp_fit(g / 2, g % 400, NULL::int, '{}')) FROM generate_series(1, 4000) g;
 RESET maintenance_work_mem;
