@@ -38,9 +38,10 @@ BEGIN
 END
 $$;
 
--- the grants to carry over: each recreated form its own former ones, each
--- smallint form those of the form a smallint call took before (integer[],
--- or for mtdpp_similar the anycompatible one)
+-- the grants to carry over, restored at the end of the script: each
+-- recreated form its own former ones (mtdpp_train's table form both of its
+-- forms), each smallint form those of the form a smallint call took before
+-- (integer[], or for mtdpp_similar the anycompatible one)
 CREATE TEMPORARY TABLE mtdpp_former_acl AS
 SELECT n.fn, p.proacl
 FROM (VALUES
@@ -61,7 +62,13 @@ FROM (VALUES
        ('mtdpp_explain(integer[], integer[], text)'::pg_catalog.regprocedure,
         'mtdpp_explain(smallint[], smallint[], text)'),
        ('mtdpp_similar(anycompatible, integer, text, "any", "any")'::pg_catalog.regprocedure,
-        'mtdpp_similar(smallint, integer, text, "any", "any")')) AS n(former, fn)
+        'mtdpp_similar(smallint, integer, text, "any", "any")'),
+       ('mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean)'::pg_catalog.regprocedure,
+        'mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean, float8, text, integer[], text)'),
+       ('mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean)'::pg_catalog.regprocedure,
+        'mtdpp_train(text, text, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean, float8, text, integer[], text)'),
+       ('mtdpp_activate(text, integer, text)'::pg_catalog.regprocedure,
+        'mtdpp_activate(text, integer, text, text)')) AS n(former, fn)
 JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) n.former
 WHERE p.proacl IS NOT NULL;
 
@@ -73,24 +80,6 @@ DROP FUNCTION mtdpp_explain(text, text, text);
 \ir parts/query_text_forms.sql
 
 \ir parts/query_smallint_forms.sql
-
-DO $$
-DECLARE
-    f record;
-    g record;
-BEGIN
-    FOR f IN SELECT a.fn, a.proacl FROM pg_temp.mtdpp_former_acl a LOOP
-        EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f.fn);
-        FOR g IN SELECT x.grantee FROM pg_catalog.aclexplode(f.proacl) x
-                 WHERE x.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE' LOOP
-            EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', f.fn,
-                CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
-                     ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
-        END LOOP;
-    END LOOP;
-END
-$$;
-DROP TABLE pg_temp.mtdpp_former_acl;
 
 -- The foreign key from mtdpp.items to mtdpp.models goes: CREATE EXTENSION
 -- made it before a restore's data, and pg_restore -j loads the two tables'
@@ -133,37 +122,9 @@ ALTER POLICY readers_shown ON mtdpp.model_readers
 -- (a form taking the source as text).  The regclass form gains the new
 -- arguments, so it is made again; a DBA's grants and revokes of EXECUTE on
 -- it carry over to both forms.
-CREATE TEMPORARY TABLE mtdpp_former_acl AS
-SELECT n.fn, p.proacl
-FROM (VALUES
-       ('mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean)'::pg_catalog.regprocedure,
-        'mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean, float8, text, integer[], text)'),
-       ('mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean)'::pg_catalog.regprocedure,
-        'mtdpp_train(text, text, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean, float8, text, integer[], text)')) AS n(former, fn)
-JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) n.former
-WHERE p.proacl IS NOT NULL;
-
 DROP FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean);
 
 \ir parts/train_forms.sql
-
-DO $$
-DECLARE
-    f record;
-    g record;
-BEGIN
-    FOR f IN SELECT a.fn, a.proacl FROM pg_temp.mtdpp_former_acl a LOOP
-        EXECUTE pg_catalog.format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f.fn);
-        FOR g IN SELECT x.grantee FROM pg_catalog.aclexplode(f.proacl) x
-                 WHERE x.privilege_type OPERATOR(pg_catalog.=) 'EXECUTE' LOOP
-            EXECUTE pg_catalog.format('GRANT EXECUTE ON FUNCTION %s TO %s', f.fn,
-                CASE WHEN g.grantee OPERATOR(pg_catalog.=) 0 THEN 'PUBLIC'
-                     ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(g.grantee)) END);
-        END LOOP;
-    END LOOP;
-END
-$$;
-DROP TABLE pg_temp.mtdpp_former_acl;
 
 -- A model's life (0.6.0): what a training read, the test baskets it held
 -- out with their figures, and whether its promotion rule activated it.
@@ -181,16 +142,25 @@ COMMENT ON COLUMN mtdpp.models.promotion IS 'the promotion rule that decided whe
 
 -- mtdpp_activate gains promote, the rule an activation may name: made
 -- again, a DBA's grants and revokes of EXECUTE on it carried over.
-CREATE TEMPORARY TABLE mtdpp_former_acl AS
-SELECT 'mtdpp_activate(text, integer, text, text)'::pg_catalog.text AS fn, p.proacl
-FROM pg_catalog.pg_proc p
-WHERE p.oid OPERATOR(pg_catalog.=) 'mtdpp_activate(text, integer, text)'::pg_catalog.regprocedure
-  AND p.proacl IS NOT NULL;
-
 DROP FUNCTION mtdpp_activate(text, integer, text);
 
 \ir parts/activate.sql
 
+-- The kinds of model come from one registry (src/kinds/list.h): the code
+-- that reads a model refuses a kind it does not know, so the table no longer
+-- keeps its own list of them.
+ALTER TABLE mtdpp.models DROP CONSTRAINT models_kind_check;
+
+\ir parts/kinds.sql
+
+-- A kind's keys are its own: the hyperparameters a model stores and those
+-- mtdpp_hyperparameters(kind) lists are the keys of every kind and the kind's.
+COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
+    'the hyperparameter keys KIND takes (those of every kind, and its own), with their type, their default for KIND (as JSON), their valid values and what they do';
+
+\ir parts/keep_trigger_modes.sql
+
+-- The grants captured at the start, onto the forms made again above.
 DO $$
 DECLARE
     f record;
@@ -208,17 +178,3 @@ BEGIN
 END
 $$;
 DROP TABLE pg_temp.mtdpp_former_acl;
-
--- The kinds of model come from one registry (src/kinds/list.h): the code
--- that reads a model refuses a kind it does not know, so the table no longer
--- keeps its own list of them.
-ALTER TABLE mtdpp.models DROP CONSTRAINT models_kind_check;
-
-\ir parts/kinds.sql
-
--- A kind's keys are its own: the hyperparameters a model stores and those
--- mtdpp_hyperparameters(kind) lists are the keys of every kind and the kind's.
-COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
-    'the hyperparameter keys KIND takes (those of every kind, and its own), with their type, their default for KIND (as JSON), their valid values and what they do';
-
-\ir parts/keep_trigger_modes.sql
