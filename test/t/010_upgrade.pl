@@ -146,6 +146,30 @@ for my $old (@old)
 	check_upgrade($node, $db, $old, "$old scripts", train_models($node, $db));
 }
 
+# A DBA's grants and revokes of EXECUTE on the functions the update to 0.6.0
+# makes again carry over to their new forms (mtdpp_train's table form to
+# both of its forms).
+$node->safe_psql('postgres', 'CREATE DATABASE granted; CREATE ROLE upgrade_grantee');
+$node->safe_psql('granted', q{
+CREATE EXTENSION mtdpp VERSION '0.5.0';
+REVOKE EXECUTE ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean) TO upgrade_grantee;
+REVOKE EXECUTE ON FUNCTION mtdpp_activate(text, integer, text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION mtdpp_activate(text, integer, text) TO upgrade_grantee;
+REVOKE EXECUTE ON FUNCTION mtdpp_score(text, text, text) FROM PUBLIC;
+ALTER EXTENSION mtdpp UPDATE TO '0.6.0';
+});
+is($node->safe_psql('granted', q{
+SELECT string_agg(p.proname || ' ' || has_function_privilege('upgrade_grantee', p.oid, 'EXECUTE')
+                  || ' ' || has_function_privilege('public', p.oid, 'EXECUTE'), ', ' ORDER BY p.oid::regprocedure::text)
+FROM pg_proc p
+WHERE p.oid IN ('mtdpp_train(text, regclass, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean, float8, text, integer[], text)'::regprocedure,
+                'mtdpp_train(text, text, text, text, text, integer, integer, text, text, bigint, boolean, boolean, jsonb, boolean, float8, text, integer[], text)'::regprocedure,
+                'mtdpp_activate(text, integer, text, text)'::regprocedure,
+                'mtdpp_score(text, text, text)'::regprocedure)}),
+	'mtdpp_activate true false, mtdpp_score false false, mtdpp_train true false, mtdpp_train true false',
+	"0.5.0's update: a DBA's grants and revokes of EXECUTE carry over to the functions it makes again");
+
 # each earlier release, library and scripts, built from the history
 my %releases = map { split /=/, $_, 2 } grep { length } split ' ', ($ENV{MTDPP_RELEASES} // '');
 SKIP:
