@@ -129,9 +129,13 @@ mtdpp_cmp_int32(const void *a, const void *b)
 	return x < y ? -1 : (x > y ? 1 : 0);
 }
 
-/* qsort_arg order of scan positions: decreasing key (ARG), then item */
-static int
-cmp_scan(const void *a, const void *b, void *arg)
+/*
+ * qsort_arg order of item indexes: decreasing key (ARG, by index), then
+ * index, so that the order is defined (the scan order here, the top k's
+ * candidates by bound)
+ */
+int
+mtdpp_cmp_by_key_desc(const void *a, const void *b, void *arg)
 {
 	const double *key = arg;
 	int32		x = *(const int32 *) a,
@@ -170,7 +174,7 @@ model_scan_order(MtdppModel *m)
 		key[i] = t;
 		m->scan_order[i] = i;
 	}
-	qsort_arg(m->scan_order, n, sizeof(int32), cmp_scan, key);
+	qsort_arg(m->scan_order, n, sizeof(int32), mtdpp_cmp_by_key_desc, key);
 	/* and R^2 in panels in that order, whole groups, which the scan reads straight through */
 	m->scan_R2f = MemoryContextAllocExtended(CurrentMemoryContext,
 											 mul_size(mul_size((n + MTDPP_SCAN_GROUP - 1) / MTDPP_SCAN_GROUP,

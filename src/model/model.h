@@ -210,6 +210,7 @@ extern MtdppModel *mtdpp_model_alloc_cached(MtdppKind kind, int n_items, int ran
 extern void mtdpp_model_prepare(MtdppModel *m);
 extern int	mtdpp_model_index(const MtdppModel *m, int32 item_id);
 extern int	mtdpp_cmp_int32(const void *a, const void *b);
+extern int	mtdpp_cmp_by_key_desc(const void *a, const void *b, void *arg);
 extern void mtdpp_check_model_size(MtdppKind kind, int n_items, int rank, int epochs, int json_len);
 extern int	mtdpp_model_blocks(MtdppKind kind, const char *text);
 extern Size mtdpp_model_budget(void);

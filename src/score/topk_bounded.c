@@ -329,18 +329,6 @@ mtdpp_bound_threshold(const MtdppModel *m, double score, double offset)
 /* candidates scored exactly at a time once the first k are (see mtdpp_top_k) */
 #define SCORE_BLOCK 64
 
-/* candidates by decreasing bound (ARG), then index, so that the order is defined */
-static int
-cmp_by_bound(const void *a, const void *b, void *arg)
-{
-	const double *bound = arg;
-	int32		x = *(const int32 *) a,
-				y = *(const int32 *) b;
-
-	if (bound[x] != bound[y])
-		return bound[x] > bound[y] ? -1 : 1;
-	return (x > y) - (x < y);
-}
 /*
  * mtdpp_bounded_top_k over every item (or the allowed ones) at once, into
  * TOP: bounds, then exact scores (without ln w) by decreasing bound.
@@ -403,7 +391,7 @@ pruned_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 	for (int i = 0; i < m->n_items; i++)
 		if (!exclude[i] && !done[i] && bound[i] >= least)
 			cands[n++] = i;
-	qsort_arg(cands, n, sizeof(int32), cmp_by_bound, bound);
+	qsort_arg(cands, n, sizeof(int32), mtdpp_cmp_by_key_desc, bound);
 	scored = 0;
 	for (int start = 0; start < n && bound[cands[start]] >= least; start += SCORE_BLOCK)
 	{
