@@ -6,10 +6,11 @@ use warnings;
 use Exporter 'import';
 use File::Basename qw(dirname);
 use File::Spec;
+use POSIX ();
 use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 
-our @EXPORT = qw(mtdpp_node load_planted);
+our @EXPORT = qw(mtdpp_node load_planted backend_cpu_seconds);
 
 my $fixtures = File::Spec->catdir(dirname(__FILE__), '..', 'fixtures');
 
@@ -55,6 +56,21 @@ sub load_planted
 	$node->safe_psql($dbname, $sql,
 		extra_params => [ map { ('-v', "$_=$vars{$_}") } sort keys %vars ]);
 	return;
+}
+
+# The processor seconds a backend has used, all its threads (-1 if they
+# cannot be read).  What a statement costs is counted by the processor time
+# the backend spends on it, which does not grow with the machine's load as
+# its wall time does.
+sub backend_cpu_seconds
+{
+	my ($pid) = @_;
+	open(my $fh, '<', "/proc/$pid/stat") or return -1;
+	my $stat = <$fh>;
+	close($fh);
+	# the fields after the command's name, which ends at the last ')'
+	my @f = split ' ', substr($stat, rindex($stat, ')') + 2);
+	return ($f[11] + $f[12]) / POSIX::sysconf(POSIX::_SC_CLK_TCK);
 }
 
 1;

@@ -21,7 +21,6 @@ use PostgreSQL::Test::Cluster;
 use PostgreSQL::Test::Utils;
 use Test::More;
 use Time::HiRes qw(time sleep);
-use POSIX ();
 
 # what a training may hold beside maintenance_work_mem (doc/training.md)
 my $constant_mb = 32;
@@ -71,21 +70,6 @@ sub status_kb
 	return -1;
 }
 
-# The processor seconds a backend has used, all its threads (-1 if they
-# cannot be read).  What a cancel costs is counted by the processor time
-# the backend spends after it, which does not grow with the machine's load
-# as the wall time to its end does.
-sub cpu_seconds
-{
-	my ($pid) = @_;
-	open(my $fh, '<', "/proc/$pid/stat") or return -1;
-	my $stat = <$fh>;
-	close($fh);
-	# the fields after the command's name, which ends at the last ')'
-	my @f = split ' ', substr($stat, rindex($stat, ')') + 2);
-	return ($f[11] + $f[12]) / POSIX::sysconf(POSIX::_SC_CLK_TCK);
-}
-
 # Runs SQL in a session of its own, cancels it after AFTER seconds if it
 # still runs (never if AFTER is undefined); returns whether it was
 # cancelled, the processor seconds the backend spent from the cancel to its
@@ -127,13 +111,13 @@ sub cancelled_run
 	if (!$ended && defined $after)
 	{
 		my $sent = time;
-		my $cpu = cpu_seconds($pid);
+		my $cpu = backend_cpu_seconds($pid);
 		$node->safe_psql('postgres', "SELECT pg_cancel_backend($pid)");
 		$poll->($sent + 10);
 		# query() waits for what was sent before it: the training's end
 		$bg->query('SELECT 1');
 		$wall = time - $sent;
-		$cpu_after = cpu_seconds($pid) - $cpu;
+		$cpu_after = backend_cpu_seconds($pid) - $cpu;
 		$cancelled = 1;
 	}
 	else
