@@ -29,7 +29,9 @@
  * The exact scores come from the numeric core (kernel.c) that training and
  * mtdpp_score use; ln w is added last, as the kinds' score_some adds it
  * first, so that these helpers give the scores they always gave.  A large
- * cached catalog is scanned rather than bounded whole (topk_scan.c).
+ * cached catalog is scanned rather than bounded whole (topk_scan.c), and
+ * where the kind adds evidence, answered from candidates
+ * (topk_candidates.c).
  */
 #include "postgres.h"
 

@@ -4,9 +4,9 @@
  *		co-occurrence evidence to a DPP's score, in a large catalog, from
  *		candidates: the DPP's own top M and the basket's neighbours.
  *
- * The hybrid's score of a candidate c is its DPP's, d(c) = ln det K_c, plus
- * the evidence e(c) of the basket's neighbour lists (evidence.c), which is
- * zero on every item no list of the basket holds.  Let T be the DPP's top M
+ * The score of a candidate c of such a kind is its DPP's, d(c) =
+ * ln det K_c, plus the evidence e(c) of the basket's neighbour lists
+ * (evidence.c), which is zero on every item no list of the basket holds.  Let T be the DPP's top M
  * (by d, then item id), found by the exact scan of task factors
  * (topk_scan.c) without the evidence, and (d_M, i_M) its last.  Every item
  * outside T has d(c) <= d_M, so
@@ -109,10 +109,14 @@ candidates_round(const MtdppModel *m, const int32 *ctx, int b, const bool *exclu
 		offer(top, dh[j].score + ev[dh[j].index], dh[j].index);
 	}
 
-	/* the neighbours outside T, by decreasing evidence, while their ceiling reaches */
+	/*
+	 * the neighbours outside T whose ceiling reaches the k-th best of T's
+	 * (thousands of a basket's, few of them), by decreasing evidence, while
+	 * their ceiling reaches the k-th best so far
+	 */
 	nl = mtdpp_evidence_items(m, ctx, b, ev, exclude, list, listed);
 	for (int j = 0; j < nl; j++)
-		if (!in_t[list[j]])
+		if (!in_t[list[j]] && ceiling_reaches(top, d_m, ev[list[j]]))
 			list[n++] = list[j];
 	qsort_arg(list, n, sizeof(int32), mtdpp_cmp_by_key_desc, (void *) ev);
 	for (int start = 0; start < n && ceiling_reaches(top, d_m, ev[list[start]]);
