@@ -159,7 +159,9 @@ mtdpp_top_k_candidates(const MtdppModel *m, const int32 *ctx, int b, const bool 
 	int			listed_scored = 0,
 				rounds = 0;
 
-	if (mtdpp_candidates <= 0 || ev == NULL || m->scan_order == NULL)
+	/* a model the scan takes (topk_scan.c: cached, of one fit) */
+	if (mtdpp_candidates <= 0 || ev == NULL || m->scan_order == NULL || m->scan_R2f == NULL ||
+		m->R2f == NULL || Max(m->blocks, 1) > 1)
 		return false;
 	for (int64 M = Max(mtdpp_candidates, top->k);
 		 M <= (int64) CANDIDATES_LIMIT * Max(mtdpp_candidates, top->k);
