@@ -44,8 +44,8 @@
 
 /* the DPP's top M at most this many times the setting before the full pass */
 #define CANDIDATES_LIMIT 64
-/* neighbours scored exactly at a time, as topk_scan.c */
-#define CANDIDATES_BLOCK 64
+/* neighbours scored exactly at a time: the first few often settle the answer */
+#define CANDIDATES_BLOCK 16
 
 /* mtdpp.candidates: M, the DPP's top M the stage starts from; 0: the full pass */
 int			mtdpp_candidates = 64;
