@@ -11,6 +11,7 @@
 #include "model/kinds.h"
 #include "numeric/linalg.h"
 #include "pg_compat.h"
+#include "score/score.h"
 #include "store/store.h"
 #include "train/train.h"
 
@@ -27,4 +28,5 @@ _PG_init(void)
 	mtdpp_shared_init();		/* one copy of a model per server, if preloaded */
 	mtdpp_progress_init();		/* trainings seen from any session, if preloaded */
 	mtdpp_promote_init();		/* mtdpp.promote */
+	mtdpp_candidates_init();	/* mtdpp.candidates */
 }

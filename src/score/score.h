@@ -44,6 +44,10 @@ extern int	mtdpp_bounded_scores_reaching(const MtdppModel *m, const int32 *ctx, 
 										  const bool *also, const double *ev,
 										  int32 *cands, double *scores);
 
+/* topk_candidates.c: mtdpp.candidates */
+extern int	mtdpp_candidates;
+extern void mtdpp_candidates_init(void);
+
 /* evidence.c */
 extern void mtdpp_evidence(const MtdppModel *m, const int32 *ctx, int b, double *ev);
 extern int	mtdpp_evidence_items(const MtdppModel *m, const int32 *ctx, int b,

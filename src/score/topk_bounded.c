@@ -29,7 +29,9 @@
  * The exact scores come from the numeric core (kernel.c) that training and
  * mtdpp_score use; ln w is added last, as the kinds' score_some adds it
  * first, so that these helpers give the scores they always gave.  A large
- * cached catalog is scanned rather than bounded whole (topk_scan.c).
+ * cached catalog is scanned rather than bounded whole (topk_scan.c), and
+ * where the kind adds evidence, answered from candidates
+ * (topk_candidates.c).
  */
 #include "postgres.h"
 
@@ -435,8 +437,13 @@ mtdpp_bounded_top_k(const MtdppModel *m, const int32 *ctx, int b, const bool *ex
 	mtdpp_basket_pairs(m, ctx, b, P);
 	if (allowed == NULL && m->scan_order != NULL)
 	{
-		/* a large catalog, scanned in decreasing task factors (topk_scan.c) */
-		if (!mtdpp_top_k_scan(m, ctx, b, exclude, P, ev, &top))
+		/*
+		 * a large catalog: from candidates where the kind adds evidence
+		 * (topk_candidates.c), else scanned in decreasing task factors
+		 * (topk_scan.c)
+		 */
+		if (!mtdpp_top_k_candidates(m, ctx, b, exclude, P, ev, &top) &&
+			!mtdpp_top_k_scan(m, ctx, b, exclude, P, ev, &top))
 			elog(ERROR, "mtdpp: a model with a scan order could not be scanned");
 	}
 	else

@@ -1,8 +1,9 @@
 /*
  * score/topk_int.h
- *		What the top k (topk.c), its pruning by bounds (topk_bounded.c) and
- *		its scan of large catalogs (topk_scan.c) share: the heap of the best
- *		k, the bounds and the exact scores.
+ *		What the top k (topk.c), its pruning by bounds (topk_bounded.c),
+ *		its scan of large catalogs (topk_scan.c) and its candidates there
+ *		(topk_candidates.c) share: the heap of the best k, the bounds and
+ *		the exact scores.
  */
 #ifndef MTDPP_TOPK_INT_H
 #define MTDPP_TOPK_INT_H
@@ -48,5 +49,10 @@ extern double mtdpp_bound_threshold(const MtdppModel *m, double score, double of
 /* topk_scan.c */
 extern bool mtdpp_top_k_scan(const MtdppModel *m, const int32 *ctx, int b, const bool *exclude,
 							 const double *P, const double *ev, TopK *top);
+
+/* topk_candidates.c */
+extern bool mtdpp_top_k_candidates(const MtdppModel *m, const int32 *ctx, int b,
+								   const bool *exclude, const double *P, const double *ev,
+								   TopK *top);
 
 #endif							/* MTDPP_TOPK_INT_H */

@@ -192,5 +192,28 @@ SELECT m.model, count(*) AS baskets,
                                FROM (SELECT * FROM mtdpp_score(b.basket, every.items, m.model) s
                                      WHERE s.score IS NOT NULL ORDER BY s.score DESC, s.item_id LIMIT 10) s)) AS same_top_10
 FROM b, m, every GROUP BY m.model ORDER BY m.model;
+-- The hybrid there answers from candidates, the DPP's top M
+-- (mtdpp.candidates) and the basket's neighbours: the same top 10 as every
+-- item's score at any M, and with 0, the full scan; at 1, M starts at k.
+CREATE FUNCTION scan_same_top_10(p_model text) RETURNS bigint LANGUAGE sql AS $$
+    WITH b AS (SELECT i, ARRAY[(i * 37) % 10000, (i * 101 + 7) % 10000, (i * 13 + 3) % 10000] AS basket
+               FROM generate_series(1, 20) i),
+    every AS (SELECT array_agg(item_id) AS items FROM generate_series(0, 9999) item_id)
+    SELECT count(*) FILTER (WHERE (SELECT array_agg(c.item_id ORDER BY c.rank) FROM mtdpp_complete(b.basket, 10, p_model) c) =
+                                  (SELECT array_agg(s.item_id ORDER BY s.score DESC, s.item_id)
+                                   FROM (SELECT * FROM mtdpp_score(b.basket, every.items, p_model) s
+                                         WHERE s.score IS NOT NULL ORDER BY s.score DESC, s.item_id LIMIT 10) s))
+    FROM b, every
+$$;
+SHOW mtdpp.candidates;
+SET mtdpp.candidates = 0;
+SELECT scan_same_top_10('scan_hy') AS full_scan;
+SET mtdpp.candidates = 1;
+SELECT scan_same_top_10('scan_hy') AS from_top_k;
+SET mtdpp.candidates = 1000;
+SELECT scan_same_top_10('scan_hy') AS from_top_1000;
+SET mtdpp.candidates = -1;
+RESET mtdpp.candidates;
+DROP FUNCTION scan_same_top_10(text);
 SELECT mtdpp_drop('scan_mt'), mtdpp_drop('scan_hy');
 DROP TABLE scan_lines;
