@@ -44,6 +44,27 @@ typedef struct SerialHeader
 } SerialHeader;
 
 /*
+ * A model to be stored in memory that mtdpp_check_model_size found past
+ * mtdpp_model_budget(), refused when it is allocated (mtdpp_model_alloc):
+ * the fit of every kind with factors holds as much again beside its model
+ * and checks that against maintenance_work_mem first, with the figure that
+ * lets the fit run, which this one would hide.
+ */
+typedef struct PendingRefusal
+{
+	bool		set;
+	Size		size;
+	Size		fixed;
+	MtdppKind	kind;
+	int			n_items;
+	int			rank;
+} PendingRefusal;
+
+static PendingRefusal pending = {false};
+
+static void check_value_size(Size size, Size fixed, Size lists, MtdppKind kind, int n_items, int rank);
+
+/*
  * Gives the memory freed so far back to the system.  glibc keeps freed
  * chunks below its mmap threshold (which rises to 32 MB after a large chunk
  * is freed) inside the process, where the next phase of a training may not
@@ -86,8 +107,15 @@ model_items(MtdppKind kind, int n_items, int rank)
 MtdppModel *
 mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
 {
-	MtdppModel *m = model_items(kind, n_items, rank);
+	MtdppModel *m;
 	Size		cells = mul_size(n_items, rank);
+
+	if (pending.set)
+	{
+		pending.set = false;
+		check_value_size(pending.size, pending.fixed, 0, pending.kind, pending.n_items, pending.rank);
+	}
+	m = model_items(kind, n_items, rank);
 
 	m->V = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
 	m->R = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
@@ -300,6 +328,7 @@ mtdpp_model_set_in_memory(bool in_memory)
 	bool		was = model_in_memory;
 
 	model_in_memory = in_memory;
+	pending.set = false;
 	return was;
 }
 
@@ -414,16 +443,23 @@ mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs)
  * Refuses, before training, a model past what it may take
  * (check_value_size): a model of KIND of N_ITEMS items at RANK (the
  * largest its fit may keep), trained for at most EPOCHS, whose
- * hyperparameters take JSON_LEN bytes.
+ * hyperparameters take JSON_LEN bytes.  A model mtdpp_train stores is
+ * refused when its fit allocates it (PendingRefusal), after the fit's own
+ * check of its memory.
  */
 void
 mtdpp_check_model_size(MtdppKind kind, int n_items, int rank, int epochs, int json_len)
 {
 	int			json_padded = TYPEALIGN(8, json_len + 1);
+	Size		size = serialized_size(kind, n_items, rank, epochs, json_padded, 0);
+	Size		fixed = serialized_size(kind, n_items, 0, epochs, json_padded, 0);
 
-	check_value_size(serialized_size(kind, n_items, rank, epochs, json_padded, 0),
-					 serialized_size(kind, n_items, 0, epochs, json_padded, 0),
-					 0, kind, n_items, rank);
+	if (model_in_memory && size > mtdpp_model_budget())
+	{
+		pending = (PendingRefusal) {true, size, fixed, kind, n_items, rank};
+		return;
+	}
+	check_value_size(size, fixed, 0, kind, n_items, rank);
 }
 
 /*
