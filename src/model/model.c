@@ -332,15 +332,6 @@ mtdpp_model_set_in_memory(bool in_memory)
 	return was;
 }
 
-/* the megabytes of maintenance_work_mem of which half holds BYTES, 0 past the setting's range */
-static Size
-setting_for(Size bytes)
-{
-	double		mb = ceil(2.0 * (double) bytes / (1024.0 * 1024.0));
-
-	return mb * 1024.0 <= (double) MAX_KILOBYTES ? (Size) mb : 0;
-}
-
 /*
  * Refuses a model of SIZE bytes counted as its value (FIXED of them without
  * the factors, LISTS the neighbour lists') past what it may take: a
@@ -353,7 +344,9 @@ static void
 check_value_size(Size size, Size fixed, Size lists, MtdppKind kind, int n_items, int rank)
 {
 	Size		limit = model_in_memory ? mtdpp_model_budget() : (Size) MaxAllocSize;
-	Size		setting = setting_for(size);
+	/* the megabytes of maintenance_work_mem whose half holds SIZE, 0 past its range */
+	double		mb = ceil(2.0 * (double) size / (1024.0 * 1024.0));
+	Size		setting = mb * 1024.0 <= (double) MAX_KILOBYTES ? (Size) mb : 0;
 	int			max_rank = fixed < limit && n_items > 0 && rank > 0 ?
 		(int) Min((limit - fixed) / ((Size) n_items * 2 * sizeof(double)), MTDPP_MAX_RANK) : 0;
 

@@ -112,6 +112,8 @@ mtdpp_handoff_give(MtdppModel *m, MemoryContext holder)
 	HandoffMarker *marker = palloc0(sizeof(HandoffMarker));
 
 	Assert(armed != NULL && armed->model == NULL);
+	elog(DEBUG1, "mtdpp_fit hands a model of %d items at rank %d to mtdpp_train in memory",
+		 m->n_items, m->rank);
 	MemoryContextSetParent(holder, armed->owner);
 	armed->model = m;
 	armed->holder = holder;
