@@ -257,10 +257,10 @@ is($by_name{shuffled}, $by_name{serial}, 'the physical order of the rows does no
 
 # mtdpp_train runs the same aggregate through the parallel plan and takes
 # its model in memory, without a value: the same model once more.
-my ($ret, $out, $err) = $node->psql('postgres', $parallel . q{SET client_min_messages = debug1;
+my ($trained, $train_out, $train_err) = $node->psql('postgres', $parallel . q{SET client_min_messages = debug1;
 SELECT items FROM mtdpp_train('trained', 'orders', position_col => 'position', kind => 'multitask', epochs => 2);});
-is($ret, 0, 'mtdpp_train trains through the parallel plan') or diag($err);
-like($err, qr/mtdpp_fit hands a model of \d+ items at rank \d+ to mtdpp_train in memory/,
+is($trained, 0, 'mtdpp_train trains through the parallel plan') or diag($train_err);
+like($train_err, qr/mtdpp_fit hands a model of \d+ items at rank \d+ to mtdpp_train in memory/,
 	'its final function hands the model over in memory');
 my $same = q{SELECT (a.n_items, a.n_baskets, a.n_examples, a.final_loss, a.best_epoch, a.loss_history, a.val_mpr_history)
                     IS NOT DISTINCT FROM
