@@ -144,11 +144,11 @@ large_candidate_fits(const MtdppBaskets *data, const MtdppParams *small,
 }
 
 /*
- * Whether the large candidate's model, of kind P's, can be stored: its value
- * within mtdpp_model_budget() (a bytea's 1 GB, or half of
- * maintenance_work_mem).  Decided before either runs, from the items the
- * gathering counted; if not, a NOTICE names the figure and the small
- * candidate is trained alone.
+ * Whether the large candidate's model, of kind P's, can be stored: within
+ * mtdpp_model_budget() (half of maintenance_work_mem, and a bytea's 1 GB
+ * for a model returned as a value).  Decided before either runs, from the
+ * items the gathering counted; if not, a NOTICE names the figure and the
+ * small candidate is trained alone.
  */
 static bool
 large_candidate_stored(const MtdppBaskets *data, const MtdppParams *p,
@@ -162,12 +162,12 @@ large_candidate_stored(const MtdppBaskets *data, const MtdppParams *p,
 		return true;
 	value = mtdpp_model_value_size(p->kind, data->n_items, mtdpp_capacity_max_rank(p), p->epochs);
 	ereport(NOTICE,
-			(errmsg("the rank is not chosen between %d and %d: a model of %d items at rank %d takes %zu bytes as a value, more than the %zu a model may take; rank %d is trained",
+			(errmsg("the rank is not chosen between %d and %d: a model of %d items at rank %d takes %zu bytes, more than the %zu a model may take; rank %d is trained",
 					small->rank, large->rank, data->n_items, mtdpp_capacity_max_rank(p),
 					value, mtdpp_model_budget(), small->rank),
-			 errdetail("A model's value holds 16 bytes per item and rank unit, and may take 1 GB, or half of maintenance_work_mem (%d kB): a trained model is held twice while it is stored.",
+			 errdetail("A model holds 16 bytes per item and rank unit, and may take half of maintenance_work_mem (%d kB), storing it the other half; returned by mtdpp_fit as a value, at most 1 GB.",
 					   maintenance_work_mem),
-			 mtdpp_model_budget() < MaxAllocSize && 2 * value < (Size) MAX_KILOBYTES * 1024 ?
+			 mtdpp_model_budget_settable() && 2 * value < (Size) MAX_KILOBYTES * 1024 ?
 			 errhint("SET maintenance_work_mem = '%zuMB' lets the choice try rank %d too.",
 					 (2 * value >> 20) + 1, mtdpp_capacity_max_rank(p)) :
 			 errhint("Give rank => %d to train it without the choice, or train on fewer items.",

@@ -90,8 +90,9 @@ mtdpp_capacity_max_rank(const MtdppParams *p)
 }
 
 /*
- * Whether the larger rank the choice tries keeps a model of N_ITEMS whose
- * value fits mtdpp_model_budget() (1 GB, or half of maintenance_work_mem):
+ * Whether the larger rank the choice tries keeps a model of N_ITEMS that
+ * fits mtdpp_model_budget() (half of maintenance_work_mem, and 1 GB for a
+ * model returned as a value):
  * if not, the choice trains the smaller rank alone (fit.c says so), rather
  * than fail when the model is stored.  True when the rank is not chosen.
  */

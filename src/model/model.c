@@ -19,6 +19,7 @@
 #endif
 
 #include "miscadmin.h"
+#include "utils/guc.h"
 #include "utils/memutils.h"
 
 #include "model/kinds.h"
@@ -41,6 +42,27 @@ typedef struct SerialHeader
 	double		final_loss;
 	double		seconds;
 } SerialHeader;
+
+/*
+ * A model to be stored in memory that mtdpp_check_model_size found past
+ * mtdpp_model_budget(), refused when it is allocated (mtdpp_model_alloc):
+ * the fit of every kind with factors holds as much again beside its model
+ * and checks that against maintenance_work_mem first, with the figure that
+ * lets the fit run, which this one would hide.
+ */
+typedef struct PendingRefusal
+{
+	bool		set;
+	Size		size;
+	Size		fixed;
+	MtdppKind	kind;
+	int			n_items;
+	int			rank;
+} PendingRefusal;
+
+static PendingRefusal pending = {false};
+
+static void check_value_size(Size size, Size fixed, Size lists, MtdppKind kind, int n_items, int rank);
 
 /*
  * Gives the memory freed so far back to the system.  glibc keeps freed
@@ -85,8 +107,15 @@ model_items(MtdppKind kind, int n_items, int rank)
 MtdppModel *
 mtdpp_model_alloc(MtdppKind kind, int n_items, int rank)
 {
-	MtdppModel *m = model_items(kind, n_items, rank);
+	MtdppModel *m;
 	Size		cells = mul_size(n_items, rank);
+
+	if (pending.set)
+	{
+		pending.set = false;
+		check_value_size(pending.size, pending.fixed, 0, pending.kind, pending.n_items, pending.rank);
+	}
+	m = model_items(kind, n_items, rank);
 
 	m->V = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
 	m->R = mtdpp_alloc_huge(mul_size(cells, sizeof(double)));
@@ -262,7 +291,9 @@ mtdpp_model_index(const MtdppModel *m, int32 item_id)
  * A bytea holds at most MaxAllocSize bytes (1 GB): about 16 bytes per item
  * and rank unit, so items x rank up to about 67 million.  The size is known
  * before training (but for the neighbour lists of item-kNN), and checked
- * then; the value is built in one allocation of its exact size.
+ * then; the value is built in one allocation of its exact size.  A model
+ * that mtdpp_train stores is built as no value (train/handoff.c): its size,
+ * counted the same way, is bounded by maintenance_work_mem alone.
  */
 static Size
 serialized_size(MtdppKind kind, int n_items, int rank, int epochs, int json_padded,
@@ -283,17 +314,67 @@ serialized_size(MtdppKind kind, int n_items, int rank, int epochs, int json_padd
 }
 
 /*
- * Refuses a value of SIZE bytes past a bytea's limit, FIXED of them without
- * the factors, LISTS the neighbour lists': the hint names what to set, the
- * rank where the factors alone do not fit, max_neighbors where the lists
- * make the difference.
+ * Whether the model being fitted goes to storage in memory (mtdpp_train,
+ * train/handoff.c) rather than as a value: then maintenance_work_mem alone
+ * bounds it, not a bytea's gigabyte.  Set by the final function of
+ * mtdpp_fit for the time of its fit.
+ */
+static bool model_in_memory = false;
+
+/* Sets whether the model being fitted goes to storage in memory; returns what was set. */
+bool
+mtdpp_model_set_in_memory(bool in_memory)
+{
+	bool		was = model_in_memory;
+
+	model_in_memory = in_memory;
+	pending.set = false;
+	return was;
+}
+
+/*
+ * Refuses a model of SIZE bytes counted as its value (FIXED of them without
+ * the factors, LISTS the neighbour lists') past what it may take: a
+ * bytea's limit for a value, mtdpp_model_budget() for a model mtdpp_train
+ * stores.  The hint names what to set: maintenance_work_mem where it is
+ * the bound, the rank where the factors alone do not fit, max_neighbors
+ * where the lists make the difference.
  */
 static void
 check_value_size(Size size, Size fixed, Size lists, MtdppKind kind, int n_items, int rank)
 {
-	if (size <= MaxAllocSize)
+	Size		limit = model_in_memory ? mtdpp_model_budget() : (Size) MaxAllocSize;
+	/* the megabytes of maintenance_work_mem whose half holds SIZE, 0 past its range */
+	double		mb = ceil(2.0 * (double) size / (1024.0 * 1024.0));
+	Size		setting = mb * 1024.0 <= (double) MAX_KILOBYTES ? (Size) mb : 0;
+	int			max_rank = fixed < limit && n_items > 0 && rank > 0 ?
+		(int) Min((limit - fixed) / ((Size) n_items * 2 * sizeof(double)), MTDPP_MAX_RANK) : 0;
+
+	if (size <= limit)
 		return;
-	if (mtdpp_kind(kind)->neighbors && size - lists <= MaxAllocSize)
+	if (model_in_memory && mtdpp_kind(kind)->neighbors && size - lists <= limit)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("an %s model of %d items takes %zu bytes, more than half of maintenance_work_mem (%d kB)",
+						mtdpp_kind_name(kind), n_items, size, maintenance_work_mem),
+				 errdetail("A model holds 8 bytes per pair of items in its neighbour lists, and 16 per item and rank unit; storing it takes the other half."),
+				 setting > 0 ?
+				 errhint("SET maintenance_work_mem = '%zuMB' for this session, or give a smaller max_neighbors, or leave it out to keep the strongest pairs that fit.",
+						 setting) :
+				 errhint("Give a smaller max_neighbors, or leave it out to keep the strongest pairs that fit.")));
+	if (model_in_memory)
+		ereport(ERROR,
+				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
+				 errmsg("a %s model of %d items at rank %d takes %zu bytes, more than half of maintenance_work_mem (%d kB)",
+						mtdpp_kind_name(kind), n_items, rank, size, maintenance_work_mem),
+				 errdetail("A model holds 16 bytes per item and rank unit; storing it takes the other half."),
+				 setting > 0 && max_rank > 0 ?
+				 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train at a rank of at most %d for %d items.",
+						 setting, max_rank, n_items) :
+				 setting > 0 ?
+				 errhint("SET maintenance_work_mem = '%zuMB' for this session, or train on fewer items.", setting) :
+				 errhint("Train on fewer items.")));
+	if (mtdpp_kind(kind)->neighbors && size - lists <= limit)
 		ereport(ERROR,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("an %s model of %d items takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
@@ -305,22 +386,33 @@ check_value_size(Size size, Size fixed, Size lists, MtdppKind kind, int n_items,
 			 errmsg("a %s model of %d items at rank %d takes %zu bytes as a value, more than the %zu bytes a bytea can hold",
 					mtdpp_kind_name(kind), n_items, rank, size, (Size) MaxAllocSize),
 			 errdetail("The value of a model holds 16 bytes per item and rank unit."),
-			 fixed < MaxAllocSize && n_items > 0 && rank > 0 ?
-			 errhint("Train at a rank of at most %d for %d items.",
-					 (int) Min((MaxAllocSize - fixed) / ((Size) n_items * 2 * sizeof(double)),
-							   MTDPP_MAX_RANK), n_items) :
+			 max_rank > 0 ?
+			 errhint("Train at a rank of at most %d for %d items.", max_rank, n_items) :
 			 errhint("Train on fewer items.")));
 }
 
 /*
- * The bytes a model's value may take: a bytea's limit, and half of
- * maintenance_work_mem, since a trained model is held twice while it is
- * handed to storage (the model, and its value).
+ * The bytes a model may take: half of maintenance_work_mem, since storing
+ * it holds as much beside it (mtdpp_train: the scores of its held-out
+ * test, the rows; mtdpp_fit: its value); and a bytea's limit for a model
+ * returned as a value.
  */
 Size
 mtdpp_model_budget(void)
 {
-	return Min((Size) MaxAllocSize, (Size) maintenance_work_mem * 1024 / 2);
+	Size		half = (Size) maintenance_work_mem * 1024 / 2;
+
+	return model_in_memory ? half : Min((Size) MaxAllocSize, half);
+}
+
+/*
+ * Whether mtdpp_model_budget() is half of maintenance_work_mem, which a
+ * SET raises, rather than a bytea's limit, which nothing does.
+ */
+bool
+mtdpp_model_budget_settable(void)
+{
+	return model_in_memory || (Size) maintenance_work_mem * 1024 / 2 < MaxAllocSize;
 }
 
 /*
@@ -341,18 +433,42 @@ mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs)
 }
 
 /*
- * Refuses, before training, a model whose value would not fit in a bytea: a
- * model of KIND of N_ITEMS items at RANK (the largest its fit may keep),
- * trained for at most EPOCHS, whose hyperparameters take JSON_LEN bytes.
+ * Refuses, before training, a model past what it may take
+ * (check_value_size): a model of KIND of N_ITEMS items at RANK (the
+ * largest its fit may keep), trained for at most EPOCHS, whose
+ * hyperparameters take JSON_LEN bytes.  A model mtdpp_train stores is
+ * refused when its fit allocates it (PendingRefusal), after the fit's own
+ * check of its memory.
  */
 void
 mtdpp_check_model_size(MtdppKind kind, int n_items, int rank, int epochs, int json_len)
 {
 	int			json_padded = TYPEALIGN(8, json_len + 1);
+	Size		size = serialized_size(kind, n_items, rank, epochs, json_padded, 0);
+	Size		fixed = serialized_size(kind, n_items, 0, epochs, json_padded, 0);
 
-	check_value_size(serialized_size(kind, n_items, rank, epochs, json_padded, 0),
-					 serialized_size(kind, n_items, 0, epochs, json_padded, 0),
-					 0, kind, n_items, rank);
+	if (model_in_memory && size > mtdpp_model_budget())
+	{
+		pending = (PendingRefusal) {true, size, fixed, kind, n_items, rank};
+		return;
+	}
+	check_value_size(size, fixed, 0, kind, n_items, rank);
+}
+
+/*
+ * Refuses the fitted model M past what it may take, its neighbour lists
+ * counted (check_value_size): before it is built into a value, or handed
+ * to storage in memory.
+ */
+void
+mtdpp_check_fitted_size(const MtdppModel *m)
+{
+	int			padded = TYPEALIGN(8, m->hyperparams ? strlen(m->hyperparams) + 1 : 1);
+	int64		nn = mtdpp_kind(m->kind)->neighbors ? m->nbr_start[m->n_items] : 0;
+
+	check_value_size(serialized_size(m->kind, m->n_items, m->rank, m->epochs_run, padded, nn),
+					 serialized_size(m->kind, m->n_items, 0, m->epochs_run, padded, nn),
+					 mul_size(nn, sizeof(int32) + sizeof(float4)), m->kind, m->n_items, m->rank);
 }
 
 /*
@@ -378,8 +494,8 @@ mtdpp_model_serialize(const MtdppModel *m)
 	char	   *out;
 	char	   *p;
 
-	check_value_size(size, serialized_size(m->kind, m->n_items, 0, m->epochs_run, padded, nn),
-					 mul_size(nn, sizeof(int32) + sizeof(float4)), m->kind, m->n_items, m->rank);
+	Assert(!model_in_memory);
+	mtdpp_check_fitted_size(m);
 
 	memset(&h, 0, sizeof(h));
 	h.magic = MTDPP_MODEL_MAGIC;

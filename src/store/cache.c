@@ -253,7 +253,7 @@ model_key(MtdppSharedKey *key, int model_id, TransactionId xmin, int rank, int n
 	key->xmin = xmin;
 	key->n_items = n_items;
 	key->rank = rank;
-	key->versions = MemoryContextAlloc(context, sizeof(MtdppItemVersion) * n_items);
+	key->versions = MemoryContextAllocHuge(context, mul_size(sizeof(MtdppItemVersion), n_items));
 	for (int i = 0; i < n_items; i++)
 	{
 		HeapTuple	tup = SPI_tuptable->vals[i];

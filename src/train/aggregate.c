@@ -13,7 +13,8 @@
  * aggregate that combines copies the first state it reads twice.  The final function makes the result
  * independent of the plan: it sorts the lines, or merges the runs, into
  * baskets (lines.c) and hands them to the trainer.  The hyperparameters come
- * with the rows (the same jsonb on each) and travel in the state.
+ * with the rows (the same jsonb on each) and travel in the state.  The
+ * model comes out as a bytea, or, to mtdpp_train, in memory (handoff.c).
 
  */
 #include "postgres.h"
@@ -44,6 +45,7 @@
 #include "numeric/linalg.h"
 #include "store/store.h"
 #include "train/lines.h"
+#include "train/train.h"
 
 /*
  * Where a run's bytes lie: in the query's shared memory area (where a
@@ -601,44 +603,21 @@ mtdpp_fit_deserialfn(PG_FUNCTION_ARGS)
 	PG_RETURN_POINTER(st);
 }
 
-Datum
-mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
+/*
+ * The model of the lines of ST, fitted in the current memory context (the
+ * fit's), START when the final function began.  The baskets' lines are
+ * freed once it is fitted: the model goes on alone.
+ */
+static MtdppModel *
+fit_state(FitState *st, instr_time start)
 {
-	FitState   *st = PG_ARGISNULL(0) ? NULL : (FitState *) PG_GETARG_POINTER(0);
 	MtdppParams p;
 	MtdppBaskets *data;
 	MtdppModel *m;
 	int64		lines;
 	int			runs = 0,
 				threads = 1;
-	MemoryContext caller,
-				fit;
-	bytea	   *value;
-	instr_time	start;
 
-	INSTR_TIME_SET_CURRENT(start);
-	aggregate_context(fcinfo, "mtdpp_fit_finalfn");
-	if (st != NULL)
-		state_check_live(st);
-	if (st != NULL && (st->null_orders > 0 || st->null_items > 0))
-		ereport(NOTICE,
-				(errmsg("skipped " INT64_FORMAT " order lines with a NULL order id and " INT64_FORMAT " with a NULL item id",
-						st->null_orders, st->null_items),
-				 errdetail("A line without an order or an item says nothing about a basket."),
-				 errhint("Filter such lines out of the source to train without this notice.")));
-	if (st == NULL || (st->lines.n == 0 && st->n_runs == 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_NO_DATA_FOUND),
-				 errmsg("mtdpp_fit received no order lines"),
-				 errhint("The source is empty, or every row has a NULL order id or item id.")));
-
-	/*
-	 * The baskets and the fitted model live in a context of their own, gone
-	 * once the value is built: the value is all the caller copies out, and a
-	 * large model would otherwise be held three times (model, value, copy).
-	 */
-	fit = AllocSetContextCreate(CurrentMemoryContext, "mtdpp fit", ALLOCSET_DEFAULT_SIZES);
-	caller = MemoryContextSwitchTo(fit);
 	(void) mtdpp_progress_begin(NULL);	/* if no row of this process began it */
 	mtdpp_params_resolve(&p, st->params);
 	mtdpp_progress_kind(mtdpp_kind_name(p.kind));
@@ -699,11 +678,77 @@ mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
 	m->seconds = mtdpp_seconds_since(start);
 	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
 	mtdpp_model_validate(m, MTDPP_FROM_TRAINING);
+	/* a model copies what it keeps of the baskets: their lines go */
+	pfree(data->items);
+	pfree(data->start);
+	return m;
+}
+
+/*
+ * The model, as a value; or, for the aggregate mtdpp_train runs, handed to
+ * it in memory (handoff.c), with a marker for a value, so that what
+ * mtdpp_train stores is bounded by maintenance_work_mem, not by a bytea's
+ * limit, and never held twice.
+ */
+Datum
+mtdpp_fit_finalfn(PG_FUNCTION_ARGS)
+{
+	FitState   *st = PG_ARGISNULL(0) ? NULL : (FitState *) PG_GETARG_POINTER(0);
+	MtdppModel *volatile m = NULL;
+	MemoryContext caller,
+				fit;
+	bytea	   *value;
+	instr_time	start;
+	bool		handoff,
+				was;
+
+	INSTR_TIME_SET_CURRENT(start);
+	aggregate_context(fcinfo, "mtdpp_fit_finalfn");
+	if (st != NULL)
+		state_check_live(st);
+	if (st != NULL && (st->null_orders > 0 || st->null_items > 0))
+		ereport(NOTICE,
+				(errmsg("skipped " INT64_FORMAT " order lines with a NULL order id and " INT64_FORMAT " with a NULL item id",
+						st->null_orders, st->null_items),
+				 errdetail("A line without an order or an item says nothing about a basket."),
+				 errhint("Filter such lines out of the source to train without this notice.")));
+	if (st == NULL || (st->lines.n == 0 && st->n_runs == 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_NO_DATA_FOUND),
+				 errmsg("mtdpp_fit received no order lines"),
+				 errhint("The source is empty, or every row has a NULL order id or item id.")));
+
+	/*
+	 * The baskets and the fitted model live in a context of their own: gone
+	 * once the value is built, which is all the caller copies out (a large
+	 * model would otherwise be held three times: model, value, copy), or
+	 * handed to mtdpp_train whole.
+	 */
+	handoff = mtdpp_handoff_wanted(fcinfo);
+	fit = AllocSetContextCreate(CurrentMemoryContext, "mtdpp fit", ALLOCSET_DEFAULT_SIZES);
+	caller = MemoryContextSwitchTo(fit);
+	was = mtdpp_model_set_in_memory(handoff);
+	PG_TRY();
+	{
+		m = fit_state(st, start);
+		if (handoff)
+			mtdpp_check_fitted_size(m);
+	}
+	PG_FINALLY();
+	{
+		mtdpp_model_set_in_memory(was);
+	}
+	PG_END_TRY();
 	MemoryContextSwitchTo(caller);
 	/* the fit's scratch is free: the value is built beside the model alone */
 	mtdpp_release_freed();
-	value = mtdpp_model_serialize(m);
-	MemoryContextDelete(fit);
+	if (handoff)
+		value = mtdpp_handoff_give(m, fit);
+	else
+	{
+		value = mtdpp_model_serialize(m);
+		MemoryContextDelete(fit);
+	}
 	mtdpp_progress_end_fit();
 	PG_RETURN_BYTEA_P(value);
 }

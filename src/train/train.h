@@ -3,7 +3,8 @@
  *		What mtdpp_train reads its lines from (source.c), the test baskets
  *		it holds out (held_out.c) and keeps (kept.c), and the rule that
  *		promotes its new version (promote.c), or an older one
- *		(activate.c).
+ *		(activate.c); how its model comes back from the aggregate
+ *		(handoff.c).
  */
 #ifndef MTDPP_TRAIN_H
 #define MTDPP_TRAIN_H
@@ -67,5 +68,14 @@ extern char *mtdpp_promote_rule(FunctionCallInfo fcinfo, int arg, const HeldOut 
 extern void mtdpp_promote(const char *name, int model_id, const char *rule, const HeldOut *h);
 extern const char *mtdpp_activation_rule(FunctionCallInfo fcinfo, int arg);
 extern int	mtdpp_promote_version(const char *name, int model_id, const char *rule);
+
+/* handoff.c: the model mtdpp_train trains, from mtdpp_fit's final function in memory */
+typedef struct MtdppHandoff MtdppHandoff;
+
+extern MtdppHandoff *mtdpp_handoff_arm(const char *query, MemoryContext owner);
+extern void mtdpp_handoff_disarm(MtdppHandoff *h);
+extern bool mtdpp_handoff_wanted(FunctionCallInfo fcinfo);
+extern bytea *mtdpp_handoff_give(MtdppModel *m, MemoryContext holder);
+extern MtdppModel *mtdpp_handoff_take(MtdppHandoff *h, bytea *value, MemoryContext *holder);
 
 #endif							/* MTDPP_TRAIN_H */

@@ -7,8 +7,8 @@
  * the user's table or query (source.c: a query is run once, into a
  * temporary table, before the lines are read), every name in it qualified by
  * schema, runs it through SPI as the calling role (a plan that may be
- * parallel), and stores the model it returns as the next version of its
- * name (store.c).  Its named arguments go into the hyperparameters, checked
+ * parallel), and stores the model it hands over (in memory, handoff.c)
+ * as the next version of its name (store.c).  Its named arguments go into the hyperparameters, checked
  * there (params.c).  Test baskets it holds out are left out of the lines
  * the aggregate reads and measured once the model is stored (held_out.c);
  * the promotion rule then says whether the new version becomes the active
@@ -29,6 +29,7 @@
 #include "utils/json.h"
 #include "utils/jsonb.h"
 #include "utils/lsyscache.h"
+#include "utils/memutils.h"
 #include "utils/regproc.h"
 
 #include "fit/params.h"
@@ -333,12 +334,15 @@ training_params(FunctionCallInfo fcinfo, text *name, MtdppParams *p)
 /*
  * Runs mtdpp_fit over the columns the call names of SRC, with the
  * hyperparameters PJSON, leaving out the lines of the test baskets H holds
- * out; returns the model value, in the caller's memory, and the number of
- * lines it read into *LINES.
+ * out; returns the model, in a memory context of its own under the
+ * caller's, that context into *HOLDER, and the number of lines it read
+ * into *LINES.  The aggregate hands the model over in memory (handoff.c);
+ * where it returns a value instead (an aggregate Citus ran whole on a
+ * worker), the model is read from it.
  */
-static bytea *
+static MtdppModel *
 run_fit(FunctionCallInfo fcinfo, const TrainSource *src, Datum pjson, MtdppTrainedKeys *keys,
-		HeldOut *h, int64 *lines)
+		HeldOut *h, int64 *lines, MemoryContext *holder)
 {
 	char	   *order_col = text_to_cstring(mtdpp_text_arg(fcinfo, 2, "order_col"));
 	char	   *item_col = text_to_cstring(mtdpp_text_arg(fcinfo, 3, "item_col"));
@@ -348,7 +352,8 @@ run_fit(FunctionCallInfo fcinfo, const TrainSource *src, Datum pjson, MtdppTrain
 	const char *nsp;
 	StringInfoData query;
 	MemoryContext caller = CurrentMemoryContext;
-	bytea	   *blob;
+	MtdppModel *m;
+	MtdppHandoff *handoff;
 	bool		isnull;
 
 	char	   *pos_col = PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4));
@@ -394,24 +399,39 @@ run_fit(FunctionCallInfo fcinfo, const TrainSource *src, Datum pjson, MtdppTrain
 		MemoryContextSwitchTo(spi);
 		appendStringInfo(&query, " WHERE (%s) IS NOT TRUE", h->predicate);
 	}
-	if (SPI_execute_with_args(query.data, 3, (Oid[]) {JSONBOID, TEXTARRAYOID, INT8ARRAYOID},
-							  (Datum[]) {pjson, OidIsValid(keys->type) ?
-								  keys->array :
-							  (Datum) 0, h->orders},
-							  (char[]) {' ', OidIsValid(keys->type) ? ' ' : 'n', h->orders ? ' ' : 'n'},
-							  true, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not run %s", query.data);
-	/* copied out of SPI's memory, which SPI_finish frees */
+	handoff = mtdpp_handoff_arm(query.data, caller);
+	PG_TRY();
 	{
-		Datum		d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
-		MemoryContext spi = MemoryContextSwitchTo(caller);
+		if (SPI_execute_with_args(query.data, 3, (Oid[]) {JSONBOID, TEXTARRAYOID, INT8ARRAYOID},
+								  (Datum[]) {pjson, OidIsValid(keys->type) ?
+									  keys->array :
+								  (Datum) 0, h->orders},
+								  (char[]) {' ', OidIsValid(keys->type) ? ' ' : 'n', h->orders ? ' ' : 'n'},
+								  true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+			elog(ERROR, "could not run %s", query.data);
+	}
+	PG_FINALLY();
+	{
+		mtdpp_handoff_disarm(handoff);
+	}
+	PG_END_TRY();
+	/* out of SPI's memory, which SPI_finish frees */
+	{
+		bytea	   *value = DatumGetByteaPP(SPI_getbinval(SPI_tuptable->vals[0],
+														  SPI_tuptable->tupdesc, 1, &isnull));
 
-		blob = DatumGetByteaPCopy(d);
 		*lines = DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull));
-		MemoryContextSwitchTo(spi);
+		m = mtdpp_handoff_take(handoff, value, holder);
+		if (m == NULL)
+		{
+			*holder = AllocSetContextCreate(caller, "mtdpp trained model", ALLOCSET_DEFAULT_SIZES);
+			MemoryContextSwitchTo(*holder);
+			m = mtdpp_model_deserialize(value);
+		}
 	}
 	SPI_finish();
-	return blob;
+	MemoryContextSwitchTo(caller);
+	return m;
 }
 
 /* The row mtdpp_train returns for model M, stored as MODEL_ID. */
@@ -508,7 +528,8 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	MtdppParams p;
 	Datum		pjson;
 	MtdppModel *m;
-	bytea	   *value;
+	MemoryContext holder;
+	Datum		result;
 	int			model_id;
 	bool		reports,
 				activate = PG_ARGISNULL(11) ? true : PG_GETARG_BOOL(11);
@@ -548,10 +569,8 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	mtdpp_source_materialize(&src, (const char *[]) {text_to_cstring(PG_GETARG_TEXT_PP(2)),
 							 text_to_cstring(PG_GETARG_TEXT_PP(3)),
 							 PG_ARGISNULL(4) ? NULL : text_to_cstring(PG_GETARG_TEXT_PP(4)), h.by}, 4);
-	value = run_fit(fcinfo, &src, pjson, &keys, &h, &lines);
+	m = run_fit(fcinfo, &src, pjson, &keys, &h, &lines, &holder);
 	mtdpp_progress_phase(MTDPP_PHASE_SAVING);
-	m = mtdpp_model_deserialize(value);
-	pfree(value);				/* up to 1 GB, copied into m */
 	/* under a rule, stored inactive, then promoted or not */
 	model_id = mtdpp_store_model(text_to_cstring(name), m, activate && rule == NULL,
 								 mtdpp_source_recorded(&src),
@@ -564,5 +583,7 @@ mtdpp_train(PG_FUNCTION_ARGS)
 	mtdpp_source_close(&src);
 	if (reports)
 		mtdpp_progress_end();
-	PG_RETURN_DATUM(result_row(fcinfo, model_id, name, m));
+	result = result_row(fcinfo, model_id, name, m);
+	MemoryContextDelete(holder);
+	PG_RETURN_DATUM(result);
 }

@@ -6,6 +6,22 @@ SELECT length(mtdpp_fit(g / 2, g, NULL::int, '{"kind": "multitask", "rank": 1024
 -- So is a kind with neighbour lists whose factors alone do not fit: the
 -- hint names the rank, as no cut of the lists would make the value fit.
 SELECT length(mtdpp_fit(g / 2, g, NULL::int, '{"kind": "hybrid", "rank": 1024}')) FROM generate_series(1, 131200) g;
+-- mtdpp_train stores its model without such a value: maintenance_work_mem
+-- bounds it, not a bytea.  The same model is refused before training by
+-- what its fit needs (16 GB), the hint naming the setting, not for a
+-- bytea's limit (which no setting raises).
+CREATE TABLE limit_wide AS SELECT g / 2 AS order_id, g AS item_id FROM generate_series(1, 131200) g;
+SELECT items FROM mtdpp_train('limit_wide', 'limit_wide', rank => 1024, kind => 'multitask');
+DROP TABLE limit_wide;
+-- A model that does not fit a small maintenance_work_mem is refused before
+-- its fit, naming the figure to set, and trains once it is set.
+SET maintenance_work_mem = '1MB';
+SELECT items FROM mtdpp_train('limit_half', 'train_lines', rank => 1024, epochs => 1, kind => 'poisson', params => '{"c": 1}');
+SET maintenance_work_mem = '4MB';
+SELECT items, kind FROM mtdpp_train('limit_half', 'train_lines', rank => 1024, epochs => 1, kind => 'poisson', params => '{"c": 1}');
+RESET maintenance_work_mem;
+SELECT rank, n_items FROM mtdpp.models WHERE name = 'limit_half';
+SELECT mtdpp_drop('limit_half');
 -- A parallel read holds what a serial one does: 300,000 lines (2.4 MB) do
 -- not fit in 1 MB, whether one process reads them or three, and 100,000
 -- lines (800 kB) fit, however the scan divides them between the three.
@@ -97,7 +113,7 @@ WHERE c.model_id = (SELECT model_id FROM mtdpp.models WHERE name = 'cooc_cut');
 SELECT name, hyperparams->'max_neighbors' AS max_neighbors FROM mtdpp.models
 WHERE name IN ('cooc_cut', 'cooc_one_round') ORDER BY name;
 -- What must fit is the distinct pairs, 8 bytes each, in half of
--- maintenance_work_mem (a model is held twice while it is stored): 12,000
+-- maintenance_work_mem (storing a model holds as much beside it): 12,000
 -- baskets of 8 of 1,000 items have too many for 1 MB, so each item keeps
 -- its strongest, with a NOTICE; a max_neighbors given that does not fit is
 -- refused.

@@ -255,6 +255,24 @@ is(scalar(keys %by_name), 3, 'three models stored');
 is($by_name{parallel}, $by_name{serial}, 'parallel and serial fits store the same model');
 is($by_name{shuffled}, $by_name{serial}, 'the physical order of the rows does not matter');
 
+# mtdpp_train runs the same aggregate through the parallel plan and takes
+# its model in memory, without a value: the same model once more.
+my ($trained, $train_out, $train_err) = $node->psql('postgres', $parallel . q{SET client_min_messages = debug1;
+SELECT items FROM mtdpp_train('trained', 'orders', position_col => 'position', kind => 'multitask', epochs => 2);});
+is($trained, 0, 'mtdpp_train trains through the parallel plan') or diag($train_err);
+like($train_err, qr/mtdpp_fit hands a model of \d+ items at rank \d+ to mtdpp_train in memory/,
+	'its final function hands the model over in memory');
+my $same = q{SELECT (a.n_items, a.n_baskets, a.n_examples, a.final_loss, a.best_epoch, a.loss_history, a.val_mpr_history)
+                    IS NOT DISTINCT FROM
+                    (b.n_items, b.n_baskets, b.n_examples, b.final_loss, b.best_epoch, b.loss_history, b.val_mpr_history)
+                    AND (SELECT bool_and((x.popularity, x.bias, x.factors, x.task_factors)
+                                         IS NOT DISTINCT FROM (y.popularity, y.bias, y.factors, y.task_factors))
+                         FROM mtdpp.items x FULL JOIN mtdpp.items y
+                           ON y.item_id = x.item_id AND y.model_id = b.model_id
+                         WHERE x.model_id = a.model_id)
+             FROM mtdpp.models a, mtdpp.models b WHERE a.name = 'trained' AND b.name = 'serial'};
+is($node->safe_psql('postgres', $same), 't', 'mtdpp_train stores the serial model, every item row bit for bit');
+
 # Partial states cross process boundaries: a parallel fit of the shuffled
 # table as well.
 $node->safe_psql('postgres', $parallel . 'CREATE TABLE fit_parallel_shuffled AS ' . fit('orders_shuffled'));

@@ -525,7 +525,7 @@ ease_value_cap(const MtdppParams *p, int n, int cap)
 	ereport(NOTICE,
 			(errmsg("kept at most " INT64_FORMAT " weights of each of %d items, not %d: more would not fit in the value a model is stored as",
 					Max(fits, 1), n, cap),
-			 errdetail("A model's value holds 8 bytes per weight, and may take 1 GB, or half of maintenance_work_mem (%d kB).",
+			 errdetail("A model holds 8 bytes per weight, and may take half of maintenance_work_mem (%d kB); returned by mtdpp_fit as a value, at most 1 GB.",
 					   maintenance_work_mem),
 			 errhint("Give max_neighbors to choose the cut, or train on a more recent window of orders.")));
 	return (int) Max(fits, 1);

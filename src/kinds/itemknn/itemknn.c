@@ -11,9 +11,10 @@
  * the basket's items, not the catalog squared.  It is exact, needs no
  * hyperparameters and has no factors (rank 0); a basket of which it knows
  * no item is completed by popularity.  An item keeps every item it met,
- * unless max_neighbors says otherwise or the lists would not fit in a model
- * value (1 GB: about 130 million pairs) or in maintenance_work_mem beside
- * the baskets, twice (lists_room), and then its heaviest pairs.
+ * unless max_neighbors says otherwise or the lists would not fit in what a
+ * model may take (half of maintenance_work_mem; as mtdpp_fit's value, 1 GB:
+ * about 130 million pairs) or in maintenance_work_mem beside the baskets,
+ * twice (lists_room), and then its heaviest pairs.
  */
 #include "postgres.h"
 
@@ -71,7 +72,7 @@ grow_lists(const MtdppBaskets *data, MtdppModel *m, int64 *capacity, int64 need,
 				(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
 				 errmsg("item-kNN over " INT64_FORMAT " co-occurrences keeps more than " INT64_FORMAT " distinct pairs, more than maintenance_work_mem (%d kB) holds beside the baskets",
 						total, room, maintenance_work_mem),
-				 errdetail("The lists take 8 bytes per distinct pair of items bought together, and a trained model is held twice while it is stored."),
+				 errdetail("The lists take 8 bytes per distinct pair of items bought together, and storing a trained model holds as much again beside it."),
 				 errhint("Give max_neighbors, the longest list an item keeps, a smaller value, or raise maintenance_work_mem for this session.")));
 	m->nbr_index = repalloc_huge(m->nbr_index, sizeof(int32) * cap);
 	m->nbr_weight = repalloc_huge(m->nbr_weight, sizeof(float4) * cap);
@@ -87,9 +88,9 @@ visit_length(int i, const int32 *seen, const int32 *count, int d, void *arg)
 /*
  * The longest neighbour list an item of DATA keeps in a model of KIND at
  * RANK trained with P, or 0 for no limit: max_neighbors when given; when it
- * is not, every co-occurring item, unless the lists would outgrow the value
- * a model is stored and served as (1 GB, MaxAllocSize, or half of
- * maintenance_work_mem), or what grow_lists allows them in the pass that
+ * is not, every co-occurring item, unless the lists would outgrow what a
+ * model may take (half of maintenance_work_mem, and MaxAllocSize for a
+ * model returned as a value), or what grow_lists allows them in the pass that
  * fills them, where BESIDE bytes are held beside the counting's own (an
  * EASE fit whose pass they ride), and then the longest that fit.  The pairs
  * counted with repeats bound the lists; only when that bound does not fit
@@ -262,16 +263,16 @@ void
 mtdpp_report_neighbor_cap(const MtdppParams *p, const MtdppParams *given,
 						  int64 distinct, int64 kept)
 {
-	bool		by_memory = mtdpp_model_budget() < MaxAllocSize;
+	bool		by_memory = mtdpp_model_budget_settable();
 
 	if (given->max_neighbors < 0 && kept < distinct)
 		ereport(NOTICE,
 				(errmsg("kept the %d strongest neighbours of each item: " INT64_FORMAT " of " INT64_FORMAT " distinct pairs of items bought together",
 						p->max_neighbors, kept, distinct),
 				 by_memory ?
-				 errdetail("All the pairs would not fit in maintenance_work_mem (%d kB) beside the baskets: a trained model is held twice while it is stored.",
+				 errdetail("All the pairs would not fit in maintenance_work_mem (%d kB) beside the baskets: storing a trained model holds as much again beside it.",
 						   maintenance_work_mem) :
-				 errdetail("All the pairs would not fit in the 1 GB value a model is stored and served as."),
+				 errdetail("All the pairs would not fit in the 1 GB value mtdpp_fit returns a model as."),
 				 by_memory ?
 				 errhint("SET maintenance_work_mem = '%dMB' keeps every pair; max_neighbors chooses the cut.",
 						 /* twice the pairs left out, 8 bytes each, beyond the present setting */

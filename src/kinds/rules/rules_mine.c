@@ -530,9 +530,9 @@ itemset_rules(Miner *mn, const int32 *v, int len, int32 count)
 			if (mn->refuse)
 				ereport(ERROR,
 						(errcode(ERRCODE_PROGRAM_LIMIT_EXCEEDED),
-						 errmsg("association rules at a support of %d baskets take more than " INT64_FORMAT " list entries, more than a model value holds within maintenance_work_mem (%d kB)",
+						 errmsg("association rules at a support of %d baskets take more than " INT64_FORMAT " list entries, more than a model holds within maintenance_work_mem (%d kB)",
 								mn->min_count, mn->room, maintenance_work_mem),
-						 errdetail("A model value holds at most 1 GB, and its lists are held twice while it is stored, beside the baskets."),
+						 errdetail("A model may take half of maintenance_work_mem beside the baskets, storing it the other half; returned by mtdpp_fit as a value, at most 1 GB."),
 						 errhint("Raise min_support or lower max_antecedent, or raise maintenance_work_mem for this session; without min_support, training raises it until the rules fit.")));
 			mn->over = true;
 			mn->over_what = "the room of a model value";
@@ -639,7 +639,7 @@ mtdpp_mine_rules(const MtdppBaskets *data, int min_count, int max_antecedent,
 	/* and the pair pass's own scratch while it runs */
 	mn.held = add_size(held, mtdpp_visit_scratch_bound(data));
 	mn.out = out;
-	/* the lists are held twice at the end, in the model and its value */
+	/* the lists are held twice at the end: in the model, and in its value or what storing it holds */
 	mn.room = Min(mtdpp_neighbor_room(MTDPP_RULES, data->n_items, 0, 0),
 				  (int64) ((limit > held ? limit - held : 0) / 2 / (sizeof(int32) + sizeof(float4))));
 	mn.pair_capacity = 1024;
