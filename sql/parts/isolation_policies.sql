@@ -73,3 +73,11 @@ CREATE POLICY readers_renamed ON mtdpp.model_readers FOR UPDATE
                 THEN trained_by_oid OPERATOR(pg_catalog.=)
                      (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname OPERATOR(pg_catalog.=) CURRENT_USER)
                 ELSE trained_by OPERATOR(pg_catalog.=) CURRENT_USER END);
+
+-- While the models are isolated, a role that row-level security filters
+-- may not write a row of a name another role's models hold, by mtdpp's
+-- functions or by hand (store/isolation.c).
+CREATE FUNCTION mtdpp.models_name_check() RETURNS trigger
+    AS 'MODULE_PATHNAME', 'mtdpp_models_name_check' LANGUAGE C;
+CREATE TRIGGER models_name_check BEFORE INSERT OR UPDATE ON mtdpp.models
+    FOR EACH ROW EXECUTE FUNCTION mtdpp.models_name_check();
