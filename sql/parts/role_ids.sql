@@ -185,10 +185,13 @@ COMMENT ON FUNCTION mtdpp.map_roles() IS
 CREATE FUNCTION mtdpp.roles_restored() RETURNS event_trigger
 LANGUAGE plpgsql SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    -- by names that need no privilege on schema mtdpp: any role's ALTER
+    -- TABLE of its own tables passes here
     IF EXISTS (SELECT FROM pg_catalog.pg_event_trigger_ddl_commands() d
+               JOIN pg_catalog.pg_class c ON c.oid OPERATOR(pg_catalog.=) d.objid
                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_class'::pg_catalog.regclass
-                 AND d.objid OPERATOR(pg_catalog.=) ANY (ARRAY['mtdpp.models'::pg_catalog.regclass,
-                     'mtdpp.model_readers'::pg_catalog.regclass]::pg_catalog.oid[])) THEN
+                 AND c.relnamespace OPERATOR(pg_catalog.=) 'mtdpp'::pg_catalog.regnamespace
+                 AND c.relname OPERATOR(pg_catalog.=) ANY (ARRAY['models', 'model_readers']::pg_catalog.name[])) THEN
         PERFORM mtdpp.map_roles();
     END IF;
 END

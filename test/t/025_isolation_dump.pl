@@ -226,7 +226,17 @@ SKIP:
 		],
 		'pg_upgrade');
 	$new->start;
+	# pg_upgrade keeps the roles' OIDs but makes a new system identifier:
+	# the rows read by their names, until mtdpp_isolate maps them
+	is($new->safe_psql('shop', q{SELECT count(*) FROM mtdpp.models WHERE role_cluster = mtdpp.cluster_id()}),
+		'0', 'after pg_upgrade: the models are of the former cluster');
 	check_isolated($new, 'shop', 'after pg_upgrade');
+	is($new->safe_psql('shop', q{SELECT mtdpp_isolate('role')}), 'role', 'after pg_upgrade: the owner isolates again');
+	is($new->safe_psql('shop', q{SELECT count(*) FILTER (WHERE m.role_cluster = mtdpp.cluster_id()
+	                                                   AND m.trained_by_oid = (SELECT oid FROM pg_roles WHERE rolname = m.trained_by))
+	                               || '/' || count(*) FROM mtdpp.models m}),
+		'3/3', '... which maps them to the OIDs of their roles');
+	check_isolated($new, 'shop', 'after pg_upgrade, mapped');
 	check_isolated($new, 'restored', 'the restored copy after pg_upgrade');
 	$new->stop;
 }
