@@ -298,7 +298,14 @@ $ids->command_ok([ 'pg_dump', '-Fc', '-f', "$ids_dir/shop.dump", '-d', $ids->con
 # bob dropped, and a new role of his name
 $ids->safe_psql('shop', 'DROP OWNED BY bob');
 $ids->safe_psql('postgres', 'DROP OWNED BY bob; DROP ROLE bob; CREATE ROLE bob LOGIN');
-$ids->safe_psql('shop', $grants);
+my $bob_grants = q{
+GRANT SELECT ON train_lines TO bob;
+GRANT USAGE ON SCHEMA mtdpp TO bob;
+GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.models, mtdpp.items TO bob;
+GRANT USAGE ON SEQUENCE mtdpp.models_model_id_seq TO bob;
+GRANT SELECT ON mtdpp_models TO bob;
+};
+$ids->safe_psql('shop', $bob_grants);
 is($ids_as->('bob', q{SELECT count(*) FROM mtdpp.models}), '0', 'a new bob sees none of the old bob\'s models');
 is($ids_as->('bob', q{SELECT count(*) FROM mtdpp.items}), '0', '... nor their items');
 like($ids_as->('bob', $complete->('b_pop')), qr/ERROR.*42704.*model "b_pop" does not exist/s,
@@ -366,8 +373,11 @@ $check_mapped->($ids_other, 'shop_data', 'another cluster, -a --disable-triggers
 
 # restored into a cluster that lacks alice2: her models wait for her
 $ids_other->safe_psql('postgres', q{CREATE DATABASE lacking; DROP ROLE alice2});
-$ids_other->command_ok([ 'pg_restore', '--exit-on-error', '-d', $ids_other->connstr('lacking'), "$ids_dir/shop.dump" ],
+# (without the grants to alice2, which that cluster would refuse)
+$ids_other->command_ok([ 'pg_restore', '--exit-on-error', '-x', '-d', $ids_other->connstr('lacking'), "$ids_dir/shop.dump" ],
 	'roles by OID: pg_restore into a cluster without alice2');
+$ids_other->safe_psql('lacking', $bob_grants . q{GRANT USAGE ON SCHEMA mtdpp TO app;
+GRANT SELECT ON mtdpp.models, mtdpp.items TO app;});
 is($ids_other->safe_psql('lacking', q{SELECT count(*) FROM mtdpp.models
                                        WHERE trained_by = 'alice2' AND role_cluster IS DISTINCT FROM mtdpp.cluster_id()}),
 	'1', 'without alice2: her model stays hers by name');
@@ -378,6 +388,7 @@ like(as_role($ids_other, 'lacking', 'bob', $complete->('a_knn')), qr/ERROR.*4270
 like(as_role($ids_other, 'lacking', 'bob', q{SELECT version FROM mtdpp_train('a_knn', 'train_lines', kind => 'popularity')}),
 	qr/ERROR.*42501.*model name "a_knn" is not available/s, '... nor trains into its name');
 $ids_other->safe_psql('postgres', 'CREATE ROLE alice2 LOGIN');
+$ids_other->safe_psql('lacking', 'GRANT USAGE ON SCHEMA mtdpp TO alice2; GRANT SELECT ON mtdpp.models, mtdpp.items TO alice2');
 is(as_role($ids_other, 'lacking', 'alice2', $complete->('a_knn')), $ids_answer{a_knn},
 	'a role of her name created later completes with it');
 is($ids_other->safe_psql('lacking', q{SELECT mtdpp_isolate('role')}), 'role', 'the owner isolates again');
