@@ -73,6 +73,7 @@ DECLARE
     reader_found oid;
     trainer_name name;
     reader_name name;
+    dead pg_catalog.tid[];
 BEGIN
     IF TG_OP OPERATOR(pg_catalog.=) 'UPDATE'
        AND (NEW.trained_by, NEW.reader) IS DISTINCT FROM (OLD.trained_by, OLD.reader)
@@ -102,8 +103,10 @@ BEGIN
             NEW.role_cluster := here;
         END IF;
     END IF;
+    -- (found first: a DELETE that finds nothing still fails where a
+    -- publication publishes the deletes of a table with no replica identity)
     IF TG_OP OPERATOR(pg_catalog.=) 'INSERT' THEN
-        DELETE FROM mtdpp.model_readers d
+        SELECT pg_catalog.array_agg(d.ctid) INTO dead FROM mtdpp.model_readers d
         WHERE d.name OPERATOR(pg_catalog.=) NEW.name
           AND d.trained_by OPERATOR(pg_catalog.=) NEW.trained_by
           AND d.reader IS NOT DISTINCT FROM NEW.reader
@@ -113,6 +116,9 @@ BEGIN
                    AND (d.reader_oid IS NULL
                         OR EXISTS (SELECT FROM pg_catalog.pg_roles r
                                    WHERE r.oid OPERATOR(pg_catalog.=) d.reader_oid)));
+        IF dead IS NOT NULL THEN
+            DELETE FROM mtdpp.model_readers d WHERE d.ctid OPERATOR(pg_catalog.=) ANY (dead);
+        END IF;
     END IF;
     RETURN NEW;
 END
@@ -133,7 +139,9 @@ CREATE FUNCTION mtdpp.map_roles() RETURNS integer
 LANGUAGE plpgsql SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     here bigint := mtdpp.cluster_id();
-    models_mapped integer;
+    models_ids integer[];
+    readers_ids pg_catalog.tid[];
+    models_mapped integer := 0;
     readers_mapped integer := 0;
 BEGIN
     -- the triggers do the mapping: none while they are disabled (the
@@ -145,36 +153,54 @@ BEGIN
                  AND t.tgenabled OPERATOR(pg_catalog.=) 'D') THEN
         RETURN 0;
     END IF;
-    UPDATE mtdpp.models m SET role_cluster = m.role_cluster
+    -- the rows to map first: a statement that changes none fires the
+    -- tables' statement triggers all the same, and an UPDATE of
+    -- mtdpp.model_readers, which has no replica identity, fails where a
+    -- publication publishes its updates
+    SELECT pg_catalog.array_agg(m.model_id) INTO models_ids FROM mtdpp.models m
     WHERE CASE WHEN m.role_cluster OPERATOR(pg_catalog.=) here AND m.trained_by_oid IS NOT NULL
                THEN EXISTS (SELECT FROM pg_catalog.pg_roles r
                             WHERE r.oid OPERATOR(pg_catalog.=) m.trained_by_oid
                               AND r.rolname OPERATOR(pg_catalog.<>) m.trained_by)
                ELSE EXISTS (SELECT FROM pg_catalog.pg_roles r
                             WHERE r.rolname OPERATOR(pg_catalog.=) m.trained_by) END;
-    GET DIAGNOSTICS models_mapped = ROW_COUNT;
-    BEGIN
-        UPDATE mtdpp.model_readers s SET role_cluster = s.role_cluster
-        WHERE CASE WHEN s.role_cluster OPERATOR(pg_catalog.=) here AND s.trained_by_oid IS NOT NULL
-                   THEN EXISTS (SELECT FROM pg_catalog.pg_roles t
-                                WHERE t.oid OPERATOR(pg_catalog.=) s.trained_by_oid
-                                  AND t.rolname OPERATOR(pg_catalog.<>) s.trained_by)
-                        OR EXISTS (SELECT FROM pg_catalog.pg_roles r
-                                   WHERE r.oid OPERATOR(pg_catalog.=) s.reader_oid
-                                     AND r.rolname IS DISTINCT FROM s.reader)
-                   ELSE EXISTS (SELECT FROM pg_catalog.pg_roles t
-                                WHERE t.rolname OPERATOR(pg_catalog.=) s.trained_by)
-                        AND (s.reader IS NULL
-                             OR EXISTS (SELECT FROM pg_catalog.pg_roles r
-                                        WHERE r.rolname OPERATOR(pg_catalog.=) s.reader)) END;
-        GET DIAGNOSTICS readers_mapped = ROW_COUNT;
-    EXCEPTION WHEN unique_violation THEN
-        -- two shares by hand of one model with one role, under its names
-        -- of two times: both stay as they are, and share as before
-        RAISE WARNING 'the shares of mtdpp.model_readers keep the names they have'
-            USING DETAIL = SQLERRM,
-                  HINT = 'Delete one of the two rows that share one model with one role.';
-    END;
+    IF models_ids IS NOT NULL THEN
+        UPDATE mtdpp.models m SET role_cluster = m.role_cluster
+        WHERE m.model_id OPERATOR(pg_catalog.=) ANY (models_ids);
+        GET DIAGNOSTICS models_mapped = ROW_COUNT;
+    END IF;
+    SELECT pg_catalog.array_agg(s.ctid) INTO readers_ids FROM mtdpp.model_readers s
+    WHERE CASE WHEN s.role_cluster OPERATOR(pg_catalog.=) here AND s.trained_by_oid IS NOT NULL
+               THEN EXISTS (SELECT FROM pg_catalog.pg_roles t
+                            WHERE t.oid OPERATOR(pg_catalog.=) s.trained_by_oid
+                              AND t.rolname OPERATOR(pg_catalog.<>) s.trained_by)
+                    OR EXISTS (SELECT FROM pg_catalog.pg_roles r
+                               WHERE r.oid OPERATOR(pg_catalog.=) s.reader_oid
+                                 AND r.rolname IS DISTINCT FROM s.reader)
+               ELSE EXISTS (SELECT FROM pg_catalog.pg_roles t
+                            WHERE t.rolname OPERATOR(pg_catalog.=) s.trained_by)
+                    AND (s.reader IS NULL
+                         OR EXISTS (SELECT FROM pg_catalog.pg_roles r
+                                    WHERE r.rolname OPERATOR(pg_catalog.=) s.reader)) END;
+    IF readers_ids IS NOT NULL THEN
+        BEGIN
+            UPDATE mtdpp.model_readers s SET role_cluster = s.role_cluster
+            WHERE s.ctid OPERATOR(pg_catalog.=) ANY (readers_ids);
+            GET DIAGNOSTICS readers_mapped = ROW_COUNT;
+        EXCEPTION
+            WHEN unique_violation THEN
+                -- two shares by hand of one model with one role, under its
+                -- names of two times: both stay as they are, and share as before
+                RAISE WARNING 'the shares of mtdpp.model_readers keep the names they have'
+                    USING DETAIL = SQLERRM,
+                          HINT = 'Delete one of the two rows that share one model with one role.';
+            WHEN object_not_in_prerequisite_state THEN
+                -- published updates: the shares stay their names' here
+                RAISE WARNING 'the shares of mtdpp.model_readers keep the names they have'
+                    USING DETAIL = SQLERRM,
+                          HINT = 'A publication that publishes the updates of mtdpp.model_readers needs a replica identity on it: ALTER TABLE mtdpp.model_readers REPLICA IDENTITY FULL.';
+        END;
+    END IF;
     RETURN models_mapped OPERATOR(pg_catalog.+) readers_mapped;
 END
 $$;
