@@ -100,7 +100,8 @@ ALTER TABLE mtdpp.items DROP CONSTRAINT items_model_id_fkey;
 -- dumped one was.  The state, the rows of mtdpp.isolation and
 -- mtdpp.model_readers, stays as it is; policies of the DBA's own stay too.
 -- A share with a role now reaches its members, and only 'public' itself
--- names every role.
+-- names every role.  The policies are made again below, once the model
+-- tables have their roles' OIDs.
 DROP TRIGGER isolation_applied ON mtdpp.isolation;
 DROP TRIGGER isolation_replicated ON mtdpp.isolation;
 DROP FUNCTION mtdpp.apply_isolation();
@@ -108,13 +109,10 @@ DROP POLICY IF EXISTS mtdpp_own ON mtdpp.models;
 DROP POLICY IF EXISTS mtdpp_shared ON mtdpp.models;
 DROP POLICY IF EXISTS mtdpp_own ON mtdpp.items;
 DROP POLICY IF EXISTS mtdpp_shared ON mtdpp.items;
-\ir parts/is_member.sql
-ALTER POLICY readers_shown ON mtdpp.model_readers
-    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER OR reader IS NULL OR mtdpp.is_member(reader));
-
-\ir parts/isolation_policies.sql
-
-\ir parts/share.sql
+DROP POLICY readers_shown ON mtdpp.model_readers;
+DROP POLICY readers_added ON mtdpp.model_readers;
+DROP POLICY readers_removed ON mtdpp.model_readers;
+DROP POLICY readers_renamed ON mtdpp.model_readers;
 
 -- A model's life: mtdpp_train holds out test baskets by itself (test_share,
 -- test_by, test_k), activates its version by a promotion rule (promote, or
@@ -139,6 +137,22 @@ COMMENT ON COLUMN mtdpp.models.promotion IS 'the promotion rule that decided whe
 \ir parts/test_baskets.sql
 
 \ir parts/models_view.sql
+
+-- A model, and a share, belongs to a role by its OID, the cluster that
+-- wrote it beside it; the rows there are now belong to the roles of their
+-- names that exist, and the others to their names until a role of that
+-- name exists and a mapping point (sql/parts/role_ids.sql) maps them.  The
+-- policies, the shares and mtdpp_isolate read and write the OIDs.
+\ir parts/role_ids.sql
+SELECT mtdpp.map_roles();
+
+\ir parts/is_member.sql
+
+\ir parts/isolation_policies.sql
+
+\ir parts/isolate.sql
+
+\ir parts/share.sql
 
 -- mtdpp_activate gains promote, the rule an activation may name: made
 -- again, a DBA's grants and revokes of EXECUTE on it carried over.

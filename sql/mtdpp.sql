@@ -357,7 +357,6 @@ CREATE TABLE mtdpp.isolation (
 COMMENT ON TABLE mtdpp.isolation IS 'one row while the models are isolated by role (mtdpp_isolate), none otherwise';
 GRANT SELECT ON mtdpp.isolation TO PUBLIC;
 
-\ir parts/is_member.sql
 -- The roles a role lets complete with its models of one name (NULL: every
 -- role).  A row applies to the models of that name that its role trained,
 -- and only while the models are isolated.
@@ -369,47 +368,18 @@ CREATE TABLE mtdpp.model_readers (
 );
 COMMENT ON TABLE mtdpp.model_readers IS 'the roles (NULL: every role) that may complete with the models NAME trained by TRAINED_BY while the models are isolated (mtdpp_share)';
 ALTER TABLE mtdpp.model_readers ENABLE ROW LEVEL SECURITY;
-CREATE POLICY readers_shown ON mtdpp.model_readers FOR SELECT
-    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER OR reader IS NULL OR mtdpp.is_member(reader));
-CREATE POLICY readers_added ON mtdpp.model_readers FOR INSERT
-    WITH CHECK (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
-CREATE POLICY readers_removed ON mtdpp.model_readers FOR DELETE
-    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
-CREATE POLICY readers_renamed ON mtdpp.model_readers FOR UPDATE
-    USING (trained_by OPERATOR(pg_catalog.=) CURRENT_USER);
 GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.model_readers TO PUBLIC;
 
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.isolation', '');
 SELECT pg_catalog.pg_extension_config_dump('mtdpp.model_readers', '');
 
+\ir parts/role_ids.sql
+
+\ir parts/is_member.sql
+
 \ir parts/isolation_policies.sql
 
-CREATE FUNCTION mtdpp_isolate("by" text DEFAULT 'role') RETURNS text
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    tables_owner name := (SELECT pg_catalog.pg_get_userbyid(c.relowner) FROM pg_catalog.pg_class c
-                          WHERE c.oid OPERATOR(pg_catalog.=) 'mtdpp.models'::pg_catalog.regclass);
-BEGIN
-    IF "by" IS NULL OR "by" NOT IN ('role', 'none') THEN
-        RAISE EXCEPTION 'cannot isolate the models by %', pg_catalog.quote_nullable("by")
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'by => ''role'' keeps each role to the models it trained and those shared with it; by => ''none'' lifts that.';
-    END IF;
-    IF NOT pg_catalog.pg_has_role(tables_owner, 'USAGE') THEN
-        RAISE EXCEPTION 'role "%" cannot change the isolation of the models', CURRENT_USER
-            USING ERRCODE = 'insufficient_privilege',
-                  HINT = pg_catalog.format('Only the owner of mtdpp.models, role %s, or a member of it can.',
-                                           pg_catalog.quote_ident(tables_owner));
-    END IF;
-    DELETE FROM mtdpp.isolation;
-    IF "by" OPERATOR(pg_catalog.=) 'role' THEN
-        INSERT INTO mtdpp.isolation (isolated_by) VALUES ('role');
-    END IF;
-    RETURN "by";
-END
-$$;
-COMMENT ON FUNCTION mtdpp_isolate(text) IS
-    'isolates the models by role (BY => ''role''): each role sees, completes with and changes only the models it trained, and sees and completes with those shared with it (mtdpp_share); BY => ''none'' lifts it; pg_dump and pg_upgrade keep the state';
+\ir parts/isolate.sql
 
 \ir parts/share.sql
 

@@ -21,12 +21,17 @@
  * may predate the commit of the role that held the lock before it.  A trigger refuses such a row
  * however it is written (a grantee's own INSERT or UPDATE too), with the
  * same error, which names no version.
+ *
+ * Whose a row is: the role of its OID where the row is of this cluster
+ * (role_cluster, this cluster's system identifier), else the role of its
+ * name (sql/parts/role_ids.sql); "another role" below means the same.
  */
 #include "postgres.h"
 
 #include "access/htup_details.h"
 #include "access/table.h"
 #include "access/tableam.h"
+#include "access/xlog.h"
 #include "catalog/namespace.h"
 #include "catalog/pg_class.h"
 #include "catalog/pg_collation.h"
@@ -49,6 +54,28 @@
 #include "store/store.h"
 
 PG_FUNCTION_INFO_V1(mtdpp_models_name_check);
+PG_FUNCTION_INFO_V1(mtdpp_cluster_id);
+
+/*
+ * This cluster's system identifier, as bigint (the same bits): the marker
+ * of the rows whose role OIDs are this cluster's.  A physical standby has
+ * its primary's; pg_upgrade and initdb make a new one.
+ */
+Datum
+mtdpp_cluster_id(PG_FUNCTION_ARGS)
+{
+	PG_RETURN_INT64((int64) GetSystemIdentifier());
+}
+
+/* Whether the model tables record their roles' OIDs (0.6.0 on). */
+static bool
+role_ids_recorded(void)
+{
+	Oid			nsp = get_namespace_oid("mtdpp", true);
+	Oid			models = OidIsValid(nsp) ? get_relname_relid("models", nsp) : InvalidOid;
+
+	return OidIsValid(models) && get_attnum(models, "role_cluster") != InvalidAttrNumber;
+}
 
 /* Whether the models are isolated by role: a row in mtdpp.isolation, as the current snapshot sees it. */
 bool
@@ -178,6 +205,39 @@ read_as_owner(const char *query, int nargs, Oid *types, Datum *values, int32 out
 }
 
 /*
+ * Maps the rows of the model tables that are of another cluster, or of a
+ * role renamed since, to the roles of this one (mtdpp.map_roles), as the
+ * tables' owner, inside an SPI connection: a training is one of the points
+ * where a restored or upgraded database's rows become their roles' by OID.
+ */
+static void
+map_roles_as_owner(void)
+{
+	Oid			models = get_relname_relid("models", get_namespace_oid("mtdpp", false));
+	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(models));
+	Oid			owner,
+				user;
+	int			context;
+
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for relation %u", models);
+	owner = ((Form_pg_class) GETSTRUCT(tp))->relowner;
+	ReleaseSysCache(tp);
+	GetUserIdAndSecContext(&user, &context);
+	SetUserIdAndSecContext(owner, context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
+	PG_TRY();
+	{
+		if (SPI_execute("SELECT mtdpp.map_roles()", false, 0) != SPI_OK_SELECT)
+			elog(ERROR, "could not map the roles of mtdpp.models");
+	}
+	PG_FINALLY();
+	{
+		SetUserIdAndSecContext(user, context);
+	}
+	PG_END_TRY();
+}
+
+/*
  * Deletes the items of the models whose model_ids the int4[] IDS holds,
  * just deleted by the caller (inside an SPI connection), as the tables'
  * owner, whom no policy hides an item from.  The trigger on mtdpp.models
@@ -225,13 +285,22 @@ int
 mtdpp_name_next_version(const char *name)
 {
 	int32		row[2];
+	bool		ids = role_ids_recorded();
 
 	lock_name(name);
-	read_as_owner("SELECT pg_catalog.count(*) FILTER (WHERE m.trained_by OPERATOR(pg_catalog.<>) $2)::pg_catalog.int4, "
+	if (ids)
+		map_roles_as_owner();
+	read_as_owner(ids ?
+				  "SELECT pg_catalog.count(*) FILTER (WHERE (CASE WHEN m.role_cluster OPERATOR(pg_catalog.=) $3 "
+				  "THEN m.trained_by_oid OPERATOR(pg_catalog.=) $4 ELSE m.trained_by OPERATOR(pg_catalog.=) $2 END) "
+				  "IS NOT TRUE)::pg_catalog.int4, "
+				  "pg_catalog.max(m.version) FROM mtdpp.models m WHERE m.name OPERATOR(pg_catalog.=) $1" :
+				  "SELECT pg_catalog.count(*) FILTER (WHERE m.trained_by OPERATOR(pg_catalog.<>) $2)::pg_catalog.int4, "
 				  "pg_catalog.max(m.version) FROM mtdpp.models m WHERE m.name OPERATOR(pg_catalog.=) $1",
-				  2, (Oid[]) {TEXTOID, NAMEOID},
+				  ids ? 4 : 2, (Oid[]) {TEXTOID, NAMEOID, INT8OID, OIDOID},
 				  (Datum[]) {CStringGetTextDatum(name),
-				  DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(GetUserId(), false)))}, row);
+					  DirectFunctionCall1(namein, CStringGetDatum(GetUserNameFromId(GetUserId(), false))),
+					  Int64GetDatum((int64) GetSystemIdentifier()), ObjectIdGetDatum(GetUserId())}, row);
 	if (row[0] > 0 && mtdpp_models_isolated())
 		mtdpp_name_not_available(name);
 	return row[1] + 1;
@@ -253,6 +322,10 @@ mtdpp_models_name_check(PG_FUNCTION_ARGS)
 			   *trained_by,
 			   *model_id;
 	int32		found[2];
+	int			by_oid,
+				cluster;
+	bool		ids = false;
+	Oid			role = InvalidOid;
 
 	if (!CALLED_AS_TRIGGER(fcinfo) || !TRIGGER_FIRED_FOR_ROW(td->tg_event) ||
 		!TRIGGER_FIRED_BEFORE(td->tg_event))
@@ -266,25 +339,59 @@ mtdpp_models_name_check(PG_FUNCTION_ARGS)
 	model_id = SPI_getvalue(row, desc, SPI_fnumber(desc, "model_id"));
 	if (name == NULL || trained_by == NULL || model_id == NULL)
 		return PointerGetDatum(row);	/* the table's own constraints refuse it */
+	by_oid = SPI_fnumber(desc, "trained_by_oid");
+	cluster = SPI_fnumber(desc, "role_cluster");
 	if (TRIGGER_FIRED_BY_UPDATE(td->tg_event))
 	{
-		char	   *old_name = SPI_getvalue(td->tg_trigtuple, desc, SPI_fnumber(desc, "name"));
-		char	   *old_by = SPI_getvalue(td->tg_trigtuple, desc, SPI_fnumber(desc, "trained_by"));
+		bool		same = true;
 
-		if (old_name != NULL && old_by != NULL && strcmp(old_name, name) == 0 && strcmp(old_by, trained_by) == 0)
+		/* the same name and the same role: nothing to check */
+		for (int i = 0; i < 4 && same; i++)
+		{
+			int			col = i == 0 ? SPI_fnumber(desc, "name") :
+				i == 1 ? SPI_fnumber(desc, "trained_by") : i == 2 ? by_oid : cluster;
+			char	   *was,
+					   *is;
+
+			if (col <= 0)
+				continue;
+			was = SPI_getvalue(td->tg_trigtuple, desc, col);
+			is = SPI_getvalue(row, desc, col);
+			same = (was == NULL) == (is == NULL) && (was == NULL || strcmp(was, is) == 0);
+		}
+		if (same)
 			return PointerGetDatum(row);
 	}
 	if (!mtdpp_models_isolated())
 		return PointerGetDatum(row);
+	/* the row's role by its OID where the row is this cluster's, else by its name */
+	if (by_oid > 0 && cluster > 0)
+	{
+		bool		null_cluster,
+					null_oid;
+		Datum		c = SPI_getbinval(row, desc, cluster, &null_cluster);
+		Datum		o = SPI_getbinval(row, desc, by_oid, &null_oid);
+
+		ids = true;
+		if (!null_cluster && !null_oid && DatumGetInt64(c) == (int64) GetSystemIdentifier())
+			role = DatumGetObjectId(o);
+	}
 	lock_name(name);
 	if (SPI_connect() != SPI_OK_CONNECT)
 		elog(ERROR, "SPI_connect failed");
-	read_as_owner("SELECT pg_catalog.count(*)::pg_catalog.int4, 0 FROM mtdpp.models m "
+	read_as_owner(ids ?
+				  "SELECT pg_catalog.count(*)::pg_catalog.int4, 0 FROM mtdpp.models m "
+				  "WHERE m.name OPERATOR(pg_catalog.=) $1 AND (CASE WHEN m.role_cluster OPERATOR(pg_catalog.=) $4 "
+				  "AND $5 OPERATOR(pg_catalog.<>) 0::pg_catalog.oid THEN m.trained_by_oid OPERATOR(pg_catalog.=) $5 "
+				  "ELSE m.trained_by OPERATOR(pg_catalog.=) $2 END) IS NOT TRUE "
+				  "AND m.model_id OPERATOR(pg_catalog.<>) $3" :
+				  "SELECT pg_catalog.count(*)::pg_catalog.int4, 0 FROM mtdpp.models m "
 				  "WHERE m.name OPERATOR(pg_catalog.=) $1 AND m.trained_by OPERATOR(pg_catalog.<>) $2 "
 				  "AND m.model_id OPERATOR(pg_catalog.<>) $3",
-				  3, (Oid[]) {TEXTOID, NAMEOID, INT4OID},
+				  ids ? 5 : 3, (Oid[]) {TEXTOID, NAMEOID, INT4OID, INT8OID, OIDOID},
 				  (Datum[]) {CStringGetTextDatum(name), DirectFunctionCall1(namein, CStringGetDatum(trained_by)),
-				  Int32GetDatum(pg_strtoint32(model_id))}, found);
+					  Int32GetDatum(pg_strtoint32(model_id)), Int64GetDatum((int64) GetSystemIdentifier()),
+				  ObjectIdGetDatum(role)}, found);
 	SPI_finish();
 	if (found[0] > 0)
 		mtdpp_name_not_available(name);

@@ -714,9 +714,21 @@ mtdpp_rename(PG_FUNCTION_ARGS)
 				   NULL, 0) != SPI_OK_UPDATE)
 		elog(ERROR, "could not update mtdpp.models");
 	n = SPI_processed;
-	/* the shares of the renamed models follow them */
+	/*
+	 * the shares of the renamed models follow them: those of their role, by
+	 * OID where both rows are this cluster's, else by name (isolation.c)
+	 */
 	if (n > 0 && mtdpp_has_relation("model_readers") &&
-		SPI_execute_with_args("UPDATE mtdpp.model_readers r SET name = $2 "
+		SPI_execute_with_args(get_attnum(get_relname_relid("model_readers", get_namespace_oid("mtdpp", false)),
+										 "role_cluster") != InvalidAttrNumber ?
+							  "UPDATE mtdpp.model_readers r SET name = $2 "
+							  "WHERE r.name OPERATOR(pg_catalog.=) $1 AND EXISTS "
+							  "(SELECT FROM mtdpp.models m WHERE m.name OPERATOR(pg_catalog.=) $2 "
+							  "AND CASE WHEN m.role_cluster OPERATOR(pg_catalog.=) mtdpp.cluster_id() "
+							  "AND r.role_cluster OPERATOR(pg_catalog.=) m.role_cluster "
+							  "THEN m.trained_by_oid OPERATOR(pg_catalog.=) r.trained_by_oid "
+							  "ELSE m.trained_by OPERATOR(pg_catalog.=) r.trained_by END)" :
+							  "UPDATE mtdpp.model_readers r SET name = $2 "
 							  "WHERE r.name OPERATOR(pg_catalog.=) $1 AND EXISTS "
 							  "(SELECT FROM mtdpp.models m WHERE m.name OPERATOR(pg_catalog.=) $2 "
 							  "AND m.trained_by OPERATOR(pg_catalog.=) r.trained_by)",

@@ -230,6 +230,85 @@ SELECT mtdpp_isolate('role');
 SELECT isolated_by FROM mtdpp.isolation;
 SELECT relname, relrowsecurity FROM pg_class
 WHERE oid IN ('mtdpp.models'::regclass, 'mtdpp.items'::regclass) ORDER BY relname;
+-- a model, and a share, is its role's by OID: a rename keeps them, a new
+-- role of a dropped role's name gets none of them
+CREATE ROLE regress_mtdpp_owner;
+CREATE ROLE regress_mtdpp_readers;
+CREATE ROLE regress_mtdpp_member IN ROLE regress_mtdpp_readers;
+GRANT USAGE ON SCHEMA mtdpp TO regress_mtdpp_owner, regress_mtdpp_member;
+GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.models, mtdpp.items TO regress_mtdpp_owner;
+GRANT USAGE ON SEQUENCE mtdpp.models_model_id_seq TO regress_mtdpp_owner;
+GRANT SELECT ON mtdpp.models, mtdpp.items TO regress_mtdpp_member;
+GRANT SELECT ON train_lines TO regress_mtdpp_owner;
+SET ROLE regress_mtdpp_owner;
+SELECT version FROM mtdpp_train('sec_owned', 'train_lines', kind => 'popularity');
+SELECT mtdpp_share('sec_owned', 'regress_mtdpp_readers');
+RESET ROLE;
+SELECT trained_by, trained_by_oid = 'regress_mtdpp_owner'::regrole AS by_oid,
+       role_cluster = mtdpp.cluster_id() AS this_cluster
+FROM mtdpp.models WHERE name = 'sec_owned';
+SELECT trained_by, reader, trained_by_oid = 'regress_mtdpp_owner'::regrole AS by_oid,
+       reader_oid = 'regress_mtdpp_readers'::regrole AS reader_by_oid
+FROM mtdpp.model_readers WHERE name = 'sec_owned';
+ALTER ROLE regress_mtdpp_owner RENAME TO regress_mtdpp_renamed;
+SET ROLE regress_mtdpp_renamed;
+SELECT name, version FROM mtdpp.models ORDER BY version;
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 3, 'sec_owned');
+SELECT version FROM mtdpp_train('sec_owned', 'train_lines', kind => 'popularity');
+SELECT mtdpp_prune('sec_owned', 0);
+SELECT mtdpp_share('sec_owned', 'regress_mtdpp_readers');
+RESET ROLE;
+SELECT trained_by, version FROM mtdpp.models WHERE name = 'sec_owned';
+SELECT trained_by, reader FROM mtdpp.model_readers WHERE name = 'sec_owned';
+SET ROLE regress_mtdpp_member;
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 3, 'sec_owned');
+RESET ROLE;
+-- dropped, and made again under the same name: none of it is the new role's
+DROP OWNED BY regress_mtdpp_renamed;
+DROP ROLE regress_mtdpp_renamed;
+CREATE ROLE regress_mtdpp_renamed;
+GRANT USAGE ON SCHEMA mtdpp TO regress_mtdpp_renamed;
+GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.models, mtdpp.items TO regress_mtdpp_renamed;
+GRANT USAGE ON SEQUENCE mtdpp.models_model_id_seq TO regress_mtdpp_renamed;
+GRANT SELECT ON train_lines TO regress_mtdpp_renamed;
+SET ROLE regress_mtdpp_renamed;
+SELECT count(*) AS models FROM mtdpp.models;
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 3, 'sec_owned');
+SELECT version FROM mtdpp_train('sec_owned', 'train_lines', kind => 'popularity');
+WITH changed AS (UPDATE mtdpp.models SET active = true WHERE name = 'sec_owned' RETURNING 1)
+SELECT count(*) AS changed FROM changed;
+SELECT mtdpp_share('sec_owned', 'public');
+RESET ROLE;
+-- a row of another cluster is the role's of its name, and is mapped to
+-- its OID when written; so is a name the tables' owner writes
+UPDATE mtdpp.models SET role_cluster = 0 WHERE name = 'sec_owned';
+SELECT trained_by_oid = 'regress_mtdpp_renamed'::regrole AS by_new_oid,
+       role_cluster = mtdpp.cluster_id() AS this_cluster
+FROM mtdpp.models WHERE name = 'sec_owned';
+SET ROLE regress_mtdpp_renamed;
+SELECT count(*) AS n FROM mtdpp_complete(ARRAY[1, 2], 3, 'sec_owned');
+-- the new role's share takes the place of the dropped one's
+SELECT mtdpp_share('sec_owned', 'regress_mtdpp_readers');
+RESET ROLE;
+SELECT count(*) AS shares, bool_and(trained_by_oid = 'regress_mtdpp_renamed'::regrole) AS new_role
+FROM mtdpp.model_readers WHERE name = 'sec_owned';
+-- by hand: a row's role is its OID's, whatever name it is given
+SET ROLE regress_mtdpp_renamed;
+INSERT INTO mtdpp.models (name, version, kind, rank, n_items, n_baskets, n_examples, log_w,
+                          hyperparams, trained_by, trained_by_oid, role_cluster)
+SELECT 'sec_forged', 1, 'popularity', 0, 0, 0, 0, 0, '{}', 'regress_mtdpp_member',
+       'regress_mtdpp_renamed'::regrole, mtdpp.cluster_id();
+SELECT trained_by FROM mtdpp.models WHERE name = 'sec_forged';
+INSERT INTO mtdpp.models (name, version, kind, rank, n_items, n_baskets, n_examples, log_w,
+                          hyperparams, trained_by, trained_by_oid, role_cluster)
+SELECT 'sec_forged', 2, 'popularity', 0, 0, 0, 0, 0, '{}', 'regress_mtdpp_renamed',
+       'regress_mtdpp_member'::regrole, mtdpp.cluster_id();
+RESET ROLE;
+SELECT mtdpp_drop('sec_owned');
+SELECT mtdpp_drop('sec_forged');
+DELETE FROM mtdpp.model_readers WHERE name = 'sec_owned';
+DROP OWNED BY regress_mtdpp_renamed, regress_mtdpp_member;
+DROP ROLE regress_mtdpp_renamed, regress_mtdpp_member, regress_mtdpp_readers;
 -- lifted: row-level security stays on, and mtdpp's policies show every row
 SELECT mtdpp_isolate('none');
 SELECT count(*) FROM mtdpp.isolation;

@@ -77,7 +77,7 @@ my $default_answers = q{SELECT string_agg(item_id || ':' || score, ',' ORDER BY 
 # the rows of mtdpp.models but for the columns an update adds (0.4.0: weights, NULL but for gru)
 # the rows as they were: the columns an update adds (item keys, 0.5.0; what a training read, its
 # held-out test, the baskets it kept and its promotion, 0.6.0) are left out
-my $models = q{SELECT md5(string_agg((to_jsonb(m) - 'weights' - 'item_type' - 'lines_read' - 'baskets_read' - 'test' - 'promotion' - 'test_baskets')::text, ',' ORDER BY model_id)) FROM mtdpp.models m};
+my $models = q{SELECT md5(string_agg((to_jsonb(m) - 'weights' - 'item_type' - 'lines_read' - 'baskets_read' - 'test' - 'promotion' - 'test_baskets' - 'trained_by_oid' - 'role_cluster')::text, ',' ORDER BY model_id)) FROM mtdpp.models m};
 my $items = q{SELECT md5(string_agg((to_jsonb(i) - 'item_key')::text, ',' ORDER BY model_id, item_id)) FROM mtdpp.items i};
 sub train_models
 {
@@ -116,6 +116,11 @@ sub check_upgrade
 	is($after[2], $before[2], "$what: mtdpp.items unchanged");
 	is($n->safe_psql($db, q{SELECT count(*) FROM mtdpp.models WHERE item_type IS NOT NULL}), '0',
 		"$what: the models updated keep integer items");
+	is($n->safe_psql($db, q{SELECT count(*) FILTER (WHERE m.role_cluster = mtdpp.cluster_id()
+	                                               AND m.trained_by_oid = (SELECT oid FROM pg_roles WHERE rolname = m.trained_by))
+	                           || '/' || count(*) FROM mtdpp.models m}),
+		$n->safe_psql($db, q{SELECT count(*) || '/' || count(*) FROM mtdpp.models}),
+		"$what: the models updated are their roles' by OID");
 	is($n->safe_psql($db, $definition), $fresh,
 		"$what: the extension's objects are defined as by a fresh install");
 	# several models were active: the database's mtdpp.model keeps the default

@@ -10,7 +10,11 @@
 # changes none of them, and app completes with the one model shared with
 # it.  Lifting the isolation after the restore shows everything again.
 # The triggers that fire for replicas only keep that mode on every path,
-# though ALTER TABLE ... ENABLE TRIGGER ALL resets it.  Last, a database
+# though ALTER TABLE ... ENABLE TRIGGER ALL resets it.  A model, and a
+# share, is its role's by OID: a renamed role keeps them, a new role of a
+# dropped role's name gets none, and a restore into another cluster maps
+# them to the OIDs of the roles of their names there (triggers fired or
+# not), or leaves them waiting, hidden, for a role of that name.  Last, a database
 # isolated by hand under 0.4.0 is told on its update that pg_dump does not
 # keep that, and gets no database-wide default model, which would show
 # every role one role's name.
@@ -222,10 +226,182 @@ SKIP:
 		],
 		'pg_upgrade');
 	$new->start;
+	# pg_upgrade keeps the roles' OIDs but makes a new system identifier:
+	# the rows read by their names, until mtdpp_isolate maps them
+	is($new->safe_psql('shop', q{SELECT count(*) FROM mtdpp.models WHERE role_cluster = mtdpp.cluster_id()}),
+		'0', 'after pg_upgrade: the models are of the former cluster');
 	check_isolated($new, 'shop', 'after pg_upgrade');
+	is($new->safe_psql('shop', q{SELECT mtdpp_isolate('role')}), 'role', 'after pg_upgrade: the owner isolates again');
+	is($new->safe_psql('shop', q{SELECT count(*) FILTER (WHERE m.role_cluster = mtdpp.cluster_id()
+	                                                   AND m.trained_by_oid = (SELECT oid FROM pg_roles WHERE rolname = m.trained_by))
+	                               || '/' || count(*) FROM mtdpp.models m}),
+		'3/3', '... which maps them to the OIDs of their roles');
+	check_isolated($new, 'shop', 'after pg_upgrade, mapped');
 	check_isolated($new, 'restored', 'the restored copy after pg_upgrade');
 	$new->stop;
 }
+
+# A model, and a share, is its role's by OID: a renamed role keeps them, a
+# new role of a dropped role's name gets none, and a dump restored into
+# another cluster maps them to the roles of their names there, or leaves
+# them waiting for a role of that name.
+my $ids = mtdpp_node('role_ids');
+$ids->safe_psql('postgres', q{
+CREATE ROLE alice LOGIN;
+CREATE ROLE bob LOGIN;
+CREATE ROLE app LOGIN;
+CREATE ROLE readers NOLOGIN;
+CREATE ROLE viewer LOGIN IN ROLE readers;
+CREATE DATABASE shop;
+});
+$ids->safe_psql('shop', 'CREATE EXTENSION mtdpp');
+load_planted($ids, dbname => 'shop', baskets => 600);
+my $ids_grants = $grants . q{GRANT USAGE ON SCHEMA mtdpp TO viewer;
+GRANT SELECT ON mtdpp.models, mtdpp.items, mtdpp_models TO viewer, app;
+};
+$ids->safe_psql('shop', $ids_grants);
+$ids->safe_psql('shop', $isolate);
+my $ids_as = sub { return as_role($ids, 'shop', @_) };
+like($ids_as->('alice', q{SELECT version FROM mtdpp_train('a_knn', 'train_lines', kind => 'itemknn')}),
+	qr/^1$/, 'roles by OID: alice trains');
+like($ids_as->('bob', q{SELECT version FROM mtdpp_train('b_pop', 'train_lines', kind => 'popularity')}),
+	qr/^1$/, 'roles by OID: bob trains');
+is($ids_as->('alice', q{SELECT mtdpp_share('a_knn', 'app')}), 't', 'roles by OID: alice shares with app');
+is($ids_as->('alice', q{SELECT mtdpp_share('a_knn', 'readers')}), 't', '... and with the group readers');
+is($ids_as->('bob', q{SELECT mtdpp_share('b_pop', 'app')}), 't', 'roles by OID: bob shares with app');
+my %ids_answer = map { $_ => $ids->safe_psql('shop', $complete->($_)) } qw(a_knn b_pop);
+like($ids_answer{a_knn}, qr/^\d+(,\d+){4}$/, 'roles by OID: the owner completes with a_knn');
+is($ids->safe_psql('shop', q{SELECT count(*) FROM mtdpp.models m JOIN pg_roles r ON r.oid = m.trained_by_oid
+                              WHERE r.rolname = m.trained_by AND m.role_cluster = mtdpp.cluster_id()}),
+	'2', 'roles by OID: each model records the OID of its role and this cluster');
+
+# alice renamed keeps her models and her shares
+$ids->safe_psql('postgres', 'ALTER ROLE alice RENAME TO alice2');
+is($ids_as->('alice2', $complete->('a_knn')), $ids_answer{a_knn}, 'renamed: alice2 completes with her model');
+is($ids_as->('alice2', q{SELECT string_agg(name, ',' ORDER BY name) FROM mtdpp_models}), 'a_knn',
+	'renamed: mtdpp_models lists it for her');
+like($ids_as->('alice2', q{SELECT version FROM mtdpp_train('a_knn', 'train_lines', kind => 'itemknn', activate => false)}),
+	qr/^2$/, 'renamed: she trains its next version');
+like($ids_as->('alice2', q{SELECT mtdpp_activate('a_knn', 2)}), qr/^\S/, '... and activates it');
+like($ids_as->('alice2', q{SELECT mtdpp_prune('a_knn', 0)}), qr/^1$/, '... and prunes the first');
+is($ids->safe_psql('shop', q{SELECT string_agg(trained_by || ' ' || version, ',') FROM mtdpp.models WHERE name = 'a_knn'}),
+	'alice2 2', 'renamed: her rows carry her new name');
+is($ids_as->('app', $complete->('a_knn')), $ids_answer{a_knn}, 'renamed: her share still reaches app');
+is($ids_as->('viewer', $complete->('a_knn')), $ids_answer{a_knn}, '... and the members of readers');
+like($ids_as->('bob', $complete->('a_knn')), qr/ERROR.*42704.*model "a_knn" does not exist/s,
+	'renamed: bob still does not see her model');
+is($ids_as->('alice2', q{SELECT mtdpp_share('a_knn', 'app')}), 'f', 'renamed: her share with app is there already');
+
+my $ids_dir = PostgreSQL::Test::Utils::tempdir;
+$ids->command_ok([ 'pg_dump', '-Fc', '-f', "$ids_dir/shop.dump", '-d', $ids->connstr('shop') ], 'roles by OID: pg_dump -Fc');
+
+# bob dropped, and a new role of his name
+$ids->safe_psql('shop', 'DROP OWNED BY bob');
+$ids->safe_psql('postgres', 'DROP OWNED BY bob; DROP ROLE bob; CREATE ROLE bob LOGIN');
+my $bob_grants = q{
+GRANT SELECT ON train_lines TO bob;
+GRANT USAGE ON SCHEMA mtdpp TO bob;
+GRANT SELECT, INSERT, UPDATE, DELETE ON mtdpp.models, mtdpp.items TO bob;
+GRANT USAGE ON SEQUENCE mtdpp.models_model_id_seq TO bob;
+GRANT SELECT ON mtdpp_models TO bob;
+};
+$ids->safe_psql('shop', $bob_grants);
+is($ids_as->('bob', q{SELECT count(*) FROM mtdpp.models}), '0', 'a new bob sees none of the old bob\'s models');
+is($ids_as->('bob', q{SELECT count(*) FROM mtdpp.items}), '0', '... nor their items');
+like($ids_as->('bob', $complete->('b_pop')), qr/ERROR.*42704.*model "b_pop" does not exist/s,
+	'... and cannot complete with them');
+like($ids_as->('bob', q{SELECT version FROM mtdpp_train('b_pop', 'train_lines', kind => 'popularity')}),
+	qr/ERROR.*42501.*model name "b_pop" is not available/s, '... nor train into their name');
+like($ids_as->('bob', q{DELETE FROM mtdpp.models}), qr/^$/, 'his DELETE runs');
+is($ids->safe_psql('shop', q{SELECT count(*) FROM mtdpp.models WHERE name = 'b_pop'}), '1', '... and removes none of them');
+is($ids_as->('bob', q{SELECT mtdpp_share('b_pop', 'bob')}) =~ /42704.*role "bob" has no model "b_pop" to share/s ? 1 : 0, 1,
+	'... nor shares them');
+# once a DBA drops them, the name is free, and a share by the new bob takes the old one's place
+$ids->safe_psql('shop', q{SELECT mtdpp_drop('b_pop')});
+like($ids_as->('bob', q{SELECT version FROM mtdpp_train('b_pop', 'train_lines', kind => 'popularity')}),
+	qr/^1$/, 'the new bob trains the name once it is free');
+is($ids_as->('bob', q{SELECT mtdpp_share('b_pop', 'app')}), 't', '... and shares it with app');
+is($ids_as->('app', $complete->('b_pop')), $ids_answer{b_pop}, '... which completes with it');
+is($ids->safe_psql('shop', q{SELECT count(*) FROM mtdpp.model_readers WHERE name = 'b_pop'}), '1',
+	'... through the one share of that name');
+
+# restored into another cluster that has the roles: mapped to its OIDs
+my $check_mapped = sub {
+	my ($node, $db, $label) = @_;
+	my $as = sub { return as_role($node, $db, @_) };
+	is($node->safe_psql($db, q{SELECT count(*) FILTER (WHERE m.role_cluster = mtdpp.cluster_id()
+	                                                 AND m.trained_by_oid = (SELECT oid FROM pg_roles WHERE rolname = m.trained_by))
+	                             || '/' || count(*) FROM mtdpp.models m}),
+		'2/2', "$label: every model is mapped to the OID of its role here");
+	is($node->safe_psql($db, q{SELECT count(*) FILTER (WHERE s.role_cluster = mtdpp.cluster_id()
+	                                                 AND s.reader_oid = (SELECT oid FROM pg_roles WHERE rolname = s.reader))
+	                             || '/' || count(*) FROM mtdpp.model_readers s}),
+		'3/3', "$label: every share too");
+	is($as->('alice2', $complete->('a_knn')), $ids_answer{a_knn}, "$label: alice2 completes with her model as before");
+	is($as->('app', $complete->('a_knn')), $ids_answer{a_knn}, "$label: app with the model she shared");
+	is($as->('viewer', $complete->('a_knn')), $ids_answer{a_knn}, "$label: a member of readers too");
+	like($as->('bob', $complete->('a_knn')), qr/ERROR.*42704.*model "a_knn" does not exist/s,
+		"$label: bob does not see her model");
+	is($as->('bob', q{SELECT count(*) FROM mtdpp.models WHERE trained_by = 'alice2'}), '0', "$label: nor its rows");
+	is($as->('bob', $complete->('b_pop')), $ids_answer{b_pop}, "$label: bob completes with his");
+	return;
+};
+my $ids_other = PostgreSQL::Test::Cluster->new('role_ids_other');
+$ids_other->init;
+$ids_other->start;
+$ids_other->safe_psql('postgres', q{
+CREATE ROLE readers NOLOGIN;
+CREATE ROLE app LOGIN;
+CREATE ROLE filler;
+CREATE ROLE bob LOGIN;
+CREATE ROLE alice2 LOGIN;
+CREATE ROLE viewer LOGIN IN ROLE readers;
+CREATE DATABASE shop;
+CREATE DATABASE shop_data;
+});
+isnt($ids_other->safe_psql('postgres', q{SELECT oid FROM pg_roles WHERE rolname = 'alice2'}),
+	$ids->safe_psql('postgres', q{SELECT oid FROM pg_roles WHERE rolname = 'alice2'}),
+	'the other cluster gives alice2 another OID');
+$ids_other->command_ok([ 'pg_restore', '--exit-on-error', '-d', $ids_other->connstr('shop'), "$ids_dir/shop.dump" ],
+	'roles by OID: pg_restore into another cluster');
+$check_mapped->($ids_other, 'shop', 'another cluster');
+$ids_other->command_ok([ 'pg_restore', '--exit-on-error', '-s', '-d', $ids_other->connstr('shop_data'), "$ids_dir/shop.dump" ],
+	'roles by OID: the schema first');
+$ids_other->command_ok([ 'pg_restore', '--exit-on-error', '-a', '--disable-triggers', '-d', $ids_other->connstr('shop_data'),
+	"$ids_dir/shop.dump" ], '... then the data, triggers disabled');
+$check_mapped->($ids_other, 'shop_data', 'another cluster, -a --disable-triggers');
+
+# restored into a cluster that lacks alice2: her models wait for her
+$ids_other->safe_psql($_, 'DROP OWNED BY alice2') for qw(shop shop_data);
+$ids_other->safe_psql('postgres', 'CREATE DATABASE lacking');
+$ids_other->safe_psql('postgres', 'DROP ROLE alice2');
+# (without the grants to alice2, which that cluster would refuse)
+$ids_other->command_ok([ 'pg_restore', '--exit-on-error', '-x', '-d', $ids_other->connstr('lacking'), "$ids_dir/shop.dump" ],
+	'roles by OID: pg_restore into a cluster without alice2');
+$ids_other->safe_psql('lacking', $bob_grants . q{GRANT USAGE ON SCHEMA mtdpp TO app;
+GRANT SELECT ON mtdpp.models, mtdpp.items TO app;});
+is($ids_other->safe_psql('lacking', q{SELECT count(*) FROM mtdpp.models
+                                       WHERE trained_by = 'alice2' AND role_cluster IS DISTINCT FROM mtdpp.cluster_id()}),
+	'1', 'without alice2: her model stays hers by name');
+is(as_role($ids_other, 'lacking', 'bob', q{SELECT count(*) FROM mtdpp.models WHERE trained_by = 'alice2'}), '0',
+	'without alice2: bob does not see it');
+like(as_role($ids_other, 'lacking', 'bob', $complete->('a_knn')), qr/ERROR.*42704.*model "a_knn" does not exist/s,
+	'... nor completes with it');
+like(as_role($ids_other, 'lacking', 'bob', q{SELECT version FROM mtdpp_train('a_knn', 'train_lines', kind => 'popularity')}),
+	qr/ERROR.*42501.*model name "a_knn" is not available/s, '... nor trains into its name');
+$ids_other->safe_psql('postgres', 'CREATE ROLE alice2 LOGIN');
+$ids_other->safe_psql('lacking', 'GRANT USAGE ON SCHEMA mtdpp TO alice2; GRANT SELECT ON mtdpp.models, mtdpp.items TO alice2');
+is(as_role($ids_other, 'lacking', 'alice2', $complete->('a_knn')), $ids_answer{a_knn},
+	'a role of her name created later completes with it');
+is($ids_other->safe_psql('lacking', q{SELECT mtdpp_isolate('role')}), 'role', 'the owner isolates again');
+is($ids_other->safe_psql('lacking', q{SELECT count(*) FROM mtdpp.models WHERE role_cluster = mtdpp.cluster_id()
+                                       AND trained_by_oid = 'alice2'::regrole}),
+	'1', '... which maps her model to her OID');
+$ids_other->safe_psql('postgres', 'ALTER ROLE alice2 RENAME TO alice3');
+is(as_role($ids_other, 'lacking', 'alice3', $complete->('a_knn')), $ids_answer{a_knn},
+	'... so that she keeps it through a rename');
+$ids_other->stop;
+$ids->stop;
 
 # A database isolated by hand under 0.4.0 hears on its update that pg_dump
 # does not keep hand-made policies.
