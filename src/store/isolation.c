@@ -154,6 +154,21 @@ lock_name(const char *name)
 	DirectFunctionCall2(pg_advisory_xact_lock_int4, Int32GetDatum(space), Int32GetDatum(key));
 }
 
+/* The owner of mtdpp.models, whom its policies do not filter. */
+static Oid
+models_owner(void)
+{
+	Oid			models = get_relname_relid("models", get_namespace_oid("mtdpp", false));
+	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(models));
+	Oid			owner;
+
+	if (!HeapTupleIsValid(tp))
+		elog(ERROR, "cache lookup failed for relation %u", models);
+	owner = ((Form_pg_class) GETSTRUCT(tp))->relowner;
+	ReleaseSysCache(tp);
+	return owner;
+}
+
 /*
  * Runs QUERY (a read of mtdpp.models, one row of int4 columns) through SPI,
  * connected, as the owner of mtdpp.models, whom its policies do not filter;
@@ -162,16 +177,10 @@ lock_name(const char *name)
 static void
 read_as_owner(const char *query, int nargs, Oid *types, Datum *values, int32 out[2])
 {
-	Oid			models = get_relname_relid("models", get_namespace_oid("mtdpp", false));
-	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(models));
-	Oid			owner,
+	Oid			owner = models_owner(),
 				user;
 	int			context;
 
-	if (!HeapTupleIsValid(tp))
-		elog(ERROR, "cache lookup failed for relation %u", models);
-	owner = ((Form_pg_class) GETSTRUCT(tp))->relowner;
-	ReleaseSysCache(tp);
 	GetUserIdAndSecContext(&user, &context);
 	SetUserIdAndSecContext(owner, context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	PG_TRY();
@@ -213,16 +222,10 @@ read_as_owner(const char *query, int nargs, Oid *types, Datum *values, int32 out
 static void
 map_roles_as_owner(void)
 {
-	Oid			models = get_relname_relid("models", get_namespace_oid("mtdpp", false));
-	HeapTuple	tp = SearchSysCache1(RELOID, ObjectIdGetDatum(models));
-	Oid			owner,
+	Oid			owner = models_owner(),
 				user;
 	int			context;
 
-	if (!HeapTupleIsValid(tp))
-		elog(ERROR, "cache lookup failed for relation %u", models);
-	owner = ((Form_pg_class) GETSTRUCT(tp))->relowner;
-	ReleaseSysCache(tp);
 	GetUserIdAndSecContext(&user, &context);
 	SetUserIdAndSecContext(owner, context | SECURITY_LOCAL_USERID_CHANGE | SECURITY_RESTRICTED_OPERATION);
 	PG_TRY();
