@@ -15,6 +15,9 @@
  *   have been checked (fuzz_check_baskets) and handed to fuzz_baskets_hook,
  *   if set.  Hyperparameters name the multitask kind, so every fit comes
  *   here.
+ * - mtdpp_train's handoff of the model (src/train/handoff.c): a harness
+ *   runs the aggregate's final function as mtdpp_fit does, never under
+ *   mtdpp_train, so the value is always built.
  * - Progress reporting (src/fit/progress.c) writes to a table in the server's
  *   shared memory, which exists only when mtdpp is preloaded; the
  *   harnesses have none, as a server without preload, and report nothing.
@@ -24,6 +27,7 @@
 #include "pg_runtime.h"
 #include "mtdpp_stubs.h"
 #include "../src/fit/progress.h"
+#include "../src/train/train.h"
 
 void		(*fuzz_baskets_hook) (const MtdppBaskets *data) = NULL;
 
@@ -252,4 +256,16 @@ mtdpp_progress_epoch(int epoch, double validation)
 void
 mtdpp_progress_ensemble(int fit, int fits)
 {
+}
+
+bool
+mtdpp_handoff_wanted(FunctionCallInfo fcinfo)
+{
+	return false;
+}
+
+bytea *
+mtdpp_handoff_give(MtdppModel *m, MemoryContext holder)
+{
+	fuzz_fail("mtdpp_handoff_give called");
 }

@@ -46,6 +46,7 @@
 #include "nodes/memnodes.h"
 #include "nodes/nodeFuncs.h"
 #include "utils/dsa.h"
+#include "utils/guc.h"
 #include "utils/hsearch.h"
 #include "utils/memutils.h"
 
@@ -656,6 +657,16 @@ void *
 dsa_get_address(dsa_area *area, dsa_pointer dp)
 {
 	fuzz_fail("dsa_get_address called");
+}
+
+/* the settings are defined when the library loads, which no harness does */
+void
+DefineCustomIntVariable(const char *name, const char *short_desc, const char *long_desc,
+						int *valueAddr, int bootValue, int minValue, int maxValue,
+						GucContext context, int flags, GucIntCheckHook check_hook,
+						GucIntAssignHook assign_hook, GucShowHook show_hook)
+{
+	fuzz_fail("DefineCustomIntVariable called");
 }
 
 dsa_pointer
