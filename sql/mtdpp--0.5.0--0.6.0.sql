@@ -54,9 +54,9 @@ FROM (VALUES
        ('mtdpp_explain(text, text, text)'::pg_catalog.regprocedure,
         'mtdpp_explain(text, text, text)'),
        ('mtdpp_complete(integer[], integer, text, integer[], integer[])'::pg_catalog.regprocedure,
-        'mtdpp_complete(smallint[], integer, text, smallint[], smallint[])'),
+        'mtdpp_complete(smallint[], integer, text, "any", "any")'),
        ('mtdpp_complete_set(integer[], integer, text, float8, integer[], integer[])'::pg_catalog.regprocedure,
-        'mtdpp_complete_set(smallint[], integer, text, float8, smallint[], smallint[])'),
+        'mtdpp_complete_set(smallint[], integer, text, float8, "any", "any")'),
        ('mtdpp_score(integer[], integer[], text)'::pg_catalog.regprocedure,
         'mtdpp_score(smallint[], smallint[], text)'),
        ('mtdpp_explain(integer[], integer[], text)'::pg_catalog.regprocedure,
@@ -80,6 +80,61 @@ DROP FUNCTION mtdpp_explain(text, text, text);
 \ir parts/query_text_forms.sql
 
 \ir parts/query_smallint_forms.sql
+
+-- integer[] baskets take the array forms, as every other type's do: with a
+-- form of their own, an array of a domain over integer fits two forms,
+-- which PostgreSQL does not choose between.  Each answers integer items
+-- through the array form as before.  A form a view or a function of the
+-- database's own uses (the object holds it by its OID), or on which a DBA
+-- granted or revoked EXECUTE otherwise than on the array form, is kept,
+-- with a WARNING (an extension script's NOTICEs are not shown): nothing
+-- that works before the update stops working.
+DO $$
+DECLARE
+    f record;
+    users text;
+BEGIN
+    FOR f IN
+        SELECT p.oid AS int_form, p.oid::pg_catalog.regprocedure::text AS name, p.proacl, a.proacl AS array_acl
+        FROM (VALUES
+               ('mtdpp_complete(integer[], integer, text, integer[], integer[])'::pg_catalog.regprocedure,
+                'mtdpp_complete(anycompatiblearray, integer, text, "any", "any")'::pg_catalog.regprocedure),
+               ('mtdpp_complete_set(integer[], integer, text, float8, integer[], integer[])'::pg_catalog.regprocedure,
+                'mtdpp_complete_set(anycompatiblearray, integer, text, float8, "any", "any")'::pg_catalog.regprocedure),
+               ('mtdpp_score(integer[], integer[], text)'::pg_catalog.regprocedure,
+                'mtdpp_score(anycompatiblearray, anycompatiblearray, text)'::pg_catalog.regprocedure),
+               ('mtdpp_explain(integer[], integer[], text)'::pg_catalog.regprocedure,
+                'mtdpp_explain(anycompatiblearray, anycompatiblearray, text)'::pg_catalog.regprocedure)) AS n(int_form, array_form)
+        JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) n.int_form
+        JOIN pg_catalog.pg_proc a ON a.oid OPERATOR(pg_catalog.=) n.array_form
+    LOOP
+        SELECT pg_catalog.string_agg(DISTINCT coalesce(
+                   (SELECT 'view ' OPERATOR(pg_catalog.||) r.ev_class::pg_catalog.regclass::text
+                    FROM pg_catalog.pg_rewrite r
+                    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+                      AND r.oid OPERATOR(pg_catalog.=) d.objid),
+                   pg_catalog.pg_describe_object(d.classid, d.objid, 0)), ', ')
+        INTO users
+        FROM pg_catalog.pg_depend d
+        WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+          AND d.refobjid OPERATOR(pg_catalog.=) f.int_form
+          AND d.deptype OPERATOR(pg_catalog.=) 'n';
+        IF users IS NOT NULL THEN
+            RAISE WARNING '% is kept: % use(s) it', f.name, users
+                USING DETAIL = 'Until it is dropped, an array of a domain over integer passed to it needs a cast to integer[].',
+                      HINT = 'To remove it, drop those objects, run ALTER EXTENSION mtdpp DROP FUNCTION and DROP FUNCTION on it, and create them again: integer[] calls then take the array form.';
+        ELSIF f.proacl::text IS DISTINCT FROM f.array_acl::text THEN
+            RAISE WARNING '% is kept: its EXECUTE grants differ from those of the array form integer[] calls would take', f.name
+                USING DETAIL = 'Until it is dropped, an array of a domain over integer passed to it needs a cast to integer[].',
+                      HINT = 'Grant EXECUTE on both forms alike, then ALTER EXTENSION mtdpp DROP FUNCTION and DROP FUNCTION remove it.';
+        ELSE
+            EXECUTE pg_catalog.format('DROP FUNCTION %s', f.name);
+        END IF;
+    END LOOP;
+END
+$$;
+
+\ir parts/query_array_comments.sql
 
 -- The foreign key from mtdpp.items to mtdpp.models goes: CREATE EXTENSION
 -- made it before a restore's data, and pg_restore -j loads the two tables'

@@ -171,36 +171,6 @@ AS 'MODULE_PATHNAME', 'mtdpp_hyperparameters' LANGUAGE C IMMUTABLE PARALLEL SAFE
 COMMENT ON FUNCTION mtdpp_hyperparameters(text) IS
     'the hyperparameter keys KIND takes (those of every kind, and its own), with their type, their default for KIND (as JSON), their valid values and what they do';
 
--- Query time.  STABLE: answers depend on the model tables.
-CREATE FUNCTION mtdpp_complete(basket integer[], k integer, model text DEFAULT NULL,
-                               allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
-AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]) IS
-    'the K items that best complete BASKET, best first, never one of its items, only ALLOWED ones (NULL: any) and never EXCLUDED ones; for the DPP kinds score = ln(w det K), so P(y=1 | basket, item) = 1 - exp(-exp(score)); FROM_BASKET: the score comes from the basket''s items, not from the fallback (popularity)';
-
--- A diverse set of completions, by greedy MAP in a DPP over the best ones.
-CREATE FUNCTION mtdpp_complete_set(basket integer[], k integer, model text DEFAULT NULL,
-                                   diversity float8 DEFAULT 0.5,
-                                   allowed integer[] DEFAULT NULL, excluded integer[] DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8, rank integer, from_basket boolean)
-AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete_set(integer[], integer, text, float8, integer[], integer[]) IS
-    'K items that complete BASKET together, in the order chosen: greedy MAP in a DPP whose qualities are the model''s scores and whose similarities the cosines of its item factors; DIVERSITY 0 is mtdpp_complete''s ranking, 1 as diverse as its best max(10K, 100) candidates allow; ALLOWED and EXCLUDED as for mtdpp_complete';
-
-CREATE FUNCTION mtdpp_score(basket integer[], items integer[], model text DEFAULT NULL)
-RETURNS TABLE (item_id integer, score float8)
-AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
-COMMENT ON FUNCTION mtdpp_score(integer[], integer[], text) IS
-    'score of each of ITEMS as the completion of BASKET, in the order given; NULL for items the model does not know and for items of BASKET';
-
--- Which basket items drive a completion, and by how much.
-CREATE FUNCTION mtdpp_explain(basket integer[], items integer[], model text DEFAULT NULL)
-RETURNS TABLE (item_id integer, basket_item integer, contribution float8, rank integer)
-AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
-COMMENT ON FUNCTION mtdpp_explain(integer[], integer[], text) IS
-    'for each of ITEMS as a completion of BASKET, each basket item with how much the item''s score falls when that basket item is left out, largest first';
-
 -- The association rules of a model of kind rules.
 CREATE FUNCTION mtdpp_rules(model text DEFAULT NULL)
 RETURNS TABLE (antecedent integer[], consequent integer, support float8, confidence float8, lift float8)
@@ -208,53 +178,52 @@ AS 'MODULE_PATHNAME', 'mtdpp_rules' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NU
 COMMENT ON FUNCTION mtdpp_rules(text) IS
     'the association rules of MODEL (kind rules; default: the default model): ANTECEDENT (item ids) -> CONSEQUENT, SUPPORT (share of training baskets holding both), CONFIDENCE (share of the baskets holding the antecedent that hold the consequent) and LIFT (confidence over the consequent''s share of baskets); only the rules more confident than every rule from part of their antecedent are kept';
 
+-- Query time.  STABLE: answers depend on the model tables.
+--
 -- Items of any type the orders table keys them by: integer, bigint, text or
--- uuid.  A model trained from keys that are not integers records their type
--- and each item's key (in text form); the forms below take the basket and
--- the item lists in the caller's type and answer items in that type.
+-- uuid, or a domain over one.  A model trained from keys that are not
+-- integers records their type and each item's key (in text form); these
+-- forms take the basket and the item lists as arrays of the caller's type
+-- and answer items in that type.  One array form serves integer[] too: a
+-- form of its own would make an array of a domain over integer fit two
+-- forms, which PostgreSQL does not choose between.
 --
 -- Drivers send lists as they are (doc/reference.md, Drivers): psycopg 3 a
 -- list of small ints as smallint[], whose forms answer bigint (the items of
--- a bigint model too; an integer model's fit) where the integer[] form
--- would also fit and make the call ambiguous; node-postgres every
--- parameter, and psycopg 3 a list of str, untyped.  PostgreSQL fixes a
--- call's answer type before it reads the model's name, so the forms taking
--- text read an untyped basket such as '{1,2}' or '{85123A}' as an array of
--- the model's items and answer items as text, whatever the model's type:
--- the one answer type every model's keys have.
+-- a bigint model too; an integer model's fit) where the array form would
+-- answer smallint; node-postgres every parameter, and psycopg 3 a list of
+-- str, untyped.  PostgreSQL fixes a call's answer type before it reads the
+-- model's name, so the forms taking text read an untyped basket such as
+-- '{1,2}' or '{85123A}' as an array of the model's items and answer items
+-- as text, whatever the model's type: the one answer type every model's
+-- keys have.
 
 CREATE FUNCTION mtdpp_complete(basket anycompatiblearray, k integer, model text DEFAULT NULL,
                                allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
 RETURNS TABLE (item_id anycompatible, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete(anycompatiblearray, integer, text, "any", "any") IS
-    'mtdpp_complete for items of any type (integer, bigint, text, uuid): BASKET, ALLOWED and EXCLUDED hold items of the type the model was trained on, and items come back in the type of BASKET';
 
 CREATE FUNCTION mtdpp_complete_set(basket anycompatiblearray, k integer, model text DEFAULT NULL,
                                    diversity float8 DEFAULT 0.5,
                                    allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
 RETURNS TABLE (item_id anycompatible, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete_set(anycompatiblearray, integer, text, float8, "any", "any") IS
-    'mtdpp_complete_set for items of any type, answered in the type of BASKET';
 
 CREATE FUNCTION mtdpp_score(basket anycompatiblearray, items anycompatiblearray, model text DEFAULT NULL)
 RETURNS TABLE (item_id anycompatible, score float8)
 AS 'MODULE_PATHNAME', 'mtdpp_score' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
-COMMENT ON FUNCTION mtdpp_score(anycompatiblearray, anycompatiblearray, text) IS
-    'mtdpp_score for items of any type, answered in the type of ITEMS';
 
 CREATE FUNCTION mtdpp_explain(basket anycompatiblearray, items anycompatiblearray, model text DEFAULT NULL)
 RETURNS TABLE (item_id anycompatible, basket_item anycompatible, contribution float8, rank integer)
 AS 'MODULE_PATHNAME', 'mtdpp_explain' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
-COMMENT ON FUNCTION mtdpp_explain(anycompatiblearray, anycompatiblearray, text) IS
-    'mtdpp_explain for items of any type, answered in the type of BASKET and ITEMS';
 
 CREATE FUNCTION mtdpp_rules(model text, item_type anycompatible)
 RETURNS TABLE (antecedent anycompatiblearray, consequent anycompatible, support float8, confidence float8, lift float8)
 AS 'MODULE_PATHNAME', 'mtdpp_rules' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT;
 COMMENT ON FUNCTION mtdpp_rules(text, anycompatible) IS
     'mtdpp_rules with items in the type of ITEM_TYPE, a NULL of that type: mtdpp_rules(''m'', NULL::text) for a model trained on text keys';
+
+\ir parts/query_array_comments.sql
 
 -- The items most like an item, by the model's own measure.
 CREATE FUNCTION mtdpp_similar(item anycompatible, k integer, model text DEFAULT NULL,

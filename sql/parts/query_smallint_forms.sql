@@ -1,20 +1,21 @@
 -- smallint[]: lists of small ints as psycopg 3 sends them, answered as
 -- bigint (an integer model's items fit, and a bigint model's items are
--- bigint).  ALLOWED, EXCLUDED and ITEMS of the array forms are smallint[]
--- too, so that a call with integer[] among them takes the integer[] form
--- rather than be ambiguous; mtdpp_similar has no integer form.
+-- bigint) where the array form would answer smallint.  ALLOWED and
+-- EXCLUDED take any list, as the array form's do, so that a larger list
+-- among them (integer[]) does not send the call to the array form; ITEMS
+-- of another type than smallint[] does, which answers their common type.
 CREATE FUNCTION mtdpp_complete(basket smallint[], k integer, model text DEFAULT NULL,
-                               allowed smallint[] DEFAULT NULL, excluded smallint[] DEFAULT NULL)
+                               allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
 RETURNS TABLE (item_id bigint, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete(smallint[], integer, text, smallint[], smallint[]) IS
+COMMENT ON FUNCTION mtdpp_complete(smallint[], integer, text, "any", "any") IS
     'mtdpp_complete for a smallint[] basket (psycopg 3''s list of small ints); answers items as bigint';
 CREATE FUNCTION mtdpp_complete_set(basket smallint[], k integer, model text DEFAULT NULL,
                                    diversity float8 DEFAULT 0.5,
-                                   allowed smallint[] DEFAULT NULL, excluded smallint[] DEFAULT NULL)
+                                   allowed "any" DEFAULT NULL, excluded "any" DEFAULT NULL)
 RETURNS TABLE (item_id bigint, score float8, rank integer, from_basket boolean)
 AS 'MODULE_PATHNAME', 'mtdpp_complete_set' LANGUAGE C STABLE PARALLEL SAFE CALLED ON NULL INPUT ROWS 10;
-COMMENT ON FUNCTION mtdpp_complete_set(smallint[], integer, text, float8, smallint[], smallint[]) IS
+COMMENT ON FUNCTION mtdpp_complete_set(smallint[], integer, text, float8, "any", "any") IS
     'mtdpp_complete_set for a smallint[] basket (psycopg 3''s list of small ints); answers items as bigint';
 CREATE FUNCTION mtdpp_score(basket smallint[], items smallint[], model text DEFAULT NULL)
 RETURNS TABLE (item_id bigint, score float8)

@@ -3,10 +3,11 @@
  *		The items of a call, in the type the caller uses.
  *
  * A model's items are integers, or keys of type bigint, text or uuid
- * (item_keys.c).  The SQL functions take baskets and item lists as integer[]
- * (as since 0.1.0), as an array of any type (the polymorphic forms, which
- * answer items in that type), or as an untyped literal such as '{1,2}',
- * read as an array of the model's item type.  An integer model takes arrays
+ * (item_keys.c).  The SQL functions take baskets and item lists as an array
+ * of any type (the polymorphic forms, which answer items in that type;
+ * integer[] among them, and the integer[] forms of 0.5.0 a database may
+ * keep), as smallint[], or as an untyped literal such as '{1,2}', read as
+ * an array of the model's item type.  An integer model takes arrays
  * of any integer type, a bigint model too, a text model text or varchar
  * arrays, a uuid model uuid arrays; anything else is an error naming the
  * model's item type.  An integer[] basket with an integer model is read in
@@ -112,7 +113,8 @@ mtdpp_call_items(MtdppCallItems *ci, FunctionCallInfo fcinfo, int out_col,
 
 /*
  * The type of argument ARG as the call gives it, domains read as their
- * base; without a call expression to tell, OTHERWISE (the integer forms).
+ * base; without a call expression to tell, OTHERWISE (integer[], the only
+ * form that may be called without one).
  */
 static Oid
 arg_type(FunctionCallInfo fcinfo, int arg, Oid otherwise)

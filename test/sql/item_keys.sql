@@ -97,20 +97,28 @@ EXECUTE untyped('{sku-001}', 'by_sku');
 EXECUTE untyped('{3000000000,6000000000}', 'by_big');
 EXECUTE untyped(ARRAY[1, 2], 'by_rank');
 DEALLOCATE untyped;
--- psycopg 3's lists of small ints, smallint[]: answered as bigint; with an
--- integer[] list among the arguments, the integer[] form answers
+-- psycopg 3's lists of small ints, smallint[]: answered as bigint, also
+-- with a list of larger integers among ALLOWED or EXCLUDED
 SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::smallint[], 2, 'by_rank') ORDER BY rank;
--- an array of a domain over integer fits the integer[] form and the array
--- form alike, which PostgreSQL does not choose between: cast to integer[],
--- or keep the baskets in a domain over integer[], read as integer[]
+-- an array of a domain over integer takes the array form as any other
+-- array does, as a domain over integer[] does, answering the domain; a
+-- domain over smallint fits the smallint form and the array form alike,
+-- which PostgreSQL does not choose between (cast it to integer[])
 CREATE DOMAIN positive_id AS integer CHECK (VALUE > 0);
 CREATE DOMAIN positive_basket AS integer[] CHECK (0 < ALL (VALUE));
-SELECT item_id FROM mtdpp_complete(ARRAY[1, 2]::positive_id[], 2, 'by_rank') ORDER BY rank;
-SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::positive_id[]::integer[], 2, 'by_rank') ORDER BY rank;
+CREATE DOMAIN small_id AS smallint;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::positive_id[], 2, 'by_rank') ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::positive_id[], 2, 'by_rank', allowed => ARRAY[3, 4, 5]::positive_id[]) ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_score(ARRAY[1, 2]::positive_id[], ARRAY[3, 4]::positive_id[], 'by_rank');
+SELECT pg_typeof(basket_item), count(*) FROM mtdpp_explain(ARRAY[1, 2]::positive_id[], ARRAY[3]::positive_id[], 'by_rank') GROUP BY 1;
 SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::positive_basket, 2, 'by_rank') ORDER BY rank;
+SELECT item_id FROM mtdpp_complete(ARRAY[1, 2]::small_id[], 2, 'by_rank') ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::small_id[]::integer[], 2, 'by_rank') ORDER BY rank;
+DROP DOMAIN small_id;
 DROP DOMAIN positive_basket;
 DROP DOMAIN positive_id;
 SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::smallint[], 2, 'by_rank', allowed => ARRAY[3, 4, 5]) ORDER BY rank;
+SELECT pg_typeof(item_id), item_id FROM mtdpp_complete(ARRAY[1, 2]::smallint[], 2, 'by_rank', excluded => ARRAY[3, 40000]) ORDER BY rank;
 SELECT pg_typeof(item_id), item_id FROM mtdpp_similar(1::smallint, 1, 'by_rank');
 SELECT pg_typeof(item_id) FROM mtdpp_score(ARRAY[1]::smallint[], ARRAY[2]::smallint[], 'by_rank');
 SELECT * FROM mtdpp_complete(ARRAY[1]::smallint[], 1, 'by_sku');

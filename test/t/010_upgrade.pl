@@ -175,6 +175,49 @@ WHERE p.oid IN ('mtdpp_train(text, regclass, text, text, text, integer, integer,
 	'mtdpp_activate true false, mtdpp_score false false, mtdpp_train true false, mtdpp_train true false',
 	"0.5.0's update: a DBA's grants and revokes of EXECUTE carry over to the functions it makes again");
 
+# 0.5.0's integer[] forms of the query functions go, so that an array of a
+# domain over integer takes the array form as other arrays do; a form that
+# a view of the database uses, or whose EXECUTE grants differ from the
+# array form's, stays, with a WARNING, and the view answers as before.
+$node->safe_psql('postgres', 'CREATE DATABASE kept');
+$node->safe_psql('kept', "CREATE EXTENSION mtdpp VERSION '0.5.0'");
+load_planted($node, dbname => 'kept', baskets => 300);
+$node->safe_psql('kept', q{
+SELECT * FROM mtdpp_train('knn', 'train_lines', kind => 'itemknn');
+CREATE VIEW knn_of_1_2 AS SELECT item_id, rank FROM mtdpp_complete(ARRAY[1, 2], 5, 'knn');
+REVOKE EXECUTE ON FUNCTION mtdpp_score(integer[], integer[], text) FROM PUBLIC;
+CREATE DOMAIN positive_id AS integer CHECK (VALUE > 0);
+});
+my $view_before = $node->safe_psql('kept', 'SELECT string_agg(item_id::text, \',\' ORDER BY rank) FROM knn_of_1_2');
+my ($rc, $out, $err) = $node->psql('kept', 'ALTER EXTENSION mtdpp UPDATE', on_error_stop => 1);
+is($rc, 0, '0.5.0 with a view over an integer[] form: the update succeeds');
+like($err, qr/WARNING:  mtdpp_complete\(integer\[\],integer,text,integer\[\],integer\[\]\) is kept: view knn_of_1_2 use\(s\) it/,
+	'the update names the integer[] form it keeps for a view, and the view');
+like($err, qr/WARNING:  mtdpp_score\(integer\[\],integer\[\],text\) is kept: its EXECUTE grants differ/,
+	'the update names the integer[] form it keeps for its grants');
+my $int_forms = q{SELECT string_agg(proname, ',' ORDER BY proname) FROM pg_proc
+                  WHERE proname LIKE 'mtdpp%' AND proargtypes[0] = 'integer[]'::regtype};
+is($node->safe_psql('kept', $int_forms), 'mtdpp_complete,mtdpp_score',
+	'the integer[] forms nothing holds are dropped, the others kept');
+is($node->safe_psql('kept', 'SELECT string_agg(item_id::text, \',\' ORDER BY rank) FROM knn_of_1_2'), $view_before,
+	'the view over the kept form answers as before the update');
+is($node->safe_psql('kept', q{SELECT pg_typeof(item_id) || ':' || count(*)
+                              FROM mtdpp_explain(ARRAY[1, 2]::positive_id[], ARRAY[3]::positive_id[], 'knn')
+                              GROUP BY pg_typeof(item_id)}),
+	'positive_id:2', 'an array of a domain over integer takes the array form where the integer[] form went');
+# what reference.md says to do to remove a kept form
+$node->safe_psql('kept', q{
+DROP VIEW knn_of_1_2;
+ALTER EXTENSION mtdpp DROP FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]);
+DROP FUNCTION mtdpp_complete(integer[], integer, text, integer[], integer[]);
+CREATE VIEW knn_of_1_2 AS SELECT item_id, rank FROM mtdpp_complete(ARRAY[1, 2], 5, 'knn');
+});
+is($node->safe_psql('kept', 'SELECT string_agg(item_id::text, \',\' ORDER BY rank) FROM knn_of_1_2'), $view_before,
+	'the view made again over the array form answers the same items');
+is($node->safe_psql('kept', q{SELECT string_agg(item_id::text, ',' ORDER BY rank)
+                              FROM mtdpp_complete(ARRAY[1, 2]::positive_id[], 5, 'knn')}), $view_before,
+	'then an array of a domain over integer completes without a cast');
+
 # each earlier release, library and scripts, built from the history
 my %releases = map { split /=/, $_, 2 } grep { length } split ' ', ($ENV{MTDPP_RELEASES} // '');
 SKIP:
