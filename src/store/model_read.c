@@ -66,9 +66,9 @@ fill_factors(Datum datum, float *dst, int rank, bool square, int item_id, const 
 }
 
 /*
- * The weights every item shares (a kind with weights), from mtdpp.models.weights of model
- * MODEL_ID (read after the items: it replaces SPI_tuptable).  Called with
- * the cache context current.
+ * The weights every item shares (a kind with weights), from
+ * mtdpp.models.weights of model MODEL_ID.  Called with the cache context
+ * current.
  */
 static void
 load_weights(MtdppModel *m, int model_id)
@@ -107,82 +107,98 @@ load_weights(MtdppModel *m, int model_id)
 }
 
 /*
- * A kind with neighbours: the neighbour lists of the rows just read (columns 6 and 7), as
- * dense indices.  Called with the cache context current.
+ * A kind with neighbours: the lists of all its rows take TOTAL entries
+ * (their lengths summed by the tables, under the snapshot the rows are
+ * read with).  Called with the cache context current.
  */
 static void
-load_neighbors(MtdppModel *m)
+alloc_neighbors(MtdppModel *m, int64 total)
 {
-	int64		total = 0;
+	m->nbr_index = mtdpp_alloc_huge(sizeof(int32) * Max(total, 1));
+	m->nbr_weight = mtdpp_alloc_huge(sizeof(float4) * Max(total, 1));
+	m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
+	m->nbr_start[0] = 0;
+}
 
-	for (uint64 pass = 0; pass < 2; pass++)
-	{
-		if (pass == 1)
+static int64
+neighbor_entries(int model_id)
+{
+	bool		isnull;
+	Datum		d;
+
+	if (SPI_execute_with_args("SELECT pg_catalog.sum(pg_catalog.cardinality(neighbors)) "
+							  "FROM mtdpp.items WHERE model_id OPERATOR(pg_catalog.=) $1",
+							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+							  NULL, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
+		elog(ERROR, "could not count the neighbours of model %d", model_id);
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+	SPI_freetuptable(SPI_tuptable);
+	return isnull ? 0 : DatumGetInt64(d);
+}
+
+/*
+ * The neighbour list of row I (columns 6 and 7 of TUP), its item ids as
+ * they are stored: neighbors_to_indices makes them dense indices once
+ * every item is read.
+ */
+static void
+neighbors_row(MtdppModel *m, int i, HeapTuple tup, TupleDesc td, int64 capacity)
+{
+	bool		n1,
+				n2;
+	Datum		d1 = SPI_getbinval(tup, td, 6, &n1);
+	Datum		d2 = SPI_getbinval(tup, td, 7, &n2);
+	ArrayType  *ids,
+			   *ws;
+	int			len;
+	int64		at = m->nbr_start[i];
+
+	if (n1 || n2)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("item %d of an %s model has no neighbour list", m->item_ids[i],
+						mtdpp_kind_name(m->kind)),
+				 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+	ids = DatumGetArrayTypeP(d1);
+	ws = DatumGetArrayTypeP(d2);
+	if (ARR_NDIM(ids) > 1 || ARR_NDIM(ws) > 1)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("neighbour lists of item %d have %d and %d dimensions",
+						m->item_ids[i], ARR_NDIM(ids), ARR_NDIM(ws)),
+				 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+	len = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
+	if (ARR_HASNULL(ids) || ARR_HASNULL(ws) || len != ArrayGetNItems(ARR_NDIM(ws), ARR_DIMS(ws)) ||
+		at + len > capacity)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("neighbour lists of item %d do not match", m->item_ids[i]),
+				 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+	memcpy(m->nbr_index + at, ARR_DATA_PTR(ids), sizeof(int32) * len);
+	memcpy(m->nbr_weight + at, ARR_DATA_PTR(ws), sizeof(float4) * len);
+	m->nbr_start[i + 1] = at + len;
+	if ((Pointer) ids != DatumGetPointer(d1))
+		pfree(ids);
+	if ((Pointer) ws != DatumGetPointer(d2))
+		pfree(ws);
+}
+
+static void
+neighbors_to_indices(MtdppModel *m)
+{
+	for (int i = 0; i < m->n_items; i++)
+		for (int64 k = m->nbr_start[i]; k < m->nbr_start[i + 1]; k++)
 		{
-			m->nbr_index = mtdpp_alloc_huge(sizeof(int32) * Max(total, 1));
-			m->nbr_weight = mtdpp_alloc_huge(sizeof(float4) * Max(total, 1));
-			m->nbr_start = mtdpp_alloc_huge(sizeof(int64) * (m->n_items + 1));
-			total = 0;
+			int32		id = m->nbr_index[k];
+			int			idx = mtdpp_model_index(m, id);
+
+			if (idx < 0)
+				ereport(ERROR,
+						(errcode(ERRCODE_DATA_CORRUPTED),
+						 errmsg("neighbour %d of item %d is not an item of the model",
+								id, m->item_ids[i])));
+			m->nbr_index[k] = idx;
 		}
-		for (int i = 0; i < m->n_items; i++)
-		{
-			HeapTuple	tup = SPI_tuptable->vals[i];
-			TupleDesc	td = SPI_tuptable->tupdesc;
-			bool		n1,
-						n2;
-			Datum		d1 = SPI_getbinval(tup, td, 6, &n1);
-			Datum		d2 = SPI_getbinval(tup, td, 7, &n2);
-			ArrayType  *ids,
-					   *ws;
-			int			len;
-
-			if (n1 || n2)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("item %d of an %s model has no neighbour list", m->item_ids[i],
-								mtdpp_kind_name(m->kind)),
-						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-			ids = DatumGetArrayTypeP(d1);
-			ws = DatumGetArrayTypeP(d2);
-			if (ARR_NDIM(ids) > 1 || ARR_NDIM(ws) > 1)
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("neighbour lists of item %d have %d and %d dimensions",
-								m->item_ids[i], ARR_NDIM(ids), ARR_NDIM(ws)),
-						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-			len = ArrayGetNItems(ARR_NDIM(ids), ARR_DIMS(ids));
-			if (ARR_HASNULL(ids) || ARR_HASNULL(ws) || len != ArrayGetNItems(ARR_NDIM(ws), ARR_DIMS(ws)))
-				ereport(ERROR,
-						(errcode(ERRCODE_DATA_CORRUPTED),
-						 errmsg("neighbour lists of item %d do not match", m->item_ids[i]),
-						 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-			if (pass == 1)
-			{
-				int32	   *src = (int32 *) ARR_DATA_PTR(ids);
-				float4	   *w = (float4 *) ARR_DATA_PTR(ws);
-
-				m->nbr_start[i] = total;
-				for (int k = 0; k < len; k++)
-				{
-					int			idx = mtdpp_model_index(m, src[k]);
-
-					if (idx < 0)
-						ereport(ERROR,
-								(errcode(ERRCODE_DATA_CORRUPTED),
-								 errmsg("neighbour %d of item %d is not an item of the model",
-										src[k], m->item_ids[i])));
-					m->nbr_index[total + k] = idx;
-					m->nbr_weight[total + k] = w[k];
-				}
-			}
-			total += len;
-			if ((Pointer) ids != DatumGetPointer(d1))
-				pfree(ids);
-			if ((Pointer) ws != DatumGetPointer(d2))
-				pfree(ws);
-		}
-	}
-	m->nbr_start[m->n_items] = total;
 }
 
 /*
@@ -225,6 +241,47 @@ read_model_blocks(int model_id, const MtdppKindRoutine *kind)
 	return mtdpp_model_blocks(kind->kind, stored_value_of(kind->blocks_key, &model_id));
 }
 
+/* item I of model M from the row TUP of mtdpp.items; ROW: RANK floats of scratch */
+static void
+fill_item(MtdppModel *m, int i, HeapTuple tup, TupleDesc td, float *row)
+{
+	int			rank = m->rank;
+	bool		isnull;
+
+	m->item_ids[i] = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
+	m->popularity[i] = DatumGetInt32(SPI_getbinval(tup, td, 2, &isnull));
+	m->D[i] = DatumGetFloat4(SPI_getbinval(tup, td, 3, &isnull));
+	if (!isfinite(m->D[i]))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("bias of item %d is %g", m->item_ids[i], m->D[i]),
+				 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
+	fill_factors(SPI_getbinval(tup, td, 4, &isnull),
+				 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
+	if (mtdpp_kind(m->kind)->signed_task_factors)
+	{
+		/* read as they are, not squared (task factors of any sign) */
+		fill_factors(SPI_getbinval(tup, td, 5, &isnull),
+					 m->Rf + (size_t) i * rank, rank, false, m->item_ids[i], "task factors");
+		return;
+	}
+	if (mtdpp_kind(m->kind)->task_factors)
+		fill_factors(SPI_getbinval(tup, td, 5, &isnull),
+					 row, rank, true, m->item_ids[i], "task factors");
+	else
+		for (int j = 0; j < rank; j++)
+			row[j] = 1.0f;
+	for (int j = 0; j < rank; j++)
+		m->R2f[mtdpp_panel_cell(rank, i, j)] = row[j];
+}
+
+/*
+ * Rows of mtdpp.items fetched at a time: reading a model holds its arrays
+ * and one batch of its rows, not every row at once (a model of a million
+ * items would otherwise need its size twice).
+ */
+#define READ_BATCH 4096
+
 /*
  * Reads model MODEL_ID, named NAME, from the tables into memory context CONTEXT;
  * ROW_SECURITY if row-level security filters what the caller reads.
@@ -235,16 +292,59 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 {
 	MtdppModel *m;
 	MemoryContext old;
-	uint64		n;
+	uint64		n = 0;
 	float	   *row;
+	int64		neighbors = 0;
+	Portal		portal;
 
-	if (SPI_execute_with_args("SELECT item_id, popularity, bias, factors, task_factors, "
-							  "neighbors, neighbor_weights "
-							  "FROM mtdpp.items WHERE model_id OPERATOR(pg_catalog.=) $1 ORDER BY item_id",
-							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
-							  NULL, true, 0) != SPI_OK_SELECT)
-		elog(ERROR, "could not read the items of model %d", model_id);
-	n = SPI_processed;
+	if (!isfinite(log_w))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d has log_w %g", model_id, log_w),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
+	/* the DPP kinds have factors (rank 1 or more), the baselines none */
+	if (rank < 0 || rank > MTDPP_MAX_RANK ||
+		mtdpp_kind(mtdpp_kind_from_name(kind))->factors != (rank > 0))
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d of kind %s has rank %d", model_id, kind, rank),
+				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
+	if (mtdpp_kind(mtdpp_kind_from_name(kind))->neighbors)
+		neighbors = neighbor_entries(model_id);
+	old = MemoryContextSwitchTo(context);
+	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
+	m->log_w = log_w;
+	m->n_baskets = n_baskets;
+	if (mtdpp_kind(m->kind)->neighbors)
+		alloc_neighbors(m, neighbors);
+	row = palloc(sizeof(float) * Max(rank, 1));
+	portal = SPI_cursor_open_with_args(NULL,
+									   "SELECT item_id, popularity, bias, factors, task_factors, "
+									   "neighbors, neighbor_weights "
+									   "FROM mtdpp.items WHERE model_id OPERATOR(pg_catalog.=) $1 ORDER BY item_id",
+									   1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
+									   NULL, true, CURSOR_OPT_NO_SCROLL);
+	/* SPI leaves its own context current, after each call: the cache's again */
+	MemoryContextSwitchTo(context);
+	for (;;)
+	{
+		SPI_cursor_fetch(portal, true, READ_BATCH);
+		MemoryContextSwitchTo(context);
+		if (SPI_processed == 0)
+			break;
+		/* rows past N_ITEMS are only counted, for the error below */
+		for (uint64 r = 0; r < SPI_processed; r++, n++)
+			if (n < (uint64) n_items)
+			{
+				fill_item(m, (int) n, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, row);
+				if (mtdpp_kind(m->kind)->neighbors)
+					neighbors_row(m, (int) n, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, neighbors);
+			}
+		SPI_freetuptable(SPI_tuptable);
+		CHECK_FOR_INTERRUPTS();
+	}
+	SPI_cursor_close(portal);
+	pfree(row);
 	/* a policy on mtdpp.items that hides some items of a model it shows */
 	if (row_security && n < (uint64) n_items)
 		ereport(ERROR,
@@ -259,59 +359,8 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 				 errmsg("model %d has %d items but mtdpp.items holds " UINT64_FORMAT " of them",
 						model_id, n_items, n),
 				 errhint("The model tables were changed by hand; train the model again.")));
-
-	if (!isfinite(log_w))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("model %d has log_w %g", model_id, log_w),
-				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
-	/* the DPP kinds have factors (rank 1 or more), the baselines none */
-	if (rank < 0 || rank > MTDPP_MAX_RANK ||
-		mtdpp_kind(mtdpp_kind_from_name(kind))->factors != (rank > 0))
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("model %d of kind %s has rank %d", model_id, kind, rank),
-				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
-	old = MemoryContextSwitchTo(context);
-	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
-	m->log_w = log_w;
-	m->n_baskets = n_baskets;
-	row = palloc(sizeof(float) * Max(rank, 1));
-	for (uint64 i = 0; i < n; i++)
-	{
-		HeapTuple	tup = SPI_tuptable->vals[i];
-		TupleDesc	td = SPI_tuptable->tupdesc;
-		bool		isnull;
-
-		m->item_ids[i] = DatumGetInt32(SPI_getbinval(tup, td, 1, &isnull));
-		m->popularity[i] = DatumGetInt32(SPI_getbinval(tup, td, 2, &isnull));
-		m->D[i] = DatumGetFloat4(SPI_getbinval(tup, td, 3, &isnull));
-		if (!isfinite(m->D[i]))
-			ereport(ERROR,
-					(errcode(ERRCODE_DATA_CORRUPTED),
-					 errmsg("bias of item %d is %g", m->item_ids[i], m->D[i]),
-					 errhint("The rows of mtdpp.items were changed by hand; train the model again.")));
-		fill_factors(SPI_getbinval(tup, td, 4, &isnull),
-					 m->Vf + (size_t) i * rank, rank, false, m->item_ids[i], "factors");
-		if (mtdpp_kind(m->kind)->signed_task_factors)
-		{
-			/* read as they are, not squared (task factors of any sign) */
-			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
-						 m->Rf + (size_t) i * rank, rank, false, m->item_ids[i], "task factors");
-			continue;
-		}
-		if (mtdpp_kind(m->kind)->task_factors)
-			fill_factors(SPI_getbinval(tup, td, 5, &isnull),
-						 row, rank, true, m->item_ids[i], "task factors");
-		else
-			for (int j = 0; j < rank; j++)
-				row[j] = 1.0f;
-		for (int j = 0; j < rank; j++)
-			m->R2f[mtdpp_panel_cell(rank, i, j)] = row[j];
-	}
-	pfree(row);
 	if (mtdpp_kind(m->kind)->neighbors)
-		load_neighbors(m);
+		neighbors_to_indices(m);
 	if (mtdpp_kind(m->kind)->weights)
 		load_weights(m, model_id);
 	m->blocks = read_model_blocks(model_id, mtdpp_kind(m->kind));
