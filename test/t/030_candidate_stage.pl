@@ -84,4 +84,32 @@ is($out, '10', 'the multitask kind completes');
 unlike($err, qr/candidates from the DPP's top/, '... without the candidate stage');
 like($err, qr/mtdpp top 10 of \d+ items: scan bounded/, '... from the scan');
 
+# A backend reads a model's rows 4,096 at a time (store/model_read.c): the
+# items of the last rows answer from their own stored rows, the weights of
+# their lists and the cosines of their factors with items of the first
+# rows.  Each call is a session of its own, whose cache reads the model
+# from the tables.
+$node->safe_psql('postgres', q{SELECT items FROM mtdpp_train('knn', 'lines', kind => 'itemknn')});
+is($node->safe_psql('postgres', q{
+SELECT count(*) > 20 AND count(*) = count(u.w) AND bool_and(abs(s.similarity - u.w) < 1e-6)
+FROM (SELECT i.item_id, i.neighbors, i.neighbor_weights FROM mtdpp.items i JOIN mtdpp.models m USING (model_id)
+      WHERE m.name = 'knn' ORDER BY i.item_id DESC LIMIT 10) i
+CROSS JOIN LATERAL mtdpp_similar(i.item_id, 10, 'knn') s
+LEFT JOIN LATERAL (SELECT u.w FROM unnest(i.neighbors, i.neighbor_weights) u(n, w) WHERE u.n = s.item_id) u ON true}),
+	't', 'the last items of a model read in batches answer the weights of their own stored lists');
+is($node->safe_psql('postgres', q{
+WITH f AS (SELECT i.item_id, i.factors FROM mtdpp.items i JOIN mtdpp.models m USING (model_id) WHERE m.name = 'mt'),
+cosine AS (
+  SELECT a.item_id AS a, b.item_id AS b,
+         sum(x::float8 * y) / sqrt(sum(x::float8 * x) * sum(y::float8 * y)) AS c
+  FROM (SELECT * FROM f ORDER BY item_id DESC LIMIT 5) a, f b,
+       unnest(a.factors, b.factors) u(x, y)
+  WHERE b.item_id < 4096
+  GROUP BY 1, 2)
+SELECT count(*) || ' ' || count(*) FILTER (WHERE abs(s.similarity - c.c) < 1e-5)
+FROM (SELECT a FROM cosine GROUP BY a) x
+CROSS JOIN LATERAL mtdpp_similar(x.a, 5, 'mt', allowed => (SELECT array_agg(b) FROM cosine WHERE cosine.a = x.a)) s
+JOIN cosine c ON c.a = x.a AND c.b = s.item_id}), '25 25',
+	'... and the cosines of their stored factors with items of the first rows');
+
 done_testing();
