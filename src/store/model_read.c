@@ -120,20 +120,29 @@ alloc_neighbors(MtdppModel *m, int64 total)
 	m->nbr_start[0] = 0;
 }
 
-static int64
-neighbor_entries(int model_id)
+/*
+ * The rows of MODEL_ID the caller sees, and the entries of their neighbour
+ * lists into *NEIGHBORS: read before anything is allocated, under the
+ * snapshot the rows are then read with, so that a count the tables do not
+ * hold (a row of mtdpp.models changed by hand) is refused, not allocated.
+ */
+static uint64
+count_rows(int model_id, int64 *neighbors)
 {
 	bool		isnull;
 	Datum		d;
+	uint64		n;
 
-	if (SPI_execute_with_args("SELECT pg_catalog.sum(pg_catalog.cardinality(neighbors)) "
+	if (SPI_execute_with_args("SELECT pg_catalog.count(*), pg_catalog.sum(pg_catalog.cardinality(neighbors)) "
 							  "FROM mtdpp.items WHERE model_id OPERATOR(pg_catalog.=) $1",
 							  1, (Oid[]) {INT4OID}, (Datum[]) {Int32GetDatum(model_id)},
 							  NULL, true, 0) != SPI_OK_SELECT || SPI_processed != 1)
-		elog(ERROR, "could not count the neighbours of model %d", model_id);
-	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull);
+		elog(ERROR, "could not count the items of model %d", model_id);
+	n = (uint64) DatumGetInt64(SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 1, &isnull));
+	d = SPI_getbinval(SPI_tuptable->vals[0], SPI_tuptable->tupdesc, 2, &isnull);
+	*neighbors = isnull ? 0 : DatumGetInt64(d);
 	SPI_freetuptable(SPI_tuptable);
-	return isnull ? 0 : DatumGetInt64(d);
+	return n;
 }
 
 /*
@@ -292,11 +301,27 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 {
 	MtdppModel *m;
 	MemoryContext old;
-	uint64		n = 0;
+	uint64		n,
+				read = 0;
 	float	   *row;
 	int64		neighbors = 0;
 	Portal		portal;
 
+	n = count_rows(model_id, &neighbors);
+	/* a policy on mtdpp.items that hides some items of a model it shows */
+	if (row_security && n < (uint64) n_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
+				 errmsg("row-level security hides " UINT64_FORMAT " of the %d items of model \"%s\" from role \"%s\"",
+						(uint64) n_items - n, n_items, name, GetUserNameFromId(GetUserId(), false)),
+				 errhint("A model answers only a role that may read all of its rows: "
+						 "the policies on mtdpp.items must show every item of the models those on mtdpp.models show.")));
+	if (n != (uint64) n_items)
+		ereport(ERROR,
+				(errcode(ERRCODE_DATA_CORRUPTED),
+				 errmsg("model %d has %d items but mtdpp.items holds " UINT64_FORMAT " of them",
+						model_id, n_items, n),
+				 errhint("The model tables were changed by hand; train the model again.")));
 	if (!isfinite(log_w))
 		ereport(ERROR,
 				(errcode(ERRCODE_DATA_CORRUPTED),
@@ -309,8 +334,6 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 				(errcode(ERRCODE_DATA_CORRUPTED),
 				 errmsg("model %d of kind %s has rank %d", model_id, kind, rank),
 				 errhint("The rows of mtdpp.models were changed by hand; train the model again.")));
-	if (mtdpp_kind(mtdpp_kind_from_name(kind))->neighbors)
-		neighbors = neighbor_entries(model_id);
 	old = MemoryContextSwitchTo(context);
 	m = mtdpp_model_alloc_cached(mtdpp_kind_from_name(kind), n_items, rank);
 	m->log_w = log_w;
@@ -332,33 +355,22 @@ mtdpp_read_model_rows(MemoryContext context, int model_id, const char *name, con
 		MemoryContextSwitchTo(context);
 		if (SPI_processed == 0)
 			break;
-		/* rows past N_ITEMS are only counted, for the error below */
-		for (uint64 r = 0; r < SPI_processed; r++, n++)
-			if (n < (uint64) n_items)
+		/* rows past the count are only counted, for the check below */
+		for (uint64 r = 0; r < SPI_processed; r++, read++)
+			if (read < n)
 			{
-				fill_item(m, (int) n, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, row);
+				fill_item(m, (int) read, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, row);
 				if (mtdpp_kind(m->kind)->neighbors)
-					neighbors_row(m, (int) n, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, neighbors);
+					neighbors_row(m, (int) read, SPI_tuptable->vals[r], SPI_tuptable->tupdesc, neighbors);
 			}
 		SPI_freetuptable(SPI_tuptable);
 		CHECK_FOR_INTERRUPTS();
 	}
 	SPI_cursor_close(portal);
 	pfree(row);
-	/* a policy on mtdpp.items that hides some items of a model it shows */
-	if (row_security && n < (uint64) n_items)
-		ereport(ERROR,
-				(errcode(ERRCODE_INSUFFICIENT_PRIVILEGE),
-				 errmsg("row-level security hides " UINT64_FORMAT " of the %d items of model \"%s\" from role \"%s\"",
-						(uint64) n_items - n, n_items, name, GetUserNameFromId(GetUserId(), false)),
-				 errhint("A model answers only a role that may read all of its rows: "
-						 "the policies on mtdpp.items must show every item of the models those on mtdpp.models show.")));
-	if (n != (uint64) n_items)
-		ereport(ERROR,
-				(errcode(ERRCODE_DATA_CORRUPTED),
-				 errmsg("model %d has %d items but mtdpp.items holds " UINT64_FORMAT " of them",
-						model_id, n_items, n),
-				 errhint("The model tables were changed by hand; train the model again.")));
+	/* the same snapshot as the count's: anything else is a bug */
+	if (read != n)
+		elog(ERROR, "model %d: counted " UINT64_FORMAT " items, read " UINT64_FORMAT, model_id, n, read);
 	if (mtdpp_kind(m->kind)->neighbors)
 		neighbors_to_indices(m);
 	if (mtdpp_kind(m->kind)->weights)
