@@ -1,6 +1,22 @@
 -- mtdpp 0.5.0 -> 0.6.0
 \echo Use "ALTER EXTENSION mtdpp UPDATE TO '0.6.0'" to load this file. \quit
 
+-- The objects of the database's own that use functions FNS, a view by its
+-- name rather than by its rewrite rule; NULL for none.  Dropped at the end.
+CREATE FUNCTION pg_temp.mtdpp_users_of(fns pg_catalog.oid[]) RETURNS text
+LANGUAGE sql STABLE AS $$
+    SELECT pg_catalog.string_agg(DISTINCT coalesce(
+               (SELECT 'view ' OPERATOR(pg_catalog.||) r.ev_class::pg_catalog.regclass::text
+                FROM pg_catalog.pg_rewrite r
+                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
+                  AND r.oid OPERATOR(pg_catalog.=) d.objid),
+               pg_catalog.pg_describe_object(d.classid, d.objid, 0)), ', ')
+    FROM pg_catalog.pg_depend d
+    WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
+      AND d.refobjid OPERATOR(pg_catalog.=) ANY (fns)
+      AND d.deptype OPERATOR(pg_catalog.=) 'n'
+$$;
+
 -- Drivers' lists without casts (doc/reference.md, Drivers): an untyped
 -- basket (node-postgres's every parameter, psycopg 3's list of str, an
 -- untyped PREPARE parameter, a literal such as '{1,2}') now answers items
@@ -13,24 +29,12 @@
 -- the integer[] forms of the same function.
 DO $$
 DECLARE
-    users text;
-BEGIN
-    -- a view by its name, not by its rewrite rule
-    SELECT pg_catalog.string_agg(DISTINCT coalesce(
-               (SELECT 'view ' OPERATOR(pg_catalog.||) r.ev_class::pg_catalog.regclass::text
-                FROM pg_catalog.pg_rewrite r
-                WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
-                  AND r.oid OPERATOR(pg_catalog.=) d.objid),
-               pg_catalog.pg_describe_object(d.classid, d.objid, 0)), ', ')
-    INTO users
-    FROM pg_catalog.pg_depend d
-    WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-      AND d.refobjid OPERATOR(pg_catalog.=) ANY (ARRAY[
+    users text := pg_temp.mtdpp_users_of(ARRAY[
           'mtdpp_complete(text, integer, text, text, text)'::pg_catalog.regprocedure,
           'mtdpp_complete_set(text, integer, text, float8, text, text)'::pg_catalog.regprocedure,
           'mtdpp_score(text, text, text)'::pg_catalog.regprocedure,
-          'mtdpp_explain(text, text, text)'::pg_catalog.regprocedure])
-      AND d.deptype OPERATOR(pg_catalog.=) 'n';
+          'mtdpp_explain(text, text, text)'::pg_catalog.regprocedure]::pg_catalog.oid[]);
+BEGIN
     IF users IS NOT NULL THEN
         RAISE EXCEPTION 'the forms of mtdpp_complete, mtdpp_complete_set, mtdpp_score and mtdpp_explain taking an untyped basket answer text in 0.6.0, and % use(s) them', users
             USING HINT = 'Drop these objects, run ALTER EXTENSION mtdpp UPDATE, then create them again (with a typed basket, such as ARRAY[...] or $1::integer[], where they need integer items).';
@@ -108,17 +112,7 @@ BEGIN
         JOIN pg_catalog.pg_proc p ON p.oid OPERATOR(pg_catalog.=) n.int_form
         JOIN pg_catalog.pg_proc a ON a.oid OPERATOR(pg_catalog.=) n.array_form
     LOOP
-        SELECT pg_catalog.string_agg(DISTINCT coalesce(
-                   (SELECT 'view ' OPERATOR(pg_catalog.||) r.ev_class::pg_catalog.regclass::text
-                    FROM pg_catalog.pg_rewrite r
-                    WHERE d.classid OPERATOR(pg_catalog.=) 'pg_catalog.pg_rewrite'::pg_catalog.regclass
-                      AND r.oid OPERATOR(pg_catalog.=) d.objid),
-                   pg_catalog.pg_describe_object(d.classid, d.objid, 0)), ', ')
-        INTO users
-        FROM pg_catalog.pg_depend d
-        WHERE d.refclassid OPERATOR(pg_catalog.=) 'pg_catalog.pg_proc'::pg_catalog.regclass
-          AND d.refobjid OPERATOR(pg_catalog.=) f.int_form
-          AND d.deptype OPERATOR(pg_catalog.=) 'n';
+        users := pg_temp.mtdpp_users_of(ARRAY[f.int_form]);
         IF users IS NOT NULL THEN
             RAISE WARNING '% is kept: % use(s) it', f.name, users
                 USING DETAIL = 'Until it is dropped, an array of a domain over integer passed to it needs a cast to integer[].',
@@ -247,3 +241,4 @@ BEGIN
 END
 $$;
 DROP TABLE pg_temp.mtdpp_former_acl;
+DROP FUNCTION pg_temp.mtdpp_users_of(pg_catalog.oid[]);

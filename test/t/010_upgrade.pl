@@ -218,6 +218,20 @@ is($node->safe_psql('kept', q{SELECT string_agg(item_id::text, ',' ORDER BY rank
                               FROM mtdpp_complete(ARRAY[1, 2]::positive_id[], 5, 'knn')}), $view_before,
 	'then an array of a domain over integer completes without a cast');
 
+# A view over a form taking an untyped basket, which answers text from
+# 0.6.0 on, stops the update, named; without it the update goes through.
+$node->safe_psql('postgres', 'CREATE DATABASE untyped_view');
+$node->safe_psql('untyped_view', q{
+CREATE EXTENSION mtdpp VERSION '0.5.0';
+CREATE VIEW untyped_answers AS SELECT item_id FROM mtdpp_complete('{1,2}', 5, 'knn');
+});
+($rc, $out, $err) = $node->psql('untyped_view', 'ALTER EXTENSION mtdpp UPDATE');
+like($err, qr/taking an untyped basket answer text in 0\.6\.0, and view untyped_answers use\(s\) them/,
+	'a view over an untyped form stops the update, named');
+$node->safe_psql('untyped_view', 'DROP VIEW untyped_answers; ALTER EXTENSION mtdpp UPDATE');
+is($node->safe_psql('untyped_view', q{SELECT extversion FROM pg_extension WHERE extname = 'mtdpp'}), $new,
+	'... and goes through once the view is dropped');
+
 # each earlier release, library and scripts, built from the history
 my %releases = map { split /=/, $_, 2 } grep { length } split ' ', ($ENV{MTDPP_RELEASES} // '');
 SKIP:
