@@ -55,23 +55,28 @@ value_model(FunctionCallInfo fcinfo, bytea *value)
 	ValueModel *v = fcinfo->flinfo->fn_extra;
 	Size		len = VARSIZE_ANY_EXHDR(value);
 	MemoryContext old;
+	MtdppModel *m;
 
-	if (v != NULL && v->len == len && memcmp(v->bytes, VARDATA_ANY(value), len) == 0)
+	if (v != NULL && v->m != NULL && v->len == len && memcmp(v->bytes, VARDATA_ANY(value), len) == 0)
 		return v->m;
 	if (v == NULL)
 		v = fcinfo->flinfo->fn_extra = MemoryContextAllocZero(fcinfo->flinfo->fn_mcxt, sizeof(ValueModel));
 	else
+	{
 		MemoryContextDelete(v->context);
+		v->m = NULL;			/* no value kept, should this one fail to read */
+	}
 	v->context = AllocSetContextCreate(fcinfo->flinfo->fn_mcxt, "mtdpp value model",
 									   ALLOCSET_DEFAULT_SIZES);
 	old = MemoryContextSwitchTo(v->context);
-	v->m = mtdpp_model_deserialize(value);	/* validated as mtdpp_save validates */
-	mtdpp_model_prepare(v->m);
+	m = mtdpp_model_deserialize(value); /* validated as mtdpp_save validates */
+	mtdpp_model_prepare(m);
 	v->bytes = MemoryContextAllocHuge(v->context, Max(len, 1));
 	memcpy(v->bytes, VARDATA_ANY(value), len);
 	v->len = len;
+	v->m = m;
 	MemoryContextSwitchTo(old);
-	return v->m;
+	return m;
 }
 
 /* the elements of the integer[] argument ARG, none NULL, into *N */
