@@ -42,11 +42,23 @@ def both(r, key, nd=2):
 
 def metric_gap(r):
     """The largest difference between double and single over the four figures, in points."""
-    gap = max(abs(num(r[k + "_d"]) - num(r[k + "_s"])) for k, _ in METRICS)
-    return "0" if gap == 0 else f"{gap:.4f}"
+    return sci(max(abs(num(r[k + "_d"]) - num(r[k + "_s"])) for k, _ in METRICS))
 
 
-def report(rows, machine):
+def moves(baskets):
+    """Per model and test baskets (model:test), the baskets whose held-out item moved: how many,
+    by at most how many places, from which rank on (in double)."""
+    out = {}
+    for b in baskets:
+        d, s = num(b["rank_d"]), num(b["rank_s"])
+        if d != s:
+            n, by, at = out.get(b["model"], (0, 0, None))
+            out[b["model"]] = (n + 1, max(by, abs(d - s)), d if at is None else min(at, d))
+    return out
+
+
+def report(rows, machine, baskets):
+    moved_at = moves(baskets)
     out = []
     out.append(
         f"Measured {machine.get('date', '?')} on {machine.get('cpu', '?')} ({machine.get('cores', '?')} cores, "
@@ -76,11 +88,13 @@ def report(rows, machine):
         "*scores*: the scores compared (every candidate the model knows, every basket); |d - s| the "
         "absolute difference of a score in double and in single precision (scores are ln probabilities "
         "plus the hybrid's evidence); *rel*: the largest |d - s| / max(1, |d|). *held-out moved*: baskets "
-        "whose held-out item's rank differs, and by at most how many places. *top 10*: baskets whose top "
+        "whose held-out item's rank differs, by at most how many places, and the best rank (in double) "
+        "at which one moved. *top 10*: baskets whose top "
         "10 (by score, then item id) differs in order, and in items, with the most items that differ.\n")
     rows_out = []
     for r in rows:
-        moved = f"{r['held_moved']} (max {num(r['held_max_move']):g})" if int(r["held_moved"]) else "0"
+        n, by, at = moved_at.get(f"{r['model']}:{r['test']}", (0, 0, None))
+        moved = f"{n} (by {by:g} at most, at rank {at:,g} or below)" if n else "0"
         items = f"{r['top_items']} (max {r['top_items_max']}; 1 item: {r['top_items_one']})" \
             if int(r["top_items"]) else "0"
         rows_out.append([
@@ -116,6 +130,8 @@ def main():
     page = sys.argv[2] if len(sys.argv) > 2 else None
     with open(folder / "results.csv", newline="") as fh:
         rows = list(csv.DictReader(fh))
+    with open(folder / "baskets.csv", newline="") as fh:
+        baskets = list(csv.DictReader(fh))
     machine = {}
     with open(folder / "machine.txt") as fh:
         for line in fh:
@@ -125,7 +141,7 @@ def main():
     datasets = machine.get("datasets", "").split()
     rows.sort(key=lambda r: (datasets.index(r["dataset"]) if r["dataset"] in datasets else 99,
                              r["split"] != "canonical", r["split"], r["test"] != "random", r["kind"] != "hybrid"))
-    text = report(rows, machine)
+    text = report(rows, machine, baskets)
     (folder / "results.md").write_text(text)
     if page:
         splice(page, "report", text)
