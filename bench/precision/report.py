@@ -1,12 +1,14 @@
 #!/usr/bin/env python3
 """Writes the report of bench/precision/run from the files it exports.
 
-    bench/precision/report.py [DIR [PAGE]]
+    bench/precision/report.py [DIR [PAGE [DIR2 ...]]]
 
 reads DIR (default: $BENCH_LOGS/precision): results.csv (one row per model
-and set of test baskets), machine.txt (key=value); writes DIR/results.md
-and, when PAGE is given, the same text into PAGE's section "report" (the
-page's text outside it stays).
+and set of test baskets), baskets.csv (one row per test basket),
+machine.txt (key=value), and as much from each further folder DIR2 ...
+(runs of other datasets or splits, reported together); writes
+DIR/results.md and, when PAGE is given (not ''), the same text into PAGE's
+section "report" (the page's text outside it stays).
 """
 import csv
 import os
@@ -57,10 +59,8 @@ def moves(baskets):
     return out
 
 
-def report(rows, machine, baskets):
-    moved_at = moves(baskets)
-    out = []
-    out.append(
+def run_line(machine):
+    return (
         f"Measured {machine.get('date', '?')} on {machine.get('cpu', '?')} ({machine.get('cores', '?')} cores, "
         f"shared; load {machine.get('load', '?')} at the end), {machine.get('postgres', '?').split(' on ')[0]}, "
         f"mtdpp {machine.get('commit', '?')} built with `-DMTDPP_VALUE_SCORES`, BLAS {machine.get('blas', '?')} "
@@ -68,6 +68,11 @@ def report(rows, machine, baskets):
         f"Datasets: {machine.get('datasets', '?')}; splits: {machine.get('splits', '?')} (the canonical split on "
         f"every test basket, the others on {machine.get('subset', '?')} by md5 of the order id); kinds: "
         f"{machine.get('kinds', '?')}, each with `mtdpp_train`'s defaults.\n")
+
+
+def report(rows, machines, baskets):
+    moved_at = moves(baskets)
+    out = [run_line(m) for m in machines]
     out.append("### Figures, double / single precision\n")
     out.append(
         "Each model scored twice on the same test baskets, every catalog item a candidate: in double from "
@@ -125,23 +130,29 @@ def report(rows, machine, baskets):
     return "\n".join(out)
 
 
+def read_csv(path):
+    with open(path, newline="") as fh:
+        return list(csv.DictReader(fh))
+
+
 def main():
     folder = Path(sys.argv[1]) if len(sys.argv) > 1 else LOGS / "precision"
-    page = sys.argv[2] if len(sys.argv) > 2 else None
-    with open(folder / "results.csv", newline="") as fh:
-        rows = list(csv.DictReader(fh))
-    with open(folder / "baskets.csv", newline="") as fh:
-        baskets = list(csv.DictReader(fh))
-    machine = {}
-    with open(folder / "machine.txt") as fh:
-        for line in fh:
-            if "=" in line:
-                k, v = line.rstrip("\n").split("=", 1)
-                machine[k] = v
-    datasets = machine.get("datasets", "").split()
+    page = sys.argv[2] if len(sys.argv) > 2 and sys.argv[2] else None
+    rows, baskets, machines = [], [], []
+    for f in [folder] + [Path(a) for a in sys.argv[3:]]:
+        rows += read_csv(f / "results.csv")
+        baskets += read_csv(f / "baskets.csv")
+        machine = {}
+        with open(f / "machine.txt") as fh:
+            for line in fh:
+                if "=" in line:
+                    k, v = line.rstrip("\n").split("=", 1)
+                    machine[k] = v
+        machines.append(machine)
+    datasets = [d for m in machines for d in m.get("datasets", "").split()]
     rows.sort(key=lambda r: (datasets.index(r["dataset"]) if r["dataset"] in datasets else 99,
                              r["split"] != "canonical", r["split"], r["test"] != "random", r["kind"] != "hybrid"))
-    text = report(rows, machine, baskets)
+    text = report(rows, machines, baskets)
     (folder / "results.md").write_text(text)
     if page:
         splice(page, "report", text)
