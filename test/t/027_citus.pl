@@ -109,7 +109,18 @@ SELECT version FROM mtdpp_train('$name', '$source', order_col => 'order_id', ite
 COMMIT;});
 };
 $train->('plain', 'plain_lines', 1);
-is($train->('shop', 'order_lines', 1), '1', 'a model trained from the distributed order lines');
+# the coordinator's combining aggregate hands the model to mtdpp_train in
+# memory, as a single server's does (train/handoff.c), not as a value
+my ($train_rc, $train_out, $train_log) = $coord->psql('postgres', q{
+BEGIN;
+SET LOCAL citus.multi_shard_modify_mode = 'sequential';
+SET LOCAL client_min_messages = debug1;
+SELECT version FROM mtdpp_train('shop', 'order_lines', order_col => 'order_id', item_col => 'item_id',
+                                position_col => 'position', seed => 1);
+COMMIT;});
+is($train_out, '1', 'a model trained from the distributed order lines');
+like($train_log, qr/mtdpp_fit hands a model of 60 items at rank \d+ to mtdpp_train in memory/,
+	'... handed over in memory by the coordinator\'s aggregate');
 
 # the same model: its row (all but its name, ids and times) and every item row
 is($coord->safe_psql('postgres', q{
