@@ -192,6 +192,7 @@ neighbors_row(MtdppModel *m, int i, HeapTuple tup, TupleDesc td, int64 capacity)
 		pfree(ws);
 }
 
+/* the item ids of M's lists as dense indices, every item read: a list may name a later batch's */
 static void
 neighbors_to_indices(MtdppModel *m)
 {
