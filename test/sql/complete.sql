@@ -215,5 +215,10 @@ SELECT scan_same_top_10('scan_hy') AS from_top_1000;
 SET mtdpp.candidates = -1;
 RESET mtdpp.candidates;
 DROP FUNCTION scan_same_top_10(text);
-SELECT mtdpp_drop('scan_mt'), mtdpp_drop('scan_hy');
+-- The figure scan_hy's NOTICE names counts the DPP that the hybrid holds
+-- beside EASE's fit: at it, EASE's weights are fitted (no NOTICE).
+SET maintenance_work_mem = '111MB';
+SELECT items, kind FROM mtdpp_train('scan_hy_ease', 'scan_lines', kind => 'hybrid', rank => 8, epochs => 1);
+RESET maintenance_work_mem;
+SELECT mtdpp_drop('scan_mt'), mtdpp_drop('scan_hy'), mtdpp_drop('scan_hy_ease');
 DROP TABLE scan_lines;

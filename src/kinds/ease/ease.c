@@ -154,6 +154,14 @@ ease_memory(const MtdppBaskets *d, int cap, bool neighborhood)
 	return s;
 }
 
+/* ease_memory on neighbourhoods with a second model's lists: a search of lambda on a slice */
+static Size
+ease_slice_memory(const MtdppBaskets *d, int cap)
+{
+	return add_size(ease_memory(d, cap, true),
+					mul_size(mul_size(d->n_items, cap), sizeof(int32) + sizeof(float4)));
+}
+
 /* the weights an item keeps in mtdpp_ease_lists */
 static int
 lists_cap(const MtdppParams *p, const MtdppBaskets *data)
@@ -162,19 +170,30 @@ lists_cap(const MtdppParams *p, const MtdppBaskets *data)
 			   Max(data->n_items - 1, 0));
 }
 
+/* maintenance_work_mem in bytes, less BESIDE that the caller holds through the fit */
+static Size
+ease_limit(Size beside)
+{
+	Size		limit = (Size) maintenance_work_mem * 1024;
+
+	return limit > beside ? limit - beside : 0;
+}
+
 /*
  * Whether P fits D's weights on neighbourhoods: under ease_solver 'auto',
- * also where the exact fit would not fit in maintenance_work_mem and the
- * neighbourhoods' would, and then *EXACT_NEED says what the exact fit
- * would take (else 0).  Where neither fits, the one that needs less, to be
- * refused with its figure.
+ * also where the exact fit would not fit in maintenance_work_mem beside
+ * the BESIDE bytes the caller holds and the neighbourhoods' would, and then
+ * *EXACT_NEED says what the exact fit would take, BESIDE included (else 0).
+ * Where neither fits, the one that needs less, to be refused with its
+ * figure.
  */
 static bool
-ease_neighborhood_choice(const MtdppParams *p, const MtdppBaskets *d, int cap, Size *exact_need)
+ease_neighborhood_choice(const MtdppParams *p, const MtdppBaskets *d, int cap, Size beside,
+						 Size *exact_need)
 {
 	Size		need,
 				nb_need,
-				limit = (Size) maintenance_work_mem * 1024;
+				limit = ease_limit(beside);
 
 	*exact_need = 0;
 	if (ease_by_neighborhood(p, d) || mtdpp_ease_params(p)->solver != MTDPP_EASE_AUTO)
@@ -185,16 +204,16 @@ ease_neighborhood_choice(const MtdppParams *p, const MtdppBaskets *d, int cap, S
 	nb_need = ease_memory(d, cap, true);
 	if (nb_need > limit)
 		return nb_need < need;
-	*exact_need = need;
+	*exact_need = add_size(need, beside);
 	return true;
 }
 
 /* ease_neighborhood_choice, with a NOTICE where memory made the choice */
 static bool
-ease_neighborhood_within(const MtdppParams *p, const MtdppBaskets *d, int cap)
+ease_neighborhood_within(const MtdppParams *p, const MtdppBaskets *d, int cap, Size beside)
 {
 	Size		need;
-	bool		neighborhood = ease_neighborhood_choice(p, d, cap, &need);
+	bool		neighborhood = ease_neighborhood_choice(p, d, cap, beside, &need);
 
 	if (need > 0)
 		ereport(NOTICE,
@@ -543,7 +562,7 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
 	instr_time	start;
 
 	INSTR_TIME_SET_CURRENT(start);
-	neighborhood = ease_neighborhood_within(&p, data, cap);
+	neighborhood = ease_neighborhood_within(&p, data, cap, 0);
 	ease_check_size(data, cap, neighborhood);
 	/* checked at the longer lists, which hold more: then cut to the value */
 	kept = ease_value_cap(&p, n, cap);
@@ -575,42 +594,42 @@ ease_fit(MtdppBaskets *data, const MtdppParams *given)
  * lambda chosen on a validation slice of DATA, as ease_fit chooses it, when
  * *LAMBDA is negative (and returned there).  The fit is ease_solver's; with
  * 'auto', the exact one where it is chosen and fits in maintenance_work_mem,
- * else the neighbourhoods'; *NEIGHBORHOOD says which.  False, with nothing
- * done, when the fit would not fit in maintenance_work_mem (or, exact, above
- * EASE_MAX_ITEMS items, which the kind ease refuses): the hybrid then does
- * without this evidence.  ease_dropout null (the hybrid's default) is
- * EASE_HYBRID_DROPOUT on the exact fit, 0 on neighbourhoods; *DROPOUT says
- * which was used.  TAP (if not NULL) visits DATA's co-occurrence lists in
- * the neighbourhoods' pass, saving the caller one of its own; tap->done
- * says whether it did.
+ * else the neighbourhoods'; *NEIGHBORHOOD says which.  BESIDE: the bytes
+ * the caller holds through the fit (its DPP), counted against
+ * maintenance_work_mem with the fit's own.  False, with nothing done, when
+ * the fit would not fit (or, exact, above EASE_MAX_ITEMS items, which the
+ * kind ease refuses): the hybrid then does without this evidence.
+ * ease_dropout null (the hybrid's default) is EASE_HYBRID_DROPOUT on the
+ * exact fit, 0 on neighbourhoods; *DROPOUT says which was used.  TAP (if
+ * not NULL) visits DATA's co-occurrence lists in the neighbourhoods' pass,
+ * saving the caller one of its own; tap->done says whether it did.
  */
 bool
 mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 				 MtdppModel *m, bool *neighborhood, MtdppValidation *slice, double *dropout,
-				 MtdppListTap *tap)
+				 Size beside, MtdppListTap *tap)
 {
 	MtdppParams p = *given;
 	int			cap = lists_cap(&p, data);
-	Size		limit = (Size) maintenance_work_mem * 1024;
-	Size		lists = mul_size(mul_size(data->n_items, cap), sizeof(int32) + sizeof(float4));
+	Size		limit = ease_limit(beside);
 	Size		need;
 
-	*neighborhood = ease_neighborhood_within(&p, data, cap);
+	*neighborhood = ease_neighborhood_within(&p, data, cap, beside);
 	if (!*neighborhood && data->n_items > EASE_MAX_ITEMS)
 		return false;
 	need = ease_memory(data, cap, *neighborhood);
 	if (need > limit)
 	{
+		need = add_size(need, beside);
 		ereport(NOTICE,
-				(errmsg("the evidence leaves EASE's weights out: fitting those of %d items needs %zu kB, more than maintenance_work_mem (%d kB)",
+				(errmsg("the evidence leaves EASE's weights out: fitting those of %d items beside the DPP needs %zu kB, more than maintenance_work_mem (%d kB)",
 						data->n_items, (need + 1023) / 1024, maintenance_work_mem),
 				 errhint("SET maintenance_work_mem = '%zuMB' lets the hybrid weigh them.",
 						 (need >> 20) + 1)));
 		return false;
 	}
 	/* the caller's slice judges lambda on neighbourhoods: two lists at a time */
-	if (!*neighborhood || *lambda >= 0.0 ||
-		add_size(ease_memory(data, cap, true), lists) > limit)
+	if (!*neighborhood || *lambda >= 0.0 || ease_slice_memory(data, cap) > limit)
 		slice = NULL;
 	if (mtdpp_ease_params(&p)->dropout < 0.0)
 		mtdpp_ease_params(&p)->dropout = *neighborhood ? 0.0 : EASE_HYBRID_DROPOUT;
@@ -624,23 +643,28 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 }
 
 /*
- * The bytes that mtdpp_ease_lists of DATA under P holds in the pass lists
- * riding it share (the hybrid's cosine lists, sized to fit beside): its
- * neighbourhoods' where it fits on them, else none, as the exact fit makes
- * no such pass.  Says nothing: the fit's own NOTICE comes with the fit.
+ * The bytes that mtdpp_ease_lists of DATA under P, BESIDE bytes of its
+ * caller's held through it, holds at its peak where lists riding its pass
+ * (the hybrid's cosine lists) are full: the whole fit on neighbourhoods,
+ * with the second list of a slice's search of lambda where it fits, else
+ * none, as the exact fit makes no such pass (its caller builds its lists
+ * after the fit).  Says nothing: the fit's own NOTICE comes with the fit.
  */
 Size
-mtdpp_ease_tap_memory(const MtdppParams *p, const MtdppBaskets *data)
+mtdpp_ease_tap_memory(const MtdppParams *p, const MtdppBaskets *data, Size beside)
 {
 	Size		need;
 	int			cap = lists_cap(p, data);
 
-	if (!ease_neighborhood_choice(p, data, cap, &need))
+	if (!ease_neighborhood_choice(p, data, cap, beside, &need))
 		return 0;
 	/* a fit that does not fit is left out of the evidence: no pass to share */
-	if (ease_memory(data, cap, true) > (Size) maintenance_work_mem * 1024)
+	need = ease_memory(data, cap, true);
+	if (need > ease_limit(beside))
 		return 0;
-	return mtdpp_ease_neighborhood_memory(data);
+	if (ease_slice_memory(data, cap) <= ease_limit(beside))
+		return ease_slice_memory(data, cap);
+	return need;
 }
 
 /* score(c) = sum over the context of its weights to c, plus the prior */

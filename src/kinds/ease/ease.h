@@ -29,9 +29,9 @@ typedef struct MtdppEaseParams
 
 struct MtdppValidation;
 struct MtdppListTap;
-extern Size mtdpp_ease_tap_memory(const MtdppParams *p, const MtdppBaskets *data);
+extern Size mtdpp_ease_tap_memory(const MtdppParams *p, const MtdppBaskets *data, Size beside);
 extern bool mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *p, double *lambda,
 							 MtdppModel *m, bool *neighborhood, struct MtdppValidation *slice,
-							 double *dropout, struct MtdppListTap *tap);
+							 double *dropout, Size beside, struct MtdppListTap *tap);
 
 #endif							/* MTDPP_EASE_H */

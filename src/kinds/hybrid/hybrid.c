@@ -256,6 +256,13 @@ merge_lists(MtdppModel *m, const MtdppModel *ease, double beta, double ease_beta
 	m->nbr_weight = weight;
 }
 
+/* what the fitted DPP M holds beside EASE's fit, which counts it against maintenance_work_mem */
+static Size
+dpp_memory(const MtdppModel *m)
+{
+	return mtdpp_model_memory(MTDPP_MULTITASK, m->n_items, m->rank, m->epochs_run);
+}
+
 /*
  * The weights EASE's lists keep per item in a hybrid of P over N_ITEMS
  * whose lists have ROOM pairs in its value: max_neighbors when given (0
@@ -327,7 +334,7 @@ build_evidence(MtdppModel *m, MtdppBaskets *data, const MtdppParams *p, const Mt
 		if (ch->form == FORM_COSINE_EASE)
 			cosine = mtdpp_cosine_lists_start(data, m, cap, &tap);
 		built = mtdpp_ease_lists(data, &ep, &ch->lambda, ease, &ch->ease_neighborhood, NULL,
-								 &ch->dropout, cosine ? &tap : NULL);
+								 &ch->dropout, dpp_memory(m), cosine ? &tap : NULL);
 		if (cosine)
 		{
 			/* the cosine lists: counted in the neighbourhoods' pass, or in one of their own */
@@ -375,6 +382,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 	int			cap,
 				ease_cap;
 	int64		room;
+	Size		dpp;
 	MtdppParams ease_p;
 	instr_time	start;
 
@@ -384,21 +392,23 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 		data->n_baskets > p->epoch_baskets)
 		dp.epochs = Min(dp.epochs, HYBRID_SAMPLED_EPOCHS);
 	/*
-	 * The lists fit beside EASE's neighbourhoods, whose pass they may ride,
-	 * and in the value beside the factors of the largest rank kept; so do
-	 * EASE's own lists, whose default length is cut to what fits.
+	 * The lists fit in the value beside the factors of the largest rank
+	 * kept; so do EASE's own lists, whose default length is cut to what
+	 * fits.  And they fit in maintenance_work_mem beside the DPP as fitted
+	 * and EASE's fit, whose pass they may ride.
 	 */
 	room = mtdpp_neighbor_room(MTDPP_HYBRID, data->n_items,
 							   mtdpp_capacity_value_rank(p, data->n_items), p->epochs);
 	ease_cap = hybrid_ease_cap(p, data->n_items, room, false);
 	ease_p = *p;
 	ease_p.max_neighbors = ease_cap > 0 ? ease_cap : p->max_neighbors;
-	cap = mtdpp_neighbor_cap(data, p, MTDPP_HYBRID, mtdpp_capacity_value_rank(p, data->n_items),
-							 mtdpp_ease_tap_memory(&ease_p, data));
-	if (cap > 0)
-		dp.max_neighbors = cap;
 	m = mtdpp_fit_dpp_slice(data, &dp, &slice);
 	mtdpp_model_prepare(m);
+	dpp = dpp_memory(m);
+	cap = mtdpp_neighbor_cap(data, p, MTDPP_HYBRID, mtdpp_capacity_value_rank(p, data->n_items),
+							 add_size(dpp, mtdpp_ease_tap_memory(&ease_p, data, dpp)));
+	if (cap > 0)
+		dp.max_neighbors = cap;
 	if (slice.n > 0)
 	{
 		/* the search's baskets and lists go before the final lists are built */
@@ -408,7 +418,7 @@ hybrid_fit(MtdppBaskets *data, const MtdppParams *p)
 		MemoryContext caller = MemoryContextSwitchTo(search);
 
 		mtdpp_progress_phase(MTDPP_PHASE_WEIGHTS);
-		mtdpp_hybrid_choose_weights(m, data, &slice, p, cap, &ch.form, &ch.beta, &ch.ease_beta,
+		mtdpp_hybrid_choose_weights(m, data, &slice, p, cap, dpp, &ch.form, &ch.beta, &ch.ease_beta,
 									&ch.chosen, &ch.alpha, &ch.cosine_beta,
 									&ch.ease_neighborhood);
 		MemoryContextSwitchTo(caller);

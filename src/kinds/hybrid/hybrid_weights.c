@@ -384,14 +384,15 @@ choose_pair(const GridSums *sums, int *pair_g, HybridForm *form, double *beta,
 
 /*
  * Chooses the form and beta on the slice V (whole catalog as candidates)
- * for the DPP DPP, the evidence built from DATA without the slice; the
- * metrics of the choice into CHOSEN.  ALPHA: the EASE lambda chosen, as a
+ * for the DPP DPP (DPP_MEMORY bytes, which EASE's fit counts beside its
+ * own), the evidence built from DATA without the slice; the metrics of the
+ * choice into CHOSEN.  ALPHA: the EASE lambda chosen, as a
  * multiple of the mean popularity (-1 if the form was not offered);
  * COSINE_BETA: the best beta of the cosine form, a fallback.
  */
 void
 mtdpp_hybrid_choose_weights(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
-							const MtdppParams *p, int cap, HybridForm *form, double *beta,
+							const MtdppParams *p, int cap, Size dpp_memory, HybridForm *form, double *beta,
 							double *ease_beta, MtdppMetrics *chosen, double *alpha,
 							double *cosine_beta, bool *ease_neighborhood)
 {
@@ -420,7 +421,7 @@ mtdpp_hybrid_choose_weights(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation
 	/* the whole catalog, as the benchmark ranks */
 	memset(v->outside, 0, sizeof(bool) * n);
 	memset(v->exclude, 0, sizeof(bool) * n);
-	if (mtdpp_ease_lists(rest, p, &lambda, ease, ease_neighborhood, v, &dropout, &tap))
+	if (mtdpp_ease_lists(rest, p, &lambda, ease, ease_neighborhood, v, &dropout, dpp_memory, &tap))
 		*alpha = lambda / ((double) rest->n_lines / Max(rest->n_items, 1));
 	else
 		ease = NULL;

@@ -53,7 +53,7 @@ mtdpp_hybrid_form_weight(HybridForm form, double cosine, int32 freq_j, int32 fre
 }
 
 extern void mtdpp_hybrid_choose_weights(MtdppModel *dpp, MtdppBaskets *data, MtdppValidation *v,
-										const MtdppParams *p, int cap, HybridForm *form,
+										const MtdppParams *p, int cap, Size dpp_memory, HybridForm *form,
 										double *beta, double *ease_beta, MtdppMetrics *chosen,
 										double *alpha, double *cosine_beta, bool *ease_neighborhood);
 
