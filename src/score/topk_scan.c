@@ -78,9 +78,52 @@ column_maxima(const float *W, int r, int b, double *colmax)
 }
 
 /*
+ * Moves the K first of the N candidates C by cmp_bounded to C[0..K), in no
+ * particular order (a quickselect): what a full sort would put there, at a
+ * cost linear in N.
+ */
+static void
+select_first(Bounded *c, int n, int k)
+{
+	int			lo = 0,
+				hi = n - 1;
+
+	while (lo < hi)
+	{
+		Bounded		pivot = c[lo + (hi - lo) / 2];
+		int			i = lo,
+					j = hi;
+
+		while (i <= j)
+		{
+			while (cmp_bounded(&c[i], &pivot) < 0)
+				i++;
+			while (cmp_bounded(&c[j], &pivot) > 0)
+				j--;
+			if (i <= j)
+			{
+				Bounded		t = c[i];
+
+				c[i++] = c[j];
+				c[j--] = t;
+			}
+		}
+		/* c[lo..j] come before c[i..hi] */
+		if (k - 1 <= j)
+			hi = j;
+		else if (k - 1 >= i)
+			lo = i;
+		else
+			break;
+	}
+}
+
+/*
  * Scores exactly, by decreasing bound, the N candidates C (their bounds
  * raised by their evidence) that may enter TOP, whose bounds have the
- * offset OFFSET.
+ * offset OFFSET: a block of the best bounds at a time, selected rather than
+ * sorted, since after the first block most of a chunk falls below the
+ * threshold and is dropped unsorted.
  */
 static void
 score_bounded(const MtdppModel *m, const int32 *ctx, int b, const double *P, Bounded *c,
@@ -90,19 +133,29 @@ score_bounded(const MtdppModel *m, const int32 *ctx, int b, const double *P, Bou
 	double		scores[SCAN_SCORE_BLOCK];
 	double		least = least_bound(m, top, offset);
 
-	qsort(c, n, sizeof(Bounded), cmp_bounded);
-	for (int start = 0; start < n && c[start].bound >= least; start += SCAN_SCORE_BLOCK)
+	for (;;)
 	{
-		int			nt = Min(SCAN_SCORE_BLOCK, n - start);
+		int			kept = 0,
+					nt;
 
-		while (nt > 0 && c[start + nt - 1].bound < least)
-			nt--;
+		for (int j = 0; j < n; j++)
+			if (c[j].bound >= least)
+				c[kept++] = c[j];
+		n = kept;
+		if (n == 0)
+			break;
+		nt = Min(SCAN_SCORE_BLOCK, n);
+		if (n > nt)
+			select_first(c, n, nt);
+		qsort(c, nt, sizeof(Bounded), cmp_bounded);
 		for (int j = 0; j < nt; j++)
-			block[j] = c[start + j].item;
+			block[j] = c[j].item;
 		mtdpp_exact_logdets(m, ctx, b, P, block, nt, scores);
 		for (int j = 0; j < nt; j++)
 			offer(top, scores[j] + (ev ? ev[block[j]] : 0.0), block[j]);
 		*scored += nt;
+		c += nt;
+		n -= nt;
 		least = least_bound(m, top, offset);
 	}
 }
