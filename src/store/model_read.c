@@ -192,15 +192,37 @@ neighbors_row(MtdppModel *m, int i, HeapTuple tup, TupleDesc td, int64 capacity)
 		pfree(ws);
 }
 
-/* the item ids of M's lists as dense indices, every item read: a list may name a later batch's */
+/* a table from id to index where the ids span at most this many times the items */
+#define ID_TABLE_SPAN	4
+
+/*
+ * The item ids of M's lists as dense indices, every item read: a list may
+ * name a later batch's.  Where the model's ids are dense enough (as
+ * item_keys.c's keys and most catalogs' ids are), through a table indexed
+ * by id, one access a pair; else by binary search (mtdpp_model_index),
+ * whose cache misses made most of a large model's read.
+ */
 static void
 neighbors_to_indices(MtdppModel *m)
 {
+	int32	   *table = NULL;
+	int32		first = m->n_items > 0 ? m->item_ids[0] : 0;
+	int64		span = m->n_items > 0 ? (int64) m->item_ids[m->n_items - 1] - first + 1 : 0;
+
+	if (span > 0 && span <= (int64) ID_TABLE_SPAN * m->n_items)
+	{
+		table = MemoryContextAllocHuge(CurrentMemoryContext, sizeof(int32) * span);
+		memset(table, 0xff, sizeof(int32) * span);	/* -1: no item */
+		for (int i = 0; i < m->n_items; i++)
+			table[(int64) m->item_ids[i] - first] = i;
+	}
 	for (int i = 0; i < m->n_items; i++)
 		for (int64 k = m->nbr_start[i]; k < m->nbr_start[i + 1]; k++)
 		{
 			int32		id = m->nbr_index[k];
-			int			idx = mtdpp_model_index(m, id);
+			int64		at = (int64) id - first;
+			int			idx = table == NULL ? mtdpp_model_index(m, id) :
+				(at >= 0 && at < span ? table[at] : -1);
 
 			if (idx < 0)
 				ereport(ERROR,
@@ -209,6 +231,8 @@ neighbors_to_indices(MtdppModel *m)
 								id, m->item_ids[i])));
 			m->nbr_index[k] = idx;
 		}
+	if (table != NULL)
+		pfree(table);
 }
 
 /*
