@@ -482,19 +482,6 @@ mtdpp_model_value_size(MtdppKind kind, int n_items, int rank, int epochs)
 	return serialized_size(kind, n_items, rank, epochs, 65536, 0);
 }
 
-/*
- * The bytes a fitted model of KIND, N_ITEMS and RANK, trained for at most
- * EPOCHS, holds in memory without neighbour lists: its value's, and the
- * squares and norms mtdpp_model_prepare adds for scoring.
- */
-Size
-mtdpp_model_memory(MtdppKind kind, int n_items, int rank, int epochs)
-{
-	Size		prepared = mul_size(mul_size(Max(n_items, 1), Max(rank, 0) + 3), sizeof(double));
-
-	return add_size(mtdpp_model_value_size(kind, n_items, rank, epochs), prepared);
-}
-
 bytea *
 mtdpp_model_serialize(const MtdppModel *m)
 {

@@ -218,7 +218,6 @@ extern bool mtdpp_model_budget_settable(void);
 extern bool mtdpp_model_set_in_memory(bool in_memory);
 extern void mtdpp_check_fitted_size(const MtdppModel *m);
 extern Size mtdpp_model_value_size(MtdppKind kind, int n_items, int rank, int epochs);
-extern Size mtdpp_model_memory(MtdppKind kind, int n_items, int rank, int epochs);
 extern int64 mtdpp_neighbor_room(MtdppKind kind, int n_items, int rank, int epochs);
 extern bytea *mtdpp_model_serialize(const MtdppModel *m);
 extern MtdppModel *mtdpp_model_deserialize(bytea *blob);

@@ -256,11 +256,16 @@ merge_lists(MtdppModel *m, const MtdppModel *ease, double beta, double ease_beta
 	m->nbr_weight = weight;
 }
 
-/* what the fitted DPP M holds beside EASE's fit, which counts it against maintenance_work_mem */
+/*
+ * What the fitted DPP M holds beside EASE's fit, which counts it against
+ * maintenance_work_mem: its value's bytes, and the squares and norms
+ * mtdpp_model_prepare adds for scoring.
+ */
 static Size
 dpp_memory(const MtdppModel *m)
 {
-	return mtdpp_model_memory(MTDPP_MULTITASK, m->n_items, m->rank, m->epochs_run);
+	return add_size(mtdpp_model_value_size(MTDPP_MULTITASK, m->n_items, m->rank, m->epochs_run),
+					mul_size(mul_size(Max(m->n_items, 1), m->rank + 3), sizeof(double)));
 }
 
 /*
