@@ -79,8 +79,8 @@ column_maxima(const float *W, int r, int b, double *colmax)
 
 /*
  * Moves the K first of the N candidates C by cmp_bounded to C[0..K), in no
- * particular order (a quickselect): what a full sort would put there, at a
- * cost linear in N.
+ * particular order (a quickselect, as mtdpp_kth_largest does on plain
+ * floats): what a full sort would put there, at a cost linear in N.
  */
 static void
 select_first(Bounded *c, int n, int k)
