@@ -350,7 +350,12 @@ build_evidence(MtdppModel *m, MtdppBaskets *data, const MtdppParams *p, const Mt
 			for (int64 q = 0; q < m->nbr_start[m->n_items]; q++)
 				m->nbr_weight[q] = (float4) (ch->beta * m->nbr_weight[q]);
 		else if (built)
-			merge_lists(m, ease, ch->beta, ch->ease_beta, cap, room);
+			/*
+			 * the union is cut by max_neighbors when given, else to what the
+			 * value holds: CAP sized the cosine lists beside EASE's fit,
+			 * whose memory is free by now, and would cut EASE's lists too
+			 */
+			merge_lists(m, ease, ch->beta, ch->ease_beta, Max(p->max_neighbors, 0), room);
 		else
 		{
 			/* not positive definite on all the baskets: the best cosine */
