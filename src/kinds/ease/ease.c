@@ -653,18 +653,20 @@ mtdpp_ease_lists(MtdppBaskets *data, const MtdppParams *given, double *lambda,
 Size
 mtdpp_ease_tap_memory(const MtdppParams *p, const MtdppBaskets *data, Size beside)
 {
-	Size		need;
+	Size		exact_need,
+				fit,
+				slice,
+				limit = ease_limit(beside);
 	int			cap = lists_cap(p, data);
 
-	if (!ease_neighborhood_choice(p, data, cap, beside, &need))
+	if (!ease_neighborhood_choice(p, data, cap, beside, &exact_need))
 		return 0;
+	fit = ease_memory(data, cap, true);
+	slice = ease_slice_memory(data, cap);
 	/* a fit that does not fit is left out of the evidence: no pass to share */
-	need = ease_memory(data, cap, true);
-	if (need > ease_limit(beside))
+	if (fit > limit)
 		return 0;
-	if (ease_slice_memory(data, cap) <= ease_limit(beside))
-		return ease_slice_memory(data, cap);
-	return need;
+	return slice <= limit ? slice : fit;
 }
 
 /* score(c) = sum over the context of its weights to c, plus the prior */
